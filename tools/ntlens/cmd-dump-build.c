@@ -1,0 +1,9 @@
+/* TODO(owner of this command): replace with the real implementation. */
+#include "cli.h"
+#include "commands.h"
+
+int cmd_dump_build(int argc, char **argv)
+{
+    (void)argc;
+    return cli_failf(argv[0], "not implemented yet");
+}

@@ -1,0 +1,45 @@
+#include "progress.h"
+
+#include <stdio.h>
+
+#include "cli.h"
+
+#define BAR_WIDTH 40
+
+void progress_start(struct progress *p, const char *label, uint64_t total)
+{
+    p->active = total > 0 && cli_stderr_is_terminal();
+    p->label = label;
+    p->total = total;
+    p->last_drawn_permille = UINT64_MAX;
+    progress_update(p, 0);
+}
+
+void progress_update(struct progress *p, uint64_t done)
+{
+    uint64_t permille;
+    int filled;
+
+    if (!p->active)
+        return;
+    if (done > p->total)
+        done = p->total;
+    permille = p->total ? done * 1000 / p->total : 1000;
+    if (permille == p->last_drawn_permille)
+        return;
+    p->last_drawn_permille = permille;
+    filled = (int)(permille * BAR_WIDTH / 1000);
+    fprintf(stderr, "\r%s [%.*s%*s] %3u%%", p->label, filled,
+            "########################################", BAR_WIDTH - filled, "",
+            (unsigned)(permille / 10));
+    fflush(stderr);
+}
+
+void progress_end(struct progress *p)
+{
+    if (!p->active)
+        return;
+    fprintf(stderr, "\r%*s\r", BAR_WIDTH + 60, "");
+    fflush(stderr);
+    p->active = false;
+}

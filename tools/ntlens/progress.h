@@ -1,0 +1,21 @@
+/* A progress bar on stderr, drawn only when stderr is a terminal. */
+#ifndef NTLENS_TOOL_PROGRESS_H
+#define NTLENS_TOOL_PROGRESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct progress {
+    bool active;
+    const char *label;
+    uint64_t total;
+    uint64_t last_drawn_permille;
+};
+
+void progress_start(struct progress *p, const char *label, uint64_t total);
+/* Cheap to call often: redraws only when the shown value changes. */
+void progress_update(struct progress *p, uint64_t done);
+/* Clears the bar line. */
+void progress_end(struct progress *p);
+
+#endif
