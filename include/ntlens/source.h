@@ -1,0 +1,90 @@
+/* Performance-data sources: where PERF_DATA_BLOCKs and title databases come
+ * from. A source hands out raw bytes exactly as Windows' RegQueryValueEx on
+ * HKEY_PERFORMANCE_DATA would, so every source goes through the same parser
+ * (ntlens/perf.h).
+ *
+ * Producers: "local" (Windows: HKEY_PERFORMANCE_DATA; Linux: a built-in
+ * provider over /proc), a capture file path, and "smb://[DOMAIN;]USER@HOST"
+ * or "\\HOST" for remote winreg. Each producer fills a struct
+ * ntl_source_ops and calls ntl_source_new. */
+#ifndef NTLENS_SOURCE_H
+#define NTLENS_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ntlens/buf.h"
+#include "ntlens/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NTL_SOURCE_DEFAULT_MAX_BLOCK (64u << 20)
+
+struct ntl_source_options {
+    size_t max_block;             /* cap on one answer; 0: NTL_SOURCE_DEFAULT_MAX_BLOCK */
+    unsigned connect_timeout_ms;  /* remote only; 0: 10 s */
+    unsigned call_timeout_ms;     /* remote only; 0: 30 s */
+    const char *user;             /* remote only; NULL: from the spec, or anonymous */
+    const char *domain;
+    const char *password;         /* never copied into errors or descriptions */
+    bool kerberos;
+    bool anonymous;
+};
+
+enum ntl_title_kind {
+    NTL_TITLES_COUNTER, /* "Counter <lang>" */
+    NTL_TITLES_HELP,    /* "Help <lang>" (Samba: "Explain <lang>") */
+};
+
+struct ntl_source;
+
+struct ntl_source_ops {
+    /* Fills block with one PERF_DATA_BLOCK answer to QueryValue(query):
+     * "Global", "Costly" or space-separated object indices ("230 232").
+     * A capture returns its next snapshot and NTL_ERR_EOF after the last. */
+    int (*query)(struct ntl_source *s, const char *query, struct ntl_buf *block,
+                 struct ntl_error *err);
+    /* Fills out with the raw title-database answer: UTF-16LE MULTI_SZ bytes. */
+    int (*titles)(struct ntl_source *s, enum ntl_title_kind kind, unsigned langid,
+                  struct ntl_buf *out, struct ntl_error *err);
+    /* Number of snapshots a capture holds; NULL for live sources. */
+    size_t (*snapshot_count)(const struct ntl_source *s);
+    void (*close)(struct ntl_source *s);
+};
+
+/* Opens a source from a user's spec (see above). */
+int ntl_source_open(const char *spec, const struct ntl_source_options *opt,
+                    struct ntl_source **out, struct ntl_error *err);
+
+/* For producers: wraps impl (owned, released by ops->close) in a source. */
+struct ntl_source *ntl_source_new(const struct ntl_source_ops *ops, void *impl,
+                                  const char *description);
+void *ntl_source_impl(const struct ntl_source *s);
+
+int ntl_source_query(struct ntl_source *s, const char *query, struct ntl_buf *block,
+                     struct ntl_error *err);
+int ntl_source_titles(struct ntl_source *s, enum ntl_title_kind kind, unsigned langid,
+                      struct ntl_buf *out, struct ntl_error *err);
+/* 0 for live sources. */
+size_t ntl_source_snapshot_count(const struct ntl_source *s);
+/* "local (Linux /proc)", "capture boot.ntlcap", "smb://admin@host" (no secrets). */
+const char *ntl_source_describe(const struct ntl_source *s);
+/* True for a live source a command may query repeatedly (not a capture). */
+bool ntl_source_is_live(const struct ntl_source *s);
+void ntl_source_close(struct ntl_source *s);
+
+/* Producers, chosen by ntl_source_open from the spec. */
+int ntl_source_local_open(const struct ntl_source_options *opt, struct ntl_source **out,
+                          struct ntl_error *err);
+int ntl_source_capture_open(const char *path, const struct ntl_source_options *opt,
+                            struct ntl_source **out, struct ntl_error *err);
+int ntl_source_smb_open(const char *spec, const struct ntl_source_options *opt,
+                        struct ntl_source **out, struct ntl_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,86 @@
+/* The source handle and the choice of producer from a user's spec. */
+#include "ntlens/source.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct ntl_source {
+    const struct ntl_source_ops *ops;
+    void *impl;
+    char description[256];
+};
+
+struct ntl_source *ntl_source_new(const struct ntl_source_ops *ops, void *impl,
+                                  const char *description)
+{
+    struct ntl_source *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->ops = ops;
+    s->impl = impl;
+    strncpy(s->description, description ? description : "", sizeof s->description - 1);
+    return s;
+}
+
+void *ntl_source_impl(const struct ntl_source *s)
+{
+    return s->impl;
+}
+
+static bool is_remote_spec(const char *spec)
+{
+    return !strncmp(spec, "smb://", 6) || !strncmp(spec, "\\\\", 2);
+}
+
+int ntl_source_open(const char *spec, const struct ntl_source_options *opt,
+                    struct ntl_source **out, struct ntl_error *err)
+{
+    static const struct ntl_source_options defaults;
+
+    *out = NULL;
+    if (!opt)
+        opt = &defaults;
+    if (!spec || !*spec)
+        return ntl_error_set(err, NTL_ERR_ARGUMENT, NULL, NTL_NO_OFFSET, "empty source");
+    if (!strcmp(spec, "local"))
+        return ntl_source_local_open(opt, out, err);
+    if (is_remote_spec(spec))
+        return ntl_source_smb_open(spec, opt, out, err);
+    return ntl_source_capture_open(spec, opt, out, err);
+}
+
+int ntl_source_query(struct ntl_source *s, const char *query, struct ntl_buf *block,
+                     struct ntl_error *err)
+{
+    return s->ops->query(s, query, block, err);
+}
+
+int ntl_source_titles(struct ntl_source *s, enum ntl_title_kind kind, unsigned langid,
+                      struct ntl_buf *out, struct ntl_error *err)
+{
+    return s->ops->titles(s, kind, langid, out, err);
+}
+
+size_t ntl_source_snapshot_count(const struct ntl_source *s)
+{
+    return s->ops->snapshot_count ? s->ops->snapshot_count(s) : 0;
+}
+
+bool ntl_source_is_live(const struct ntl_source *s)
+{
+    return s->ops->snapshot_count == NULL;
+}
+
+const char *ntl_source_describe(const struct ntl_source *s)
+{
+    return s->description;
+}
+
+void ntl_source_close(struct ntl_source *s)
+{
+    if (!s)
+        return;
+    if (s->ops->close)
+        s->ops->close(s);
+    free(s);
+}
