@@ -1,0 +1,191 @@
+#include "cli-source.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+const char cli_source_help[] =
+    "Source options:\n"
+    "  -S, --source SPEC        local (default), a capture file, smb://[DOMAIN;]USER@HOST[:PORT]\n"
+    "                           or \\\\HOST; repeat for several hosts, queried in parallel\n"
+    "  -U, --user [DOMAIN/]USER remote user; the password comes from a prompt, from\n"
+    "                           NTLENS_PASSWORD, or from -A, never from the command line\n"
+    "  -A, --authentication-file FILE\n"
+    "                           smbclient's format: username=, password=, domain= lines\n"
+    "  -k, --kerberos           authenticate with the Kerberos ticket cache\n"
+    "  -N, --no-pass            connect anonymously\n"
+    "      --timeout SECONDS    connect timeout for remote sources (default 10)\n"
+    "      --max-block BYTES    largest performance-data answer accepted (default 64 MiB)\n";
+
+void cli_sources_init(struct cli_sources *cs)
+{
+    memset(cs, 0, sizeof *cs);
+}
+
+static void copy_str(char *dst, size_t size, const char *src, size_t n)
+{
+    if (n >= size)
+        n = size - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+/* "DOMAIN/USER", "DOMAIN\USER" or "USER". */
+static void set_user(struct cli_sources *cs, const char *arg)
+{
+    const char *sep = strpbrk(arg, "/\\");
+    if (sep) {
+        copy_str(cs->domain, sizeof cs->domain, arg, (size_t)(sep - arg));
+        copy_str(cs->user, sizeof cs->user, sep + 1, strlen(sep + 1));
+    } else {
+        copy_str(cs->user, sizeof cs->user, arg, strlen(arg));
+    }
+}
+
+/* smbclient's authentication file: "key = value" lines. */
+static int read_auth_file(struct cli_sources *cs, const char *cmd)
+{
+    FILE *f = fopen(cs->auth_file, "r");
+    char line[1024];
+
+    if (!f)
+        return cli_failf(cmd, "cannot open authentication file %s", cs->auth_file);
+    while (fgets(line, sizeof line, f)) {
+        char *eq = strchr(line, '='), *key = line, *val, *end;
+        if (!eq)
+            continue;
+        *eq = '\0';
+        val = eq + 1;
+        while (*key == ' ' || *key == '\t')
+            key++;
+        for (end = eq; end > key && (end[-1] == ' ' || end[-1] == '\t'); end--)
+            end[-1] = '\0';
+        while (*val == ' ' || *val == '\t')
+            val++;
+        val[strcspn(val, "\r\n")] = '\0';
+        if (!strcmp(key, "username"))
+            set_user(cs, val);
+        else if (!strcmp(key, "password"))
+            copy_str(cs->password, sizeof cs->password, val, strlen(val));
+        else if (!strcmp(key, "domain"))
+            copy_str(cs->domain, sizeof cs->domain, val, strlen(val));
+    }
+    memset(line, 0, sizeof line);
+    fclose(f);
+    return EXIT_OK;
+}
+
+int cli_sources_add(struct cli_sources *cs, const char *cmd, const char *spec)
+{
+    if (cs->nspecs == CLI_SOURCE_MAX) {
+        cli_usage_error(cmd, "at most %d sources", CLI_SOURCE_MAX);
+        return -1;
+    }
+    cs->specs[cs->nspecs++] = spec;
+    return 1;
+}
+
+int cli_sources_option(struct cli_sources *cs, const char *cmd, int opt, const char *arg)
+{
+    long seconds;
+    uint64_t bytes;
+
+    switch (opt) {
+    case 'S':
+        return cli_sources_add(cs, cmd, arg);
+    case 'U':
+        set_user(cs, arg);
+        return 1;
+    case 'A':
+        cs->auth_file = arg;
+        return 1;
+    case 'k':
+        cs->opt.kerberos = true;
+        return 1;
+    case 'N':
+        cs->opt.anonymous = true;
+        return 1;
+    case CLI_SOURCE_OPT_TIMEOUT:
+        if (!cli_parse_int(arg, 1, 3600, &seconds)) {
+            cli_usage_error(cmd, "--timeout takes seconds from 1 to 3600, not '%s'", arg);
+            return -1;
+        }
+        cs->opt.connect_timeout_ms = (unsigned)seconds * 1000;
+        return 1;
+    case CLI_SOURCE_OPT_MAX_BLOCK:
+        if (!cli_parse_u64(arg, &bytes) || bytes < 4096 || bytes > (1u << 30)) {
+            cli_usage_error(cmd, "--max-block takes bytes from 4096 to 1 GiB, not '%s'", arg);
+            return -1;
+        }
+        cs->opt.max_block = (size_t)bytes;
+        return 1;
+    }
+    return 0;
+}
+
+static bool is_remote(const char *spec)
+{
+    return !strncmp(spec, "smb://", 6) || !strncmp(spec, "\\\\", 2);
+}
+
+/* A remote source needs a password unless anonymous, Kerberos, or given. */
+static int obtain_password(struct cli_sources *cs, const char *cmd)
+{
+    const char *env = getenv("NTLENS_PASSWORD");
+    bool remote = false;
+
+    for (size_t i = 0; i < cs->nspecs; i++)
+        remote = remote || is_remote(cs->specs[i]);
+    if (!remote || cs->opt.anonymous || cs->opt.kerberos || cs->password[0])
+        return EXIT_OK;
+    if (env) {
+        copy_str(cs->password, sizeof cs->password, env, strlen(env));
+        return EXIT_OK;
+    }
+    if (!cli_prompt_password("Password: ", cs->password, sizeof cs->password))
+        return cli_failf(cmd, "a password is needed: set NTLENS_PASSWORD, use -A FILE, "
+                              "-k (Kerberos) or -N (anonymous)");
+    return EXIT_OK;
+}
+
+int cli_sources_open(struct cli_sources *cs, const char *cmd, struct ntl_source **out)
+{
+    struct ntl_error err;
+    int rc;
+
+    if (cs->nspecs == 0)
+        cs->specs[cs->nspecs++] = "local";
+    if (cs->auth_file && (rc = read_auth_file(cs, cmd)) != EXIT_OK)
+        return rc;
+    if ((rc = obtain_password(cs, cmd)) != EXIT_OK)
+        return rc;
+    cs->opt.user = cs->user[0] ? cs->user : NULL;
+    cs->opt.domain = cs->domain[0] ? cs->domain : NULL;
+    cs->opt.password = cs->password[0] ? cs->password : NULL;
+    for (size_t i = 0; i < cs->nspecs; i++) {
+        ntl_error_clear(&err);
+        if (ntl_source_open(cs->specs[i], &cs->opt, &out[i], &err) < 0) {
+            cli_sources_close(out, i);
+            return cli_fail(cmd, &err, cs->specs[i]);
+        }
+    }
+    return EXIT_OK;
+}
+
+void cli_sources_close(struct ntl_source **sources, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        ntl_source_close(sources[i]);
+        sources[i] = NULL;
+    }
+}
+
+void cli_sources_clear(struct cli_sources *cs)
+{
+    volatile char *p = cs->password;
+    for (size_t i = 0; i < sizeof cs->password; i++)
+        p[i] = 0;
+    cs->opt.password = NULL;
+}
