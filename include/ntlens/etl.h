@@ -138,6 +138,7 @@ struct ntl_etl_event {
     uint64_t offset;               /* file offset of the record (buffer-relative + buffer offset;
                                     * inside a compressed buffer: offset of that buffer) */
     uint32_t buffer_index;
+    uint32_t buffer_pos;           /* offset of the record inside its (decompressed) buffer */
     uint16_t cpu;
     uint64_t timestamp;            /* raw clock value; ntl_etl_time_to_filetime converts it */
     uint32_t pid, tid;             /* UINT32_MAX when the header has none */

@@ -1,0 +1,68 @@
+/* Shared between the reader's files; not public. */
+#ifndef NTLENS_ETL_INTERNAL_H
+#define NTLENS_ETL_INTERNAL_H
+
+#include <stdio.h>
+
+#include "ntlens/etl.h"
+
+/* A position in one buffer's (decompressed) bytes. */
+struct etl_cur {
+    const uint8_t *data;
+    size_t end;              /* end of the events */
+    size_t pos;              /* next record */
+    uint32_t index;
+    uint64_t buf_offset;     /* file offset of the buffer */
+    bool compressed;
+    uint16_t cpu;
+    uint32_t pointer_size;
+    struct ntl_error *err;
+};
+
+struct etl_kept {
+    uint8_t *data;
+    struct ntl_etl_buffer buf;
+    struct etl_cur cur;
+};
+
+struct sorted_ev;
+
+struct ntl_etl {
+    int format;
+    uint32_t pointer_size;
+    /* input */
+    FILE *f;
+    uint64_t file_pos;
+    const uint8_t *mem;
+    uint64_t size;
+    uint64_t next_buffer;
+    uint32_t buffer_index;
+    uint8_t *raw;
+    size_t raw_cap;
+    uint8_t *dec;
+    size_t dec_cap;
+    /* current buffer */
+    struct ntl_etl_buffer buf;
+    struct etl_cur cur;
+    bool cur_valid;
+    bool can_continue;
+    bool fatal;
+    /* header */
+    struct ntl_etl_logfile lf;
+    struct ntl_etl_event first;
+    bool pending_first;
+    struct ntl_etl_stats st;
+    /* sorted mode */
+    bool sorted_mode, sorted_ready;
+    uint64_t sorted_limit;
+    struct etl_kept *kept;
+    size_t kept_n, kept_cap;
+    uint64_t kept_bytes;
+    struct sorted_ev *sorted;
+    size_t sorted_n, sorted_cap, sorted_next;
+    const struct ntl_etl_buffer *sorted_buf;
+};
+
+int etl_parse_event(const struct etl_cur *c, size_t pos, struct ntl_etl_event *ev);
+
+#endif

@@ -1,0 +1,811 @@
+/* The .etl reader: buffers from a file (streamed) or memory, decompressed
+ * when the trace is compressed, and the events inside them.
+ *
+ * Layouts (all little-endian):
+ *   WMI_BUFFER_HEADER (0x48): BufferSize 0x00, SavedOffset 0x04,
+ *     CurrentOffset 0x08, TimeStamp 0x10, SequenceNumber 0x18,
+ *     ClockType/Frequency 0x20, ProcessorNumber/Index 0x28, LoggerId 0x2a,
+ *     State 0x2c, Offset 0x30, BufferFlag 0x34, BufferType 0x36.
+ *   Event markers: byte 2 is the header type, byte 3 carries
+ *     TRACE_HEADER_FLAG (0x80) and TRACE_HEADER_EVENT_TRACE (0x40). Kernel
+ *     headers (SYSTEM, COMPACT, PERFINFO) keep their size at +4 and hook id at
+ *     +6; the others keep their size at +0.
+ * A compressed buffer keeps its header as is; BufferSize is its size on disk
+ * and SavedOffset the size it decompresses to, header included. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etl-internal.h"
+#include "ntlens/compress.h"
+#include "ntlens/reader.h"
+#include "ntlens/utf16.h"
+
+#define TYPE_SYSTEM32 0x01
+#define TYPE_SYSTEM64 0x02
+#define TYPE_COMPACT32 0x03
+#define TYPE_COMPACT64 0x04
+#define TYPE_FULL32 0x0A
+#define TYPE_INSTANCE32 0x0B
+#define TYPE_PERFINFO32 0x10
+#define TYPE_PERFINFO64 0x11
+#define TYPE_EVENT32 0x12
+#define TYPE_EVENT64 0x13
+#define TYPE_FULL64 0x14
+#define TYPE_INSTANCE64 0x15
+
+#define PEBS_INDEX_FLAG 0x8000u
+#define PMC_COUNTERS_MASK 0x0700u
+
+#define MSG_SEQUENCE 0x01u
+#define MSG_GUID 0x02u
+#define MSG_COMPONENTID 0x04u
+#define MSG_TIMESTAMP 0x08u
+#define MSG_SYSTEMINFO 0x20u
+
+static inline size_t align8(size_t v) { return (v + 7) & ~(size_t)7; }
+
+/* ---- events ---------------------------------------------------------- */
+
+/* Describes a buffer position for errors: absolute in uncompressed buffers. */
+static int ev_error(const struct etl_cur *c, int status, size_t pos, const char *fmt, const char *what,
+                    unsigned long long a, unsigned long long b)
+{
+    char msg[200];
+    snprintf(msg, sizeof msg, fmt, a, b);
+    if (c->compressed)
+        return ntl_error_set(c->err, status, what, c->buf_offset,
+                             "buffer %u, offset 0x%zx after decompression: %s", c->index, pos, msg);
+    return ntl_error_set(c->err, status, what, c->buf_offset + pos, "buffer %u: %s", c->index, msg);
+}
+
+/* Parses the record at data[pos] (pos < end, 8-aligned, not filler). */
+int etl_parse_event(const struct etl_cur *c, size_t pos, struct ntl_etl_event *ev)
+{
+    const uint8_t *data = c->data;
+    size_t left = c->end - pos;
+    const uint8_t *p = data + pos;
+    uint8_t htype, mflags;
+    size_t size, hdr;
+
+    if (left < 8)
+        return ev_error(c, NTL_ERR_TRUNCATED, pos, "%llu bytes left, too few for an event header%.0llu",
+                        "event header", left, 0);
+    memset(ev, 0, sizeof *ev);
+    htype = p[2];
+    mflags = p[3];
+    ev->header_type = htype;
+    ev->pid = ev->tid = UINT32_MAX;
+    ev->buffer_index = c->index;
+    ev->buffer_pos = (uint32_t)pos;
+    ev->offset = c->compressed ? c->buf_offset : c->buf_offset + pos;
+    ev->cpu = c->cpu;
+
+    if ((mflags & 0xC0) == 0xC0) {
+        switch (htype) {
+        case TYPE_SYSTEM32: case TYPE_SYSTEM64:
+            ev->kind = NTL_ETL_KIND_SYSTEM; hdr = 0x20; break;
+        case TYPE_COMPACT32: case TYPE_COMPACT64:
+            ev->kind = NTL_ETL_KIND_COMPACT; hdr = 0x18; break;
+        case TYPE_PERFINFO32: case TYPE_PERFINFO64:
+            ev->kind = NTL_ETL_KIND_PERFINFO; hdr = 0x10; break;
+        case TYPE_FULL32: case TYPE_FULL64:
+            ev->kind = NTL_ETL_KIND_CLASSIC; hdr = 0x30; break;
+        case TYPE_INSTANCE32: case TYPE_INSTANCE64:
+            ev->kind = NTL_ETL_KIND_INSTANCE; hdr = 0x48; break;
+        case TYPE_EVENT32: case TYPE_EVENT64:
+            ev->kind = NTL_ETL_KIND_EVENT; hdr = 0x50; break;
+        default:
+            return ev_error(c, NTL_ERR_FORMAT, pos, "unknown header type %llu (marker flags 0x%llx)",
+                            "event header", htype, mflags);
+        }
+    } else if ((mflags & 0xC0) == 0x80) {
+        ev->kind = NTL_ETL_KIND_MESSAGE;
+        hdr = 8;
+    } else {
+        return ev_error(c, NTL_ERR_FORMAT, pos, "marker 0x%08llx has no TRACE_HEADER_FLAG%.0llu",
+                        "event header", ntl_le32(p), 0);
+    }
+
+    bool kernel = ev->kind <= NTL_ETL_KIND_PERFINFO;
+    size = kernel ? ntl_le16(p + 4) : ntl_le16(p);
+    if (size == 0)
+        return ev_error(c, NTL_ERR_FORMAT, pos, "zero-size event%.0llu%.0llu", "event header", 0, 0);
+    if (size < hdr)
+        return ev_error(c, NTL_ERR_FORMAT, pos, "event size %llu smaller than its %llu-byte header",
+                        "event header", size, hdr);
+    if (size > left)
+        return ev_error(c, NTL_ERR_FORMAT, pos,
+                        "event of %llu bytes runs past the end of the buffer's data (%llu left)",
+                        "event header", size, left);
+    ev->size = (uint16_t)size;
+    size_t body = hdr; /* where extensions or the payload start */
+
+    switch (ev->kind) {
+    case NTL_ETL_KIND_SYSTEM:
+    case NTL_ETL_KIND_COMPACT:
+    case NTL_ETL_KIND_PERFINFO: {
+        uint16_t ver = ntl_le16(p);
+        ev->is64 = htype == TYPE_SYSTEM64 || htype == TYPE_COMPACT64 || htype == TYPE_PERFINFO64;
+        ev->version = ver & 0xFF;
+        ev->hook_id = ntl_le16(p + 6);
+        ev->group = (uint8_t)(ev->hook_id >> 8);
+        ev->opcode = (uint8_t)ev->hook_id;
+        if (ev->kind == NTL_ETL_KIND_PERFINFO) {
+            ev->timestamp = ntl_le64(p + 8);
+        } else {
+            ev->tid = ntl_le32(p + 8);
+            ev->pid = ntl_le32(p + 12);
+            ev->timestamp = ntl_le64(p + 16);
+            if (ev->kind == NTL_ETL_KIND_SYSTEM) {
+                ev->kernel_time = ntl_le32(p + 24);
+                ev->user_time = ntl_le32(p + 28);
+            }
+        }
+        if (ver & PEBS_INDEX_FLAG) {
+            if (size - body < 8)
+                return ev_error(c, NTL_ERR_FORMAT, pos, "PEBS index past the event's %llu bytes%.0llu",
+                                "event header", size, 0);
+            ev->has_pebs = true;
+            ev->pebs_index = ntl_le64(p + body);
+            body += 8;
+        }
+        ev->pmc_count = (ver & PMC_COUNTERS_MASK) >> 8;
+        if (ev->pmc_count) {
+            if (size - body < 8u * ev->pmc_count)
+                return ev_error(c, NTL_ERR_FORMAT, pos, "%llu PMC counters past the event's %llu bytes",
+                                "event header", ev->pmc_count, size);
+            ev->pmc = p + body;
+            body += 8u * ev->pmc_count;
+        }
+        break;
+    }
+    case NTL_ETL_KIND_CLASSIC:
+    case NTL_ETL_KIND_INSTANCE:
+        ev->is64 = htype == TYPE_FULL64 || htype == TYPE_INSTANCE64;
+        ev->opcode = p[4];
+        ev->level = p[5];
+        ev->version = ntl_le16(p + 6);
+        ev->tid = ntl_le32(p + 8);
+        ev->pid = ntl_le32(p + 12);
+        ev->timestamp = ntl_le64(p + 16);
+        ev->has_guid = true;
+        memcpy(ev->guid.b, p + 24, 16);
+        ev->kernel_time = ntl_le32(p + 40);
+        ev->user_time = ntl_le32(p + 44);
+        if (ev->kind == NTL_ETL_KIND_INSTANCE) {
+            ev->instance_id = ntl_le32(p + 48);
+            ev->parent_instance_id = ntl_le32(p + 52);
+            memcpy(ev->parent_guid.b, p + 56, 16);
+        }
+        break;
+    case NTL_ETL_KIND_EVENT: {
+        ev->eh_flags = ntl_le16(p + 4);
+        ev->eh_property = ntl_le16(p + 6);
+        ev->is64 = (ev->eh_flags & NTL_ETL_EH_64_BIT_HEADER) ||
+                   (!(ev->eh_flags & NTL_ETL_EH_32_BIT_HEADER) && htype == TYPE_EVENT64);
+        ev->tid = ntl_le32(p + 8);
+        ev->pid = ntl_le32(p + 12);
+        ev->timestamp = ntl_le64(p + 16);
+        ev->has_guid = true;
+        memcpy(ev->guid.b, p + 24, 16);
+        ev->event_id = ntl_le16(p + 40);
+        ev->version = p[42];
+        ev->channel = p[43];
+        ev->level = p[44];
+        ev->opcode = p[45];
+        ev->task = ntl_le16(p + 46);
+        ev->keyword = ntl_le64(p + 48);
+        ev->kernel_time = ntl_le32(p + 56);
+        ev->user_time = ntl_le32(p + 60);
+        memcpy(ev->activity_id.b, p + 64, 16);
+        if (ev->eh_flags & NTL_ETL_EH_EXTENDED_INFO) {
+            /* Items of 8 header bytes (ExtType at +2, Linkage bit at +4,
+             * DataSize at +6) and data padded to 8, until one has no Linkage. */
+            size_t q = body;
+            for (;;) {
+                if (size - q < 8)
+                    return ev_error(c, NTL_ERR_FORMAT, pos + q,
+                                    "extended data item header past the event's %llu bytes%.0llu",
+                                    "EVENT_HEADER_EXTENDED_DATA_ITEM", size, 0);
+                size_t dsize = ntl_le16(p + q + 6);
+                uint16_t link = ntl_le16(p + q + 4);
+                if (size - q - 8 < dsize)
+                    return ev_error(c, NTL_ERR_FORMAT, pos + q,
+                                    "extended data item of %llu bytes past the event's %llu bytes",
+                                    "EVENT_HEADER_EXTENDED_DATA_ITEM", dsize, size);
+                q += 8 + dsize;
+                q = align8(q) <= size ? align8(q) : size;
+                if (!(link & 1))
+                    break;
+            }
+            ev->ext = p + body;
+            ev->ext_size = q - body;
+            body = q;
+        }
+        break;
+    }
+    case NTL_ETL_KIND_MESSAGE: {
+        ev->message_number = ntl_le16(p + 4);
+        ev->message_flags = ntl_le16(p + 6);
+        uint16_t f = ev->message_flags;
+        size_t need = (f & MSG_SEQUENCE ? 4 : 0) + (f & MSG_GUID ? 16 : f & MSG_COMPONENTID ? 4 : 0) +
+                      (f & MSG_TIMESTAMP ? 8 : 0) + (f & MSG_SYSTEMINFO ? 8 : 0);
+        if (size - body < need)
+            return ev_error(c, NTL_ERR_FORMAT, pos, "message fields (%llu bytes) past its %llu bytes",
+                            "MESSAGE_TRACE_HEADER", need, size);
+        ev->is64 = c->pointer_size == 8;
+        if (f & MSG_SEQUENCE)
+            body += 4;
+        if (f & MSG_GUID) {
+            ev->has_guid = true;
+            memcpy(ev->guid.b, p + body, 16);
+            body += 16;
+        } else if (f & MSG_COMPONENTID) {
+            body += 4;
+        }
+        if (f & MSG_TIMESTAMP) {
+            ev->timestamp = ntl_le64(p + body);
+            body += 8;
+        }
+        if (f & MSG_SYSTEMINFO) {
+            ev->tid = ntl_le32(p + body);
+            ev->pid = ntl_le32(p + body + 4);
+            body += 8;
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    ev->payload = p + body;
+    ev->payload_size = size - body;
+    return 0;
+}
+
+int ntl_etl_ext_next(const struct ntl_etl_event *ev, size_t *pos, struct ntl_etl_ext_item *item)
+{
+    size_t q = *pos;
+    if (!ev->ext || q >= ev->ext_size)
+        return 0;
+    if (ev->ext_size - q < 8)
+        return NTL_ERR_FORMAT;
+    const uint8_t *p = ev->ext + q;
+    item->type = ntl_le16(p + 2);
+    item->size = ntl_le16(p + 6);
+    if (ev->ext_size - q - 8 < item->size)
+        return NTL_ERR_FORMAT;
+    item->data = p + 8;
+    q = align8(q + 8 + item->size);
+    *pos = (ntl_le16(p + 4) & 1) && q < ev->ext_size ? q : ev->ext_size;
+    return 1;
+}
+
+/* ---- the logfile header ---------------------------------------------- */
+
+static void utf16_field(const uint8_t *p, size_t max_units, char *out, size_t size)
+{
+    ntl_utf16_to_utf8(p, ntl_utf16_unit_len(p, max_units), out, size);
+}
+
+/* TRACE_LOGFILE_HEADER from the payload of the first event. */
+static int parse_logfile(struct ntl_etl *t, const struct ntl_etl_event *ev, uint64_t off,
+                         struct ntl_error *err)
+{
+    struct ntl_etl_logfile *lf = &t->lf;
+    const uint8_t *p = ev->payload;
+    size_t n = ev->payload_size;
+
+    if (n < 0x30)
+        return ntl_error_set(err, NTL_ERR_TRUNCATED, "TRACE_LOGFILE_HEADER", off,
+                             "%zu bytes, too few for the fixed fields", n);
+    memset(lf, 0, sizeof *lf);
+    lf->buffer_size = ntl_le32(p);
+    memcpy(lf->version, p + 4, 4);
+    lf->provider_version = ntl_le32(p + 8);
+    lf->number_of_processors = ntl_le32(p + 12);
+    lf->end_time = ntl_le64(p + 16);
+    lf->timer_resolution = ntl_le32(p + 24);
+    lf->maximum_file_size = ntl_le32(p + 28);
+    lf->log_file_mode = ntl_le32(p + 32);
+    lf->buffers_written = ntl_le32(p + 36);
+    lf->start_buffers = ntl_le32(p + 40);
+    lf->pointer_size = ntl_le32(p + 44);
+    if (lf->pointer_size != 4 && lf->pointer_size != 8)
+        return ntl_error_set(err, NTL_ERR_FORMAT, "TRACE_LOGFILE_HEADER", off + 44,
+                             "PointerSize %u, expected 4 or 8", lf->pointer_size);
+    size_t ps = lf->pointer_size;
+    /* After the two string pointers: TIME_ZONE_INFORMATION (0xac bytes),
+     * then 8-aligned BootTime, PerfFreq, StartTime, ReservedFlags,
+     * BuffersLost, then the two strings. */
+    size_t tz = 0x38 + 2 * ps;
+    size_t tail = align8(tz + 0xac);
+    size_t strings = tail + 0x20;
+    if (n < strings)
+        return ntl_error_set(err, NTL_ERR_TRUNCATED, "TRACE_LOGFILE_HEADER", off,
+                             "%zu bytes, too few for a %zu-bit header (%zu)", n, ps * 8, strings);
+    lf->events_lost = ntl_le32(p + 48);
+    lf->cpu_speed_mhz = ntl_le32(p + 52);
+    lf->tz_bias = (int32_t)ntl_le32(p + tz);
+    utf16_field(p + tz + 4, 32, lf->tz_standard_name, sizeof lf->tz_standard_name);
+    utf16_field(p + tz + 4 + 64 + 16 + 4, 32, lf->tz_daylight_name, sizeof lf->tz_daylight_name);
+    lf->boot_time = ntl_le64(p + tail);
+    lf->perf_freq = ntl_le64(p + tail + 8);
+    lf->start_time = ntl_le64(p + tail + 16);
+    lf->reserved_flags = ntl_le32(p + tail + 24);
+    lf->buffers_lost = ntl_le32(p + tail + 28);
+    size_t units = (n - strings) / 2;
+    size_t l1 = ntl_utf16_unit_len(p + strings, units);
+    ntl_utf16_to_utf8(p + strings, l1, lf->logger_name, sizeof lf->logger_name);
+    if (l1 < units) {
+        size_t rest = units - l1 - 1;
+        const uint8_t *q = p + strings + 2 * (l1 + 1);
+        ntl_utf16_to_utf8(q, ntl_utf16_unit_len(q, rest), lf->log_file_name, sizeof lf->log_file_name);
+    }
+    lf->header_timestamp = ev->timestamp;
+    switch (lf->reserved_flags) {
+    case 2: lf->clock = NTL_ETL_CLOCK_SYSTEM; break;
+    case 3: lf->clock = NTL_ETL_CLOCK_CPU_CYCLE; break;
+    default: lf->clock = lf->perf_freq ? NTL_ETL_CLOCK_QPC : NTL_ETL_CLOCK_SYSTEM; break;
+    }
+    t->pointer_size = lf->pointer_size;
+    return 0;
+}
+
+uint64_t ntl_etl_time_to_filetime(const struct ntl_etl *t, uint64_t ts)
+{
+    const struct ntl_etl_logfile *lf = &t->lf;
+    uint64_t freq;
+    switch (lf->clock) {
+    case NTL_ETL_CLOCK_SYSTEM:
+        return ts;
+    case NTL_ETL_CLOCK_CPU_CYCLE:
+        freq = (uint64_t)lf->cpu_speed_mhz * 1000000u;
+        break;
+    default:
+        freq = lf->perf_freq;
+        break;
+    }
+    if (!freq)
+        return 0;
+    bool neg = ts < lf->header_timestamp;
+    uint64_t d = neg ? lf->header_timestamp - ts : ts - lf->header_timestamp;
+    /* d * 1e7 / freq without overflow. */
+    uint64_t q = d / freq, r = d % freq;
+    uint64_t delta = q * 10000000u + (uint64_t)((double)r * 1e7 / (double)freq);
+    if (neg)
+        return delta > lf->start_time ? 0 : lf->start_time - delta;
+    return lf->start_time + delta;
+}
+
+/* ---- buffers --------------------------------------------------------- */
+
+static int grow(uint8_t **p, size_t *cap, size_t need, struct ntl_error *err)
+{
+    if (*cap >= need)
+        return 0;
+    uint8_t *n = realloc(*p, need);
+    if (!n)
+        return ntl_error_set(err, NTL_ERR_NOMEM, "WMI_BUFFER_HEADER", NTL_NO_OFFSET,
+                             "out of memory for a %zu-byte buffer", need);
+    *p = n;
+    *cap = need;
+    return 0;
+}
+
+/* Bytes [pos, pos+n) of the input: a pointer into memory, or read into raw. */
+static int input_read(struct ntl_etl *t, uint64_t pos, size_t n, const uint8_t **out,
+                      struct ntl_error *err)
+{
+    if (t->mem) {
+        *out = t->mem + pos;
+        return 0;
+    }
+    int rc = grow(&t->raw, &t->raw_cap, n, err);
+    if (rc < 0)
+        return rc;
+    if (t->file_pos != pos) {
+        if (fseeko(t->f, (off_t)pos, SEEK_SET) != 0)
+            return ntl_error_set(err, NTL_ERR_IO, "file", pos, "cannot seek");
+        t->file_pos = pos;
+    }
+    size_t got = fread(t->raw, 1, n, t->f);
+    t->file_pos += got;
+    if (got != n)
+        return ntl_error_set(err, NTL_ERR_IO, "file", pos + got, "read failed or file shrank");
+    *out = t->raw;
+    return 0;
+}
+
+/* Loads the next buffer into t->cur. 1 loaded, 0 end of input, < 0 error
+ * (t->can_continue says whether the next buffer can still be found). */
+static int load_buffer(struct ntl_etl *t, struct ntl_error *err)
+{
+    uint64_t off = t->next_buffer;
+    uint64_t left = t->size - off;
+    const uint8_t *raw = NULL;
+    int rc;
+
+    t->cur_valid = false;
+    t->can_continue = false;
+    if (left == 0)
+        return 0;
+    if (left < NTL_ETL_BUFFER_HEADER_SIZE)
+        return ntl_error_set(err, NTL_ERR_TRUNCATED, "WMI_BUFFER_HEADER", off,
+                             "%llu bytes left at the end of the file, too few for a buffer header",
+                             (unsigned long long)left);
+    if ((rc = input_read(t, off, NTL_ETL_BUFFER_HEADER_SIZE, &raw, err)) < 0)
+        return rc;
+    uint32_t bsize = ntl_le32(raw);
+    if (bsize < NTL_ETL_BUFFER_HEADER_SIZE || bsize > NTL_ETL_MAX_BUFFER_SIZE)
+        return ntl_error_set(err, NTL_ERR_FORMAT, "WMI_BUFFER_HEADER", off,
+                             "BufferSize %u out of range (0x48..%u)", bsize, NTL_ETL_MAX_BUFFER_SIZE);
+    if (bsize > left)
+        return ntl_error_set(err, NTL_ERR_TRUNCATED, "WMI_BUFFER_HEADER", off,
+                             "BufferSize %u runs past the end of the file (%llu bytes left)", bsize,
+                             (unsigned long long)left);
+    if (t->f) {
+        /* The header is in raw already: read the rest after it. */
+        if ((rc = grow(&t->raw, &t->raw_cap, bsize, err)) < 0)
+            return rc;
+        size_t want = bsize - NTL_ETL_BUFFER_HEADER_SIZE;
+        size_t got = fread(t->raw + NTL_ETL_BUFFER_HEADER_SIZE, 1, want, t->f);
+        t->file_pos += got;
+        if (got != want)
+            return ntl_error_set(err, NTL_ERR_IO, "file", off + NTL_ETL_BUFFER_HEADER_SIZE + got,
+                                 "read failed or file shrank");
+    }
+    raw = t->mem ? t->mem + off : t->raw;
+    /* From here on the next buffer's place is known. */
+    t->next_buffer = off + bsize;
+    t->can_continue = true;
+
+    struct ntl_etl_buffer *b = &t->buf;
+    memset(b, 0, sizeof *b);
+    b->index = t->buffer_index++;
+    b->offset = off;
+    b->size = bsize;
+    b->saved_offset = ntl_le32(raw + 4);
+    b->current_offset = ntl_le32(raw + 8);
+    b->timestamp = ntl_le64(raw + 0x10);
+    b->sequence = ntl_le64(raw + 0x18);
+    b->flags = ntl_le16(raw + 0x34);
+    b->processor = (b->flags & NTL_ETL_BUFFER_PROC_INDEX) ? (ntl_le16(raw + 0x28) & 0x7FF) : raw[0x28];
+    b->logger_id = ntl_le16(raw + 0x2a);
+    b->state = ntl_le32(raw + 0x2c);
+    b->type = ntl_le16(raw + 0x36);
+    b->compressed = (b->flags & NTL_ETL_BUFFER_COMPRESSED) != 0;
+    uint32_t offset_field = ntl_le32(raw + 0x30);
+
+    t->st.buffers++;
+    if (b->flags & NTL_ETL_BUFFER_EVENTS_LOST)
+        t->st.buffers_events_lost++;
+    if (b->processor > t->st.max_cpu)
+        t->st.max_cpu = b->processor;
+    if (b->processor < 64)
+        t->st.cpu_mask |= (uint64_t)1 << b->processor;
+
+    const uint8_t *data;
+    size_t end;
+    if (b->compressed) {
+        uint32_t usize = b->saved_offset;
+        if (usize < NTL_ETL_BUFFER_HEADER_SIZE || usize > NTL_ETL_MAX_BUFFER_SIZE)
+            return ntl_error_set(err, NTL_ERR_FORMAT, "WMI_BUFFER_HEADER", off + 4,
+                                 "compressed buffer %u: SavedOffset %u out of range", b->index, usize);
+        if ((rc = grow(&t->dec, &t->dec_cap, usize, err)) < 0)
+            return rc;
+        memcpy(t->dec, raw, NTL_ETL_BUFFER_HEADER_SIZE);
+        long n = ntl_decompress(t->format, raw + NTL_ETL_BUFFER_HEADER_SIZE,
+                                bsize - NTL_ETL_BUFFER_HEADER_SIZE, t->dec + NTL_ETL_BUFFER_HEADER_SIZE,
+                                usize - NTL_ETL_BUFFER_HEADER_SIZE, off + NTL_ETL_BUFFER_HEADER_SIZE, err);
+        if (n < 0) {
+            ntl_error_prefix(err, "compressed buffer %u", b->index);
+            return (int)n;
+        }
+        t->st.buffers_compressed++;
+        t->st.bytes_compressed += bsize;
+        t->st.bytes_decompressed += (uint64_t)n + NTL_ETL_BUFFER_HEADER_SIZE;
+        data = t->dec;
+        end = (size_t)n + NTL_ETL_BUFFER_HEADER_SIZE;
+    } else {
+        /* Events end at SavedOffset; some writers leave a last record
+         * between SavedOffset and Offset, so the larger one counts. */
+        uint32_t e = b->saved_offset;
+        if (offset_field > e && offset_field <= bsize)
+            e = offset_field;
+        if (e > bsize)
+            return ntl_error_set(err, NTL_ERR_FORMAT, "WMI_BUFFER_HEADER", off + 4,
+                                 "buffer %u: SavedOffset %u beyond the buffer's %u bytes", b->index, e,
+                                 bsize);
+        if (e < NTL_ETL_BUFFER_HEADER_SIZE)
+            e = NTL_ETL_BUFFER_HEADER_SIZE; /* an empty buffer */
+        data = raw;
+        end = e;
+    }
+    b->data_size = (uint32_t)end;
+    t->cur.data = data;
+    t->cur.end = end;
+    t->cur.pos = NTL_ETL_BUFFER_HEADER_SIZE;
+    t->cur.index = b->index;
+    t->cur.buf_offset = off;
+    t->cur.compressed = b->compressed;
+    t->cur.cpu = b->processor;
+    t->cur.pointer_size = t->pointer_size;
+    t->cur_valid = true;
+    return 1;
+}
+
+static void count_event(struct ntl_etl *t, const struct ntl_etl_event *ev)
+{
+    t->st.events++;
+    t->st.events_by_kind[ev->kind]++;
+    if (ev->timestamp) {
+        if (!t->st.first_timestamp || ev->timestamp < t->st.first_timestamp)
+            t->st.first_timestamp = ev->timestamp;
+        if (ev->timestamp > t->st.last_timestamp)
+            t->st.last_timestamp = ev->timestamp;
+    }
+}
+
+/* Streaming: the next event of the file, in file order. */
+static int stream_next(struct ntl_etl *t, struct ntl_etl_event *ev, struct ntl_error *err)
+{
+    for (;;) {
+        if (!t->cur_valid) {
+            if (t->fatal)
+                return 0;
+            int rc = load_buffer(t, err);
+            if (rc < 0) {
+                t->st.buffers_bad += t->can_continue;
+                if (!t->can_continue)
+                    t->fatal = true;
+                return rc;
+            }
+            if (rc == 0)
+                return 0;
+        }
+        struct etl_cur *c = &t->cur;
+        c->err = err;
+        if (c->end - c->pos < 4 || ntl_le32(c->data + c->pos) == 0xFFFFFFFFu) {
+            t->cur_valid = false;
+            continue;
+        }
+        int rc = etl_parse_event(c, c->pos, ev);
+        if (rc < 0) {
+            /* The rest of this buffer is unreadable; the next one is not. */
+            t->cur_valid = false;
+            t->can_continue = true;
+            t->st.buffers_bad++;
+            return rc;
+        }
+        c->pos = align8(c->pos + ev->size);
+        if (c->pos > c->end)
+            c->pos = c->end;
+        count_event(t, ev);
+        return 1;
+    }
+}
+
+/* ---- sorted mode ----------------------------------------------------- */
+
+struct sorted_ev {
+    uint64_t timestamp;
+    uint32_t buffer;  /* index into t->kept */
+    uint32_t pos;
+    uint64_t seq;     /* file order, for a stable sort */
+};
+
+static int cmp_sorted(const void *a, const void *b)
+{
+    const struct sorted_ev *x = a, *y = b;
+    if (x->timestamp != y->timestamp)
+        return x->timestamp < y->timestamp ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Reads everything, keeping each buffer's (decompressed) bytes, and sorts. */
+static int sorted_load(struct ntl_etl *t, struct ntl_error *err)
+{
+    struct ntl_etl_event ev;
+    int rc;
+    while ((rc = stream_next(t, &ev, err)) != 0) {
+        if (rc < 0)
+            return rc; /* the caller may call again to skip the bad buffer */
+        if (!t->kept_n || t->kept[t->kept_n - 1].buf.index != t->buf.index) {
+            if (t->kept_bytes + t->cur.end > t->sorted_limit)
+                return ntl_error_set(err, NTL_ERR_LIMIT, "sorted events", t->buf.offset,
+                                     "the trace needs more than %llu bytes in memory to sort",
+                                     (unsigned long long)t->sorted_limit);
+            if (t->kept_n == t->kept_cap) {
+                size_t nc = t->kept_cap ? t->kept_cap * 2 : 64;
+                struct etl_kept *k = realloc(t->kept, nc * sizeof *k);
+                if (!k)
+                    return ntl_error_set(err, NTL_ERR_NOMEM, "sorted events", NTL_NO_OFFSET, "out of memory");
+                t->kept = k;
+                t->kept_cap = nc;
+            }
+            struct etl_kept *k = &t->kept[t->kept_n];
+            k->data = malloc(t->cur.end);
+            if (!k->data)
+                return ntl_error_set(err, NTL_ERR_NOMEM, "sorted events", NTL_NO_OFFSET, "out of memory");
+            memcpy(k->data, t->cur.data, t->cur.end);
+            k->buf = t->buf;
+            k->cur = t->cur;
+            k->cur.data = k->data;
+            t->kept_n++;
+            t->kept_bytes += t->cur.end;
+        }
+        if (t->sorted_n == t->sorted_cap) {
+            size_t nc = t->sorted_cap ? t->sorted_cap * 2 : 1024;
+            struct sorted_ev *s = realloc(t->sorted, nc * sizeof *s);
+            if (!s)
+                return ntl_error_set(err, NTL_ERR_NOMEM, "sorted events", NTL_NO_OFFSET, "out of memory");
+            t->sorted = s;
+            t->sorted_cap = nc;
+        }
+        struct sorted_ev *s = &t->sorted[t->sorted_n];
+        s->timestamp = ev.timestamp;
+        s->buffer = (uint32_t)(t->kept_n - 1);
+        s->pos = ev.buffer_pos;
+        s->seq = t->sorted_n++;
+    }
+    if (t->sorted_n)
+        qsort(t->sorted, t->sorted_n, sizeof *t->sorted, cmp_sorted);
+    t->sorted_ready = true;
+    return 0;
+}
+
+int ntl_etl_next(struct ntl_etl *t, struct ntl_etl_event *ev, struct ntl_error *err)
+{
+    if (t->pending_first) {
+        /* The logfile header event, read at open. */
+        t->pending_first = false;
+        if (!t->sorted_mode) {
+            *ev = t->first;
+            return 1;
+        }
+    }
+    if (!t->sorted_mode)
+        return stream_next(t, ev, err);
+    if (!t->sorted_ready) {
+        int rc = sorted_load(t, err);
+        if (rc < 0)
+            return rc;
+    }
+    if (t->sorted_next >= t->sorted_n)
+        return 0;
+    const struct sorted_ev *s = &t->sorted[t->sorted_next++];
+    struct etl_kept *k = &t->kept[s->buffer];
+    k->cur.err = err;
+    t->sorted_buf = &k->buf;
+    return etl_parse_event(&k->cur, s->pos, ev) < 0 ? NTL_ERR_FORMAT : 1;
+}
+
+bool ntl_etl_can_continue(const struct ntl_etl *t) { return t->can_continue && !t->fatal; }
+
+const struct ntl_etl_buffer *ntl_etl_current_buffer(const struct ntl_etl *t)
+{
+    return t->sorted_mode && t->sorted_buf ? t->sorted_buf : &t->buf;
+}
+
+void ntl_etl_get_stats(const struct ntl_etl *t, struct ntl_etl_stats *st) { *st = t->st; }
+
+const struct ntl_etl_logfile *ntl_etl_logfile(const struct ntl_etl *t) { return &t->lf; }
+
+uint64_t ntl_etl_input_size(const struct ntl_etl *t) { return t->size; }
+
+uint64_t ntl_etl_input_done(const struct ntl_etl *t) { return t->next_buffer; }
+
+/* ---- open/close ------------------------------------------------------ */
+
+static int open_common(struct ntl_etl *t, const struct ntl_etl_options *opt, struct ntl_error *err)
+{
+    t->format = opt && opt->compression_format ? opt->compression_format : NTL_COMPRESS_XPRESS;
+    if (!ntl_compress_format_name(t->format))
+        return ntl_error_set(err, NTL_ERR_ARGUMENT, "options", NTL_NO_OFFSET,
+                             "unknown compression format %d", t->format);
+    t->sorted_mode = opt && opt->sorted;
+    t->sorted_limit = opt && opt->sorted_limit ? opt->sorted_limit : ((uint64_t)4 << 30);
+    t->pointer_size = 8;
+
+    int rc = load_buffer(t, err);
+    if (rc == 0)
+        return ntl_error_set(err, NTL_ERR_TRUNCATED, "WMI_BUFFER_HEADER", 0, "empty file");
+    if (rc < 0)
+        return rc;
+    struct etl_cur *c = &t->cur;
+    c->err = err;
+    if (c->end - c->pos < 8 || ntl_le32(c->data + c->pos) == 0xFFFFFFFFu)
+        return ntl_error_set(err, NTL_ERR_FORMAT, "TRACE_LOGFILE_HEADER", NTL_ETL_BUFFER_HEADER_SIZE,
+                             "the first buffer holds no event");
+    if ((rc = etl_parse_event(c, c->pos, &t->first)) < 0)
+        return rc;
+    if ((t->first.kind != NTL_ETL_KIND_SYSTEM && t->first.kind != NTL_ETL_KIND_COMPACT) ||
+        t->first.hook_id != 0)
+        return ntl_error_set(err, NTL_ERR_FORMAT, "TRACE_LOGFILE_HEADER",
+                             t->first.offset, "the first event is a %s event with hook 0x%04x, "
+                             "not the EventTrace header (0x0000)",
+                             ntl_etl_kind_name(t->first.kind), t->first.hook_id);
+    if ((rc = parse_logfile(t, &t->first, t->first.offset + (size_t)(t->first.payload - c->data - c->pos),
+                            err)) < 0)
+        return rc;
+    c->pointer_size = t->pointer_size;
+    c->pos = align8(c->pos + t->first.size);
+    if (c->pos > c->end)
+        c->pos = c->end;
+    count_event(t, &t->first);
+    t->pending_first = true;
+    if (t->sorted_mode) {
+        /* Sorted mode re-reads from the start so the header event is kept too. */
+        t->next_buffer = 0;
+        t->buffer_index = 0;
+        t->cur_valid = false;
+        memset(&t->st, 0, sizeof t->st);
+    }
+    return 0;
+}
+
+static struct ntl_etl *etl_alloc(struct ntl_error *err)
+{
+    struct ntl_etl *t = calloc(1, sizeof *t);
+    if (!t)
+        ntl_error_set(err, NTL_ERR_NOMEM, "etl", NTL_NO_OFFSET, "out of memory");
+    return t;
+}
+
+int ntl_etl_open_mem(const void *data, size_t size, const struct ntl_etl_options *opt,
+                     struct ntl_etl **out, struct ntl_error *err)
+{
+    struct ntl_etl *t = etl_alloc(err);
+    if (!t)
+        return NTL_ERR_NOMEM;
+    t->mem = data;
+    t->size = size;
+    int rc = open_common(t, opt, err);
+    if (rc < 0) {
+        ntl_etl_close(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+int ntl_etl_open_file(const char *path, const struct ntl_etl_options *opt, struct ntl_etl **out,
+                      struct ntl_error *err)
+{
+    struct ntl_etl *t = etl_alloc(err);
+    if (!t)
+        return NTL_ERR_NOMEM;
+    t->f = fopen(path, "rb");
+    if (!t->f) {
+        free(t);
+        return ntl_error_set(err, NTL_ERR_IO, NULL, NTL_NO_OFFSET, "cannot open %s", path);
+    }
+    if (fseeko(t->f, 0, SEEK_END) != 0 || (t->size = (uint64_t)ftello(t->f)) == (uint64_t)-1 ||
+        fseeko(t->f, 0, SEEK_SET) != 0) {
+        ntl_etl_close(t);
+        return ntl_error_set(err, NTL_ERR_IO, NULL, NTL_NO_OFFSET, "cannot find the size of %s", path);
+    }
+    int rc = open_common(t, opt, err);
+    if (rc < 0) {
+        ntl_etl_close(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+void ntl_etl_close(struct ntl_etl *t)
+{
+    if (!t)
+        return;
+    if (t->f)
+        fclose(t->f);
+    for (size_t i = 0; i < t->kept_n; i++)
+        free(t->kept[i].data);
+    free(t->kept);
+    free(t->sorted);
+    free(t->raw);
+    free(t->dec);
+    free(t);
+}

@@ -1,0 +1,122 @@
+/* MS-XCA 2.3/2.4: plain LZ77 ("XPRESS", COMPRESSION_FORMAT_XPRESS).
+ *
+ * 32-bit flag words, most significant bit first: 0 is a literal byte, 1 a
+ * match token (u16: length in the low 3 bits, offset-1 above), with longer
+ * lengths in a shared half byte, then a byte, u16 and u32. The stream ends
+ * where the input ends. */
+#include <string.h>
+
+#include "ntlens/compress.h"
+#include "ntlens/reader.h"
+
+static long bad(struct ntl_error *err, int status, uint64_t origin, size_t pos, const char *what)
+{
+    return ntl_error_set(err, status, "XPRESS stream", origin + pos, "%s", what);
+}
+
+/* Copies a match byte by byte when it overlaps itself, eight at a time
+ * otherwise; the caller has checked both ends. */
+static inline void copy_match(uint8_t *out, size_t op, size_t offset, size_t len)
+{
+    uint8_t *dst = out + op;
+    const uint8_t *src = dst - offset;
+    if (offset >= 8) {
+        while (len >= 8) {
+            memcpy(dst, src, 8);
+            dst += 8;
+            src += 8;
+            len -= 8;
+        }
+    }
+    while (len--)
+        *dst++ = *src++;
+}
+
+long ntl_xpress_decompress(const uint8_t *in, size_t in_size, uint8_t *out, size_t out_size,
+                           uint64_t origin, struct ntl_error *err)
+{
+    size_t ip = 0, op = 0, half = 0;
+    uint32_t flags = 0;
+    int nflags = 0;
+
+    for (;;) {
+        if (nflags == 0) {
+            if (in_size - ip < 4) {
+                if (ip == in_size)
+                    return (long)op;
+                return bad(err, NTL_ERR_TRUNCATED, origin, ip, "flag word cut short");
+            }
+            flags = ntl_le32(in + ip);
+            ip += 4;
+            nflags = 32;
+            /* Fast path: a run of literals with room on both sides. */
+            if (flags == 0 && in_size - ip >= 32 && out_size - op >= 32) {
+                memcpy(out + op, in + ip, 32);
+                ip += 32;
+                op += 32;
+                nflags = 0;
+                continue;
+            }
+        }
+        nflags--;
+        if (!(flags & (1u << nflags))) {
+            if (ip == in_size)
+                return (long)op;
+            if (op == out_size)
+                return bad(err, NTL_ERR_LIMIT, origin, ip, "literal past the end of the output");
+            out[op++] = in[ip++];
+            continue;
+        }
+        if (ip == in_size)
+            return (long)op;
+        if (in_size - ip < 2)
+            return bad(err, NTL_ERR_TRUNCATED, origin, ip, "match token cut short");
+        uint32_t token = ntl_le16(in + ip);
+        size_t token_pos = ip;
+        ip += 2;
+        size_t len = token & 7;
+        size_t offset = (token >> 3) + 1;
+        if (len == 7) {
+            if (half == 0) {
+                if (ip == in_size)
+                    return bad(err, NTL_ERR_TRUNCATED, origin, ip, "length nibble missing");
+                len = in[ip] & 15;
+                half = ip++;
+            } else {
+                len = in[half] >> 4;
+                half = 0;
+            }
+            if (len == 15) {
+                if (ip == in_size)
+                    return bad(err, NTL_ERR_TRUNCATED, origin, ip, "length byte missing");
+                len = in[ip++];
+                if (len == 255) {
+                    if (in_size - ip < 2)
+                        return bad(err, NTL_ERR_TRUNCATED, origin, ip, "length u16 missing");
+                    len = ntl_le16(in + ip);
+                    ip += 2;
+                    if (len == 0) {
+                        if (in_size - ip < 4)
+                            return bad(err, NTL_ERR_TRUNCATED, origin, ip, "length u32 missing");
+                        len = ntl_le32(in + ip);
+                        ip += 4;
+                    }
+                    if (len < 15 + 7)
+                        return bad(err, NTL_ERR_FORMAT, origin, token_pos, "match length too small");
+                    len -= 15 + 7;
+                }
+                len += 15;
+            }
+            len += 7;
+        }
+        len += 3;
+        if (offset > op)
+            return ntl_error_set(err, NTL_ERR_FORMAT, "XPRESS stream", origin + token_pos,
+                                 "match offset %zu before the start of the output (at %zu)",
+                                 offset, op);
+        if (len > out_size - op)
+            return bad(err, NTL_ERR_LIMIT, origin, token_pos, "match past the end of the output");
+        copy_match(out, op, offset, len);
+        op += len;
+    }
+}

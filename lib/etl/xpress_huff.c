@@ -1,0 +1,173 @@
+/* MS-XCA 2.1/2.2: LZ77+Huffman (COMPRESSION_FORMAT_XPRESS_HUFF).
+ *
+ * Blocks of up to 65536 output bytes, each starting with 256 bytes of 4-bit
+ * code lengths for 512 symbols (0-255 literals, 256-511 matches: low nibble
+ * length, high nibble offset bit count), then a bit stream read 16 bits at a
+ * time, most significant first, with extra length bytes interleaved in the
+ * byte stream. Codes are canonical and at most 15 bits long. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntlens/compress.h"
+#include "ntlens/reader.h"
+
+#define SYMBOLS 512
+#define MAX_BITS 15
+#define TABLE_SIZE (1u << MAX_BITS)
+#define BLOCK 65536u
+
+/* Entry: symbol in bits 0-8, code length in bits 9-12; 0 length = no code. */
+static int build_table(const uint8_t *lens_packed, uint16_t *table, uint64_t origin,
+                       struct ntl_error *err)
+{
+    uint8_t len[SYMBOLS];
+    unsigned count[MAX_BITS + 1] = {0};
+    for (unsigned i = 0; i < SYMBOLS; i++) {
+        len[i] = (uint8_t)((lens_packed[i / 2] >> ((i & 1) * 4)) & 15);
+        count[len[i]]++;
+    }
+    if (count[0] == SYMBOLS)
+        return ntl_error_set(err, NTL_ERR_FORMAT, "XPRESS Huffman table", origin,
+                             "no symbol has a code");
+    size_t pos = 0;
+    for (unsigned l = 1; l <= MAX_BITS; l++) {
+        size_t span = TABLE_SIZE >> l;
+        for (unsigned s = 0; s < SYMBOLS; s++) {
+            if (len[s] != l)
+                continue;
+            if (span > TABLE_SIZE - pos)
+                return ntl_error_set(err, NTL_ERR_FORMAT, "XPRESS Huffman table", origin,
+                                     "code lengths oversubscribe the code space");
+            uint16_t e = (uint16_t)(s | (l << 9));
+            for (size_t k = 0; k < span; k++)
+                table[pos + k] = e;
+            pos += span;
+        }
+    }
+    /* An incomplete code leaves entries that no valid stream reaches. */
+    memset(table + pos, 0, (TABLE_SIZE - pos) * sizeof *table);
+    return 0;
+}
+
+struct bits {
+    const uint8_t *in;
+    size_t size;
+    size_t pos;       /* next byte of the byte stream */
+    uint32_t next;    /* the next 32 bits, MSB first */
+    int extra;        /* bits in next beyond the 16 always present */
+};
+
+static inline uint32_t read16_or_zero(const struct bits *b)
+{
+    return b->pos + 2 <= b->size ? ntl_le16(b->in + b->pos) : 0;
+}
+
+static inline void consume(struct bits *b, unsigned n)
+{
+    b->next <<= n;
+    b->extra -= (int)n;
+    if (b->extra < 0) {
+        b->next |= read16_or_zero(b) << (-b->extra);
+        b->extra += 16;
+        b->pos += 2;
+    }
+}
+
+long ntl_xpress_huff_decompress(const uint8_t *in, size_t in_size, uint8_t *out, size_t out_size,
+                                uint64_t origin, struct ntl_error *err)
+{
+    uint16_t *table = malloc(TABLE_SIZE * sizeof *table);
+    size_t ip = 0, op = 0;
+    long rc;
+
+    if (!table)
+        return ntl_error_set(err, NTL_ERR_NOMEM, "XPRESS Huffman", NTL_NO_OFFSET, "out of memory");
+    while (op < out_size && ip < in_size) {
+        if (in_size - ip < 256 + 4) {
+            rc = ntl_error_set(err, NTL_ERR_TRUNCATED, "XPRESS Huffman table", origin + ip,
+                               "block header cut short");
+            goto out;
+        }
+        if ((rc = build_table(in + ip, table, origin + ip, err)) < 0)
+            goto out;
+        struct bits b = {in, in_size, ip + 256, 0, 16};
+        b.next = (uint32_t)ntl_le16(in + b.pos) << 16 | ntl_le16(in + b.pos + 2);
+        b.pos += 4;
+        size_t block_end = op + BLOCK;
+        while (op < block_end && op < out_size) {
+            uint16_t e = table[b.next >> (32 - MAX_BITS)];
+            unsigned len = e >> 9;
+            unsigned sym = e & 511;
+            if (len == 0) {
+                rc = ntl_error_set(err, NTL_ERR_FORMAT, "XPRESS Huffman stream", origin + b.pos,
+                                   "bits match no code");
+                goto out;
+            }
+            if (b.pos > in_size + 4) {
+                rc = ntl_error_set(err, NTL_ERR_TRUNCATED, "XPRESS Huffman stream",
+                                   origin + in_size, "bit stream runs past the input");
+                goto out;
+            }
+            consume(&b, len);
+            if (sym < 256) {
+                out[op++] = (uint8_t)sym;
+                continue;
+            }
+            if (sym == 256 && b.pos >= in_size) {
+                rc = (long)op; /* end of stream */
+                goto out;
+            }
+            sym -= 256;
+            size_t mlen = sym & 15;
+            unsigned obits = sym >> 4;
+            size_t tok_pos = b.pos;
+            if (mlen == 15) {
+                if (b.pos >= in_size) {
+                    rc = ntl_error_set(err, NTL_ERR_TRUNCATED, "XPRESS Huffman stream",
+                                       origin + b.pos, "length byte missing");
+                    goto out;
+                }
+                mlen = in[b.pos++];
+                if (mlen == 255) {
+                    if (in_size - b.pos < 2) {
+                        rc = ntl_error_set(err, NTL_ERR_TRUNCATED, "XPRESS Huffman stream",
+                                           origin + b.pos, "length u16 missing");
+                        goto out;
+                    }
+                    mlen = ntl_le16(in + b.pos);
+                    b.pos += 2;
+                    if (mlen < 15) {
+                        rc = ntl_error_set(err, NTL_ERR_FORMAT, "XPRESS Huffman stream",
+                                           origin + tok_pos, "match length too small");
+                        goto out;
+                    }
+                    mlen -= 15;
+                }
+                mlen += 15;
+            }
+            mlen += 3;
+            size_t offset = obits ? (b.next >> (32 - obits)) : 0;
+            offset += (size_t)1 << obits;
+            if (obits)
+                consume(&b, obits);
+            if (offset > op) {
+                rc = ntl_error_set(err, NTL_ERR_FORMAT, "XPRESS Huffman stream", origin + tok_pos,
+                                   "match offset %zu before the start of the output (at %zu)",
+                                   offset, op);
+                goto out;
+            }
+            if (mlen > out_size - op) {
+                rc = ntl_error_set(err, NTL_ERR_LIMIT, "XPRESS Huffman stream", origin + tok_pos,
+                                   "match past the end of the output");
+                goto out;
+            }
+            for (size_t i = 0; i < mlen; i++, op++)
+                out[op] = out[op - offset];
+        }
+        ip = b.pos;
+    }
+    rc = (long)op;
+out:
+    free(table);
+    return rc;
+}
