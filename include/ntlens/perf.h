@@ -146,7 +146,8 @@ enum ntl_perf_quirk {
     /* TotalByteLength leaves out the header (Samba). */
     NTL_PERF_QUIRK_TOTAL_EXCLUDES_HEADER = 1u << 0,
     /* A 32-bit counter type sent with CounterSize 8 (Samba); its value is
-     * read as the full 8 bytes. */
+     * the low 4 bytes, as the type says (Samba leaves the rest
+     * uninitialised). */
     NTL_PERF_QUIRK_WIDE_DWORD = 1u << 1,
     /* A counter block larger than its definitions need (padding). */
     NTL_PERF_QUIRK_COUNTER_BLOCK_PADDING = 1u << 2,
@@ -258,9 +259,10 @@ const uint8_t *ntl_perf_object_counter_block(const struct ntl_perf_object *o, si
  * at parse time, so this only fails for out-of-range arguments (NULL). */
 const uint8_t *ntl_perf_counter_data(const struct ntl_perf_object *o, size_t counter,
                                      size_t instance);
-/* The counter's value as an integer: 4 bytes for DWORD types, 8 for LARGE
- * types and for DWORD types sent with CounterSize 8 (Samba); 0 for text and
- * zero-size counters or out-of-range arguments. */
+/* The counter's value as an integer, as wide as its type says (PDH's
+ * rule): 4 bytes for DWORD types, also when sent with CounterSize 8
+ * (Samba), 8 for LARGE types; 0 for text and zero-size counters or
+ * out-of-range arguments. */
 uint64_t ntl_perf_counter_u64(const struct ntl_perf_object *o, size_t counter, size_t instance);
 
 /* Formats an instance the way PDH paths show it: "parent/name#N" (the
