@@ -40,8 +40,10 @@ static size_t fold_next(const char *s, size_t i, unsigned *c)
     }
     if (b == 0xc3) {
         unsigned char b2 = (unsigned char)s[i + 1];
-        if (b2 >= 0x80 && b2 <= 0x9e && b2 != 0x97) {
-            *c = 0xc300u | (b2 + 0x20u);
+        if (b2 >= 0x80 && b2 <= 0xbf) {
+            if (b2 <= 0x9e && b2 != 0x97)
+                b2 += 0x20;
+            *c = 0xc300u | b2;
             return i + 2;
         }
     }
