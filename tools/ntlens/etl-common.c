@@ -1,0 +1,122 @@
+#include "etl-common.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ntlens/compress.h"
+
+bool etl_cli_option(struct etl_cli *c, int opt, const char *arg, int *rc)
+{
+    switch (opt) {
+    case ETL_OPT_KEEP_GOING:
+        c->keep_going = true;
+        return true;
+    case ETL_OPT_SORTED:
+        c->sorted = true;
+        return true;
+    case ETL_OPT_COMPRESSION:
+        c->compression = ntl_compress_format_parse(arg);
+        if (c->compression < 0)
+            *rc = cli_usage_error(c->cmd, "unknown compression format '%s' "
+                                  "(xpress, xpress-huff, lznt1)", arg);
+        return true;
+    default:
+        return false;
+    }
+}
+
+int etl_cli_open(struct etl_cli *c, const char *path)
+{
+    struct ntl_etl_options opt = {0};
+    struct ntl_error err = {0};
+    opt.compression_format = c->compression;
+    opt.sorted = c->sorted;
+    if (ntl_etl_open_file(path, &opt, &c->t, &err) < 0)
+        return cli_fail(c->cmd, &err, path);
+    progress_start(&c->progress, "reading", ntl_etl_input_size(c->t));
+    return 0;
+}
+
+int etl_cli_next(struct etl_cli *c, struct ntl_etl_event *ev)
+{
+    struct ntl_error err = {0};
+    for (;;) {
+        int rc = ntl_etl_next(c->t, ev, &err);
+        if (rc > 0) {
+            if ((++c->events_read & 1023) == 0)
+                progress_update(&c->progress, ntl_etl_input_done(c->t));
+            return 1;
+        }
+        if (rc == 0)
+            return 0;
+        progress_end(&c->progress);
+        char buf[512];
+        ntl_error_format(&err, buf, sizeof buf);
+        if (c->keep_going && ntl_etl_can_continue(c->t)) {
+            cli_warn(c->cmd, "%s; skipping the rest of that buffer", buf);
+            c->skipped++;
+            progress_start(&c->progress, "reading", ntl_etl_input_size(c->t));
+            continue;
+        }
+        if (ntl_etl_can_continue(c->t))
+            fprintf(stderr, "ntlens %s: %s (--keep-going skips bad buffers)\n", c->cmd, buf);
+        else
+            fprintf(stderr, "ntlens %s: %s\n", c->cmd, buf);
+        return -1;
+    }
+}
+
+void etl_cli_close(struct etl_cli *c)
+{
+    progress_end(&c->progress);
+    if (c->skipped)
+        cli_warn(c->cmd, "%" PRIu64 " bad buffer(s) skipped", c->skipped);
+    ntl_etl_close(c->t);
+    c->t = NULL;
+}
+
+const char *etl_cli_time(const struct etl_cli *c, uint64_t ts, char *buf, size_t size)
+{
+    uint64_t ft = ntl_etl_time_to_filetime(c->t, ts);
+    if (!ft) {
+        snprintf(buf, size, "%s", "");
+        return buf;
+    }
+    return ntl_filetime_format(ft, buf, size);
+}
+
+const char *etl_cli_group(uint8_t group, char *buf, size_t size)
+{
+    const char *n = ntl_etl_group_name(group);
+    if (n)
+        return n;
+    snprintf(buf, size, "0x%02x", group);
+    return buf;
+}
+
+const char *etl_cli_opcode(uint8_t group, uint8_t opcode, char *buf, size_t size)
+{
+    const char *n = ntl_etl_opcode_name(group, opcode);
+    if (n)
+        return n;
+    snprintf(buf, size, "%u", opcode);
+    return buf;
+}
+
+char *etl_cli_hex(const uint8_t *p, size_t n)
+{
+    static const char digits[] = "0123456789abcdef";
+    char *s = malloc(2 * n + 1);
+    if (!s) {
+        fputs("ntlens: out of memory\n", stderr);
+        exit(EXIT_FAIL);
+    }
+    for (size_t i = 0; i < n; i++) {
+        s[2 * i] = digits[p[i] >> 4];
+        s[2 * i + 1] = digits[p[i] & 15];
+    }
+    s[2 * n] = '\0';
+    return s;
+}
