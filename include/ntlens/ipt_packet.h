@@ -1,0 +1,176 @@
+/* Intel PT packet layer: one packet at a time from a trace buffer, as the
+ * Intel SDM (Vol. 3, "Intel Processor Trace") encodes them.
+ *
+ * Streaming and zero-copy: a decoder is a cursor over the caller's buffer;
+ * ntl_ipt_next fills a small fixed-size packet and never allocates. A packet
+ * that runs past the end of the buffer, an unknown opcode or a reserved
+ * encoding is an error naming its offset; the decoder stays on that packet,
+ * and ntl_ipt_resync moves it to the next PSB. */
+#ifndef NTLENS_IPT_PACKET_H
+#define NTLENS_IPT_PACKET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ntlens/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum ntl_ipt_type {
+    NTL_IPT_PAD = 1,
+    NTL_IPT_PSB,
+    NTL_IPT_PSBEND,
+    NTL_IPT_TNT_8,
+    NTL_IPT_TNT_64,
+    NTL_IPT_TIP,
+    NTL_IPT_TIP_PGE,
+    NTL_IPT_TIP_PGD,
+    NTL_IPT_FUP,
+    NTL_IPT_PIP,
+    NTL_IPT_MODE_EXEC,
+    NTL_IPT_MODE_TSX,
+    NTL_IPT_STOP,     /* TraceStop */
+    NTL_IPT_CBR,
+    NTL_IPT_TSC,
+    NTL_IPT_MTC,
+    NTL_IPT_TMA,
+    NTL_IPT_CYC,
+    NTL_IPT_VMCS,
+    NTL_IPT_OVF,
+    NTL_IPT_MNT,
+    NTL_IPT_PTW,
+    NTL_IPT_PWRE,
+    NTL_IPT_PWRX,
+    NTL_IPT_EXSTOP,
+    NTL_IPT_MWAIT,
+    NTL_IPT_BBP,
+    NTL_IPT_BIP,
+    NTL_IPT_BEP,
+    NTL_IPT_CFE,
+    NTL_IPT_EVD,
+    NTL_IPT_TRIG,
+    NTL_IPT_TYPE_COUNT
+};
+
+/* IP compression of TIP, TIP.PGE, TIP.PGD and FUP (the IPBytes field). */
+enum ntl_ipt_ipc {
+    NTL_IPT_IPC_SUPPRESSED = 0,
+    NTL_IPT_IPC_UPDATE_16 = 1,
+    NTL_IPT_IPC_UPDATE_32 = 2,
+    NTL_IPT_IPC_SEXT_48 = 3,
+    NTL_IPT_IPC_UPDATE_48 = 4,
+    NTL_IPT_IPC_FULL = 6,
+};
+
+/* Flag bits in ntl_ipt_packet.flags. */
+#define NTL_IPT_F_IP 0x01        /* EXSTOP, PTW, BEP, CFE, TRIG: IP bit (a FUP follows) */
+#define NTL_IPT_F_NR 0x02        /* PIP: non-root */
+#define NTL_IPT_F_CSL 0x01       /* MODE.Exec */
+#define NTL_IPT_F_CSD 0x02       /* MODE.Exec */
+#define NTL_IPT_F_IF 0x04        /* MODE.Exec */
+#define NTL_IPT_F_INTX 0x01      /* MODE.TSX */
+#define NTL_IPT_F_ABRT 0x02      /* MODE.TSX */
+#define NTL_IPT_F_HW 0x04        /* PWRE */
+#define NTL_IPT_F_ICNTV 0x02     /* TRIG: icnt valid */
+#define NTL_IPT_F_MULT 0x04      /* TRIG: multiple triggers */
+
+/* One packet. Which fields mean what, by type:
+ *   TNT_8, TNT_64   payload: the branch bits, oldest in bit (count-1); count
+ *   TIP*, FUP       payload: the IP bytes as stored; ipc
+ *   PIP             payload: CR3; flags NR
+ *   MODE_*          flags
+ *   CBR             payload: core:bus ratio
+ *   TSC, MTC, CYC   payload: the value (TSC 56 bits, MTC 8-bit CTC)
+ *   TMA             payload: CTC[15:0]; aux: fast counter (9 bits)
+ *   VMCS            payload: VMCS base address
+ *   MNT, EVD        payload: 64 bits; EVD aux: type
+ *   PTW             payload; count: payload size code (0: 4 bytes, 1: 8); flags IP
+ *   PWRE            aux: state << 4 | sub-state; flags HW
+ *   PWRX            aux: last (bits 3:0), deepest (7:4) core C-state, wake reasons << 8
+ *   EXSTOP, BEP     flags IP
+ *   MWAIT           payload: hints; aux: extensions
+ *   BBP             aux: type; count: 1 when BIPs carry 4 bytes, 0 for 8
+ *   BIP             payload; aux: id
+ *   CFE             aux: type | vector << 8; flags IP
+ *   TRIG            aux: TRBV | ICNT << 8; flags IP, ICNTV, MULT */
+struct ntl_ipt_packet {
+    uint8_t type;   /* enum ntl_ipt_type */
+    uint8_t size;   /* bytes, header included */
+    uint8_t count;  /* TNT: number of bits; TIP/FUP: ipc; PTW, BBP: see above */
+    uint8_t flags;
+    uint32_t aux;
+    uint64_t payload;
+};
+
+/* Why decoding failed; ptdump's wording of each is ntl_ipt_fault_str. */
+enum ntl_ipt_fault {
+    NTL_IPT_FAULT_NONE = 0,
+    NTL_IPT_FAULT_EOS,        /* the packet runs past the end ("reached end of trace stream") */
+    NTL_IPT_FAULT_BAD_OPC,    /* unknown opcode */
+    NTL_IPT_FAULT_BAD_PACKET, /* known opcode, reserved payload ("unknown packet") */
+    NTL_IPT_FAULT_NOSYNC,     /* no PSB found */
+};
+
+struct ntl_ipt_decoder {
+    const uint8_t *buf;
+    size_t size;
+    size_t pos;           /* offset of the next packet */
+    size_t sync;          /* offset of the PSB last synchronised at */
+    uint64_t origin;      /* offset of buf[0] in the user's input, for errors */
+    uint8_t bip_size;     /* inside a BBP block: bytes per BIP payload; 0 outside */
+    uint8_t fault;        /* enum ntl_ipt_fault of the last error */
+};
+
+/* A decoder over buf[0, size) positioned at offset 0 (not synchronised; see
+ * ntl_ipt_sync_first for starting at the first PSB). */
+void ntl_ipt_decoder_init(struct ntl_ipt_decoder *d, const uint8_t *buf, size_t size,
+                          uint64_t origin);
+
+/* Decodes the packet at d->pos into *p and advances. 0 on success,
+ * NTL_ERR_EOF at the end of the buffer, NTL_ERR_TRUNCATED when the packet
+ * runs past the end, NTL_ERR_FORMAT for an unknown opcode or a reserved
+ * encoding (d->fault says which). On error the position does not move. */
+int ntl_ipt_next(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struct ntl_error *err);
+
+/* Moves to the first PSB at or after the start of the buffer. */
+int ntl_ipt_sync_first(struct ntl_ipt_decoder *d, struct ntl_error *err);
+/* Moves to the next PSB after the last synchronisation point and the
+ * current position (use after an error). NTL_ERR_EOF when there is none. */
+int ntl_ipt_resync(struct ntl_ipt_decoder *d, struct ntl_error *err);
+/* Moves to offset off, synchronised or not (ptdump --no-sync). */
+int ntl_ipt_seek(struct ntl_ipt_decoder *d, size_t off);
+
+/* "psb", "tnt.8", "tip.pge", ... as ptdump names packets. */
+const char *ntl_ipt_type_name(int type);
+const char *ntl_ipt_fault_str(int fault);
+
+/* Number of IP bytes a packet with compression ipc carries; -1 reserved. */
+int ntl_ipt_ipc_bytes(unsigned ipc);
+
+/* Last-IP reconstruction (SDM: "IP compression"). */
+struct ntl_ipt_last_ip {
+    uint64_t ip;
+    bool have_ip;     /* an IP was ever set since the last reset */
+    bool suppressed;  /* the last IP packet had its IP suppressed */
+};
+
+static inline void ntl_ipt_last_ip_init(struct ntl_ipt_last_ip *l)
+{
+    l->ip = 0;
+    l->have_ip = false;
+    l->suppressed = false;
+}
+
+/* Applies an IP packet. Returns 0 and the full IP in *ip, NTL_ERR_NOT_FOUND
+ * when the IP is suppressed or no full IP is known yet, NTL_ERR_FORMAT for a
+ * reserved compression. */
+int ntl_ipt_last_ip_update(struct ntl_ipt_last_ip *l, unsigned ipc, uint64_t raw);
+int ntl_ipt_last_ip_query(const struct ntl_ipt_last_ip *l, uint64_t *ip);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

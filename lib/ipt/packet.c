@@ -1,0 +1,510 @@
+/* Intel PT packet decoder (ntlens/ipt_packet.h), from the Intel SDM's packet
+ * encodings. The hot path is one switch on a 256-entry class table; every
+ * read is checked against the end of the buffer before it is made. */
+#include <string.h>
+
+#include "ntlens/ipt_packet.h"
+#include "ntlens/ipt_sync.h"
+#include "ntlens/reader.h"
+
+/* Class of a packet's first byte. */
+enum cls {
+    C_BAD = 0, C_PAD, C_TNT8, C_EXT, C_TIP, C_PGE, C_PGD, C_FUP, C_CYC,
+    C_TSC, C_MTC, C_MODE, C_TRIG,
+};
+
+static uint8_t cls_table[256];
+
+static void build_table(void)
+{
+    for (unsigned b = 0; b < 256; b++) {
+        uint8_t c = C_BAD;
+        if (b == 0x00)
+            c = C_PAD;
+        else if (b == 0x02)
+            c = C_EXT;
+        else if ((b & 1) == 0)
+            c = C_TNT8;
+        else if ((b & 3) == 3)
+            c = C_CYC;
+        else if ((b & 0x1f) == 0x0d)
+            c = C_TIP;
+        else if ((b & 0x1f) == 0x11)
+            c = C_PGE;
+        else if ((b & 0x1f) == 0x01)
+            c = C_PGD;
+        else if ((b & 0x1f) == 0x1d)
+            c = C_FUP;
+        else if (b == 0x19)
+            c = C_TSC;
+        else if (b == 0x59)
+            c = C_MTC;
+        else if (b == 0x99)
+            c = C_MODE;
+        else if (b == 0xd9)
+            c = C_TRIG;
+        cls_table[b] = c;
+    }
+}
+
+static const int8_t ipc_bytes[8] = {0, 2, 4, 6, 6, -1, 8, -1};
+
+int ntl_ipt_ipc_bytes(unsigned ipc)
+{
+    return ipc < 8 ? ipc_bytes[ipc] : -1;
+}
+
+void ntl_ipt_decoder_init(struct ntl_ipt_decoder *d, const uint8_t *buf, size_t size,
+                          uint64_t origin)
+{
+    if (!cls_table[0x00])
+        build_table();
+    memset(d, 0, sizeof *d);
+    d->buf = buf;
+    d->size = size;
+    d->origin = origin;
+    d->sync = SIZE_MAX;
+}
+
+/* Little-endian value of n (<= 8) bytes at p. */
+static inline uint64_t le_n(const uint8_t *p, unsigned n)
+{
+    uint64_t v = 0;
+    for (unsigned i = n; i-- > 0;)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static int fail(struct ntl_ipt_decoder *d, struct ntl_error *err, int fault, const char *what)
+{
+    static const char *const msg[] = {
+        "", "packet runs past the end of the trace", "unknown opcode",
+        "reserved encoding", "no PSB",
+    };
+    d->fault = (uint8_t)fault;
+    return ntl_error_set(err, fault == NTL_IPT_FAULT_EOS ? NTL_ERR_TRUNCATED : NTL_ERR_FORMAT,
+                         what, d->origin + d->pos, "%s", msg[fault]);
+}
+
+/* Extended (02 xx) packets. */
+static int next_ext(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, const uint8_t *q,
+                    size_t left, struct ntl_error *err)
+{
+    if (left < 2)
+        return fail(d, err, NTL_IPT_FAULT_EOS, "packet");
+    uint8_t b = q[1];
+    unsigned size;
+    switch (b) {
+    case 0x82:
+        if (left < NTL_IPT_PSB_SIZE)
+            return fail(d, err, NTL_IPT_FAULT_EOS, "PSB packet");
+        if (!ntl_ipt_is_psb(q, left, 0))
+            return fail(d, err, NTL_IPT_FAULT_BAD_PACKET, "PSB packet");
+        p->type = NTL_IPT_PSB;
+        size = NTL_IPT_PSB_SIZE;
+        d->bip_size = 0;
+        break;
+    case 0x23:
+        p->type = NTL_IPT_PSBEND;
+        size = 2;
+        break;
+    case 0x83:
+        p->type = NTL_IPT_STOP;
+        size = 2;
+        break;
+    case 0xf3:
+        p->type = NTL_IPT_OVF;
+        size = 2;
+        d->bip_size = 0;
+        break;
+    case 0x03:
+        if (left < 4)
+            return fail(d, err, NTL_IPT_FAULT_EOS, "CBR packet");
+        p->type = NTL_IPT_CBR;
+        p->payload = q[2];
+        size = 4;
+        break;
+    case 0xa3: {
+        if (left < 8)
+            return fail(d, err, NTL_IPT_FAULT_EOS, "TNT-64 packet");
+        uint64_t v = le_n(q + 2, 6);
+        if (!v)
+            return fail(d, err, NTL_IPT_FAULT_BAD_PACKET, "TNT-64 packet");
+        unsigned msb = 63 - (unsigned)__builtin_clzll(v);
+        p->type = NTL_IPT_TNT_64;
+        p->count = (uint8_t)msb;
+        p->payload = v & ~(1ull << msb);
+        size = 8;
+        break;
+    }
+    case 0x43: {
+        if (left < 8)
+            return fail(d, err, NTL_IPT_FAULT_EOS, "PIP packet");
+        uint64_t v = le_n(q + 2, 6);
+        p->type = NTL_IPT_PIP;
+        p->flags = (v & 1) ? NTL_IPT_F_NR : 0;
+        p->payload = (v >> 1) << 5;
+        size = 8;
+        break;
+    }
+    case 0xc3:
+        if (left < 11)
+            return fail(d, err, NTL_IPT_FAULT_EOS, "MNT packet");
+        if (q[2] != 0x88)
+            return fail(d, err, NTL_IPT_FAULT_BAD_OPC, "MNT packet");
+        p->type = NTL_IPT_MNT;
+        p->payload = le_n(q + 3, 8);
+        size = 11;
+        break;
+    case 0x73:
+        if (left < 7)
+            return fail(d, err, NTL_IPT_FAULT_EOS, "TMA packet");
+        if (q[4] != 0 || (q[6] & 0xfe))
+            return fail(d, err, NTL_IPT_FAULT_BAD_PACKET, "TMA packet");
+        p->type = NTL_IPT_TMA;
+        p->payload = ntl_le16(q + 2);
+        p->aux = q[5] | ((uint32_t)(q[6] & 1) << 8);
+        size = 7;
+        break;
+    case 0xc8:
+        if (left < 7)
+            return fail(d, err, NTL_IPT_FAULT_EOS, "VMCS packet");
+        p->type = NTL_IPT_VMCS;
+        p->payload = le_n(q + 2, 5) << 12;
+        size = 7;
+        break;
+    case 0x62:
+    case 0xe2:
+        p->type = NTL_IPT_EXSTOP;
+        p->flags = (b & 0x80) ? NTL_IPT_F_IP : 0;
+        size = 2;
+        break;
+    case 0xc2:
+        if (left < 10)
+            return fail(d, err, NTL_IPT_FAULT_EOS, "MWAIT packet");
+        p->type = NTL_IPT_MWAIT;
+        p->payload = ntl_le32(q + 2);
+        p->aux = ntl_le32(q + 6);
+        size = 10;
+        break;
+    case 0x22:
+        if (left < 4)
+            return fail(d, err, NTL_IPT_FAULT_EOS, "PWRE packet");
+        p->type = NTL_IPT_PWRE;
+        p->flags = (q[2] & 0x08) ? NTL_IPT_F_HW : 0;
+        p->aux = q[3];
+        size = 4;
+        break;
+    case 0xa2:
+        if (left < 7)
+            return fail(d, err, NTL_IPT_FAULT_EOS, "PWRX packet");
+        p->type = NTL_IPT_PWRX;
+        p->aux = q[2] | ((uint32_t)(q[3] & 0x0f) << 8);
+        size = 7;
+        break;
+    case 0x63:
+        if (left < 3)
+            return fail(d, err, NTL_IPT_FAULT_EOS, "BBP packet");
+        p->type = NTL_IPT_BBP;
+        p->aux = q[2] & 0x1f;
+        p->count = (q[2] & 0x80) ? 1 : 0;
+        d->bip_size = (q[2] & 0x80) ? 4 : 8;
+        size = 3;
+        break;
+    case 0x33:
+    case 0xb3:
+        p->type = NTL_IPT_BEP;
+        p->flags = (b & 0x80) ? NTL_IPT_F_IP : 0;
+        d->bip_size = 0;
+        size = 2;
+        break;
+    case 0x13:
+        if (left < 4)
+            return fail(d, err, NTL_IPT_FAULT_EOS, "CFE packet");
+        p->type = NTL_IPT_CFE;
+        p->flags = (q[2] & 0x80) ? NTL_IPT_F_IP : 0;
+        p->aux = (q[2] & 0x1fu) | ((uint32_t)q[3] << 8);
+        size = 4;
+        break;
+    case 0x53:
+        if (left < 11)
+            return fail(d, err, NTL_IPT_FAULT_EOS, "EVD packet");
+        p->type = NTL_IPT_EVD;
+        p->aux = q[2] & 0x3f;
+        p->payload = le_n(q + 3, 8);
+        size = 11;
+        break;
+    default:
+        if ((b & 0x1f) == 0x12) {
+            unsigned plc = (b >> 5) & 3;
+            if (plc > 1)
+                return fail(d, err, NTL_IPT_FAULT_BAD_PACKET, "PTW packet");
+            unsigned n = plc ? 8 : 4;
+            if (left < 2 + n)
+                return fail(d, err, NTL_IPT_FAULT_EOS, "PTW packet");
+            p->type = NTL_IPT_PTW;
+            p->count = (uint8_t)plc;
+            p->flags = (b & 0x80) ? NTL_IPT_F_IP : 0;
+            p->payload = le_n(q + 2, n);
+            size = 2 + n;
+            break;
+        }
+        return fail(d, err, NTL_IPT_FAULT_BAD_OPC, "packet");
+    }
+    p->size = (uint8_t)size;
+    d->pos += size;
+    return NTL_OK;
+}
+
+int ntl_ipt_next(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struct ntl_error *err)
+{
+    size_t left = d->size - d->pos;
+    if (!left)
+        return NTL_ERR_EOF;
+    const uint8_t *q = d->buf + d->pos;
+    uint8_t b = q[0];
+    p->count = 0;
+    p->flags = 0;
+    p->aux = 0;
+    p->payload = 0;
+    switch (cls_table[b]) {
+    case C_PAD:
+        p->type = NTL_IPT_PAD;
+        p->size = 1;
+        d->pos++;
+        return NTL_OK;
+    case C_TNT8: {
+        if (d->bip_size && (b & 7) == 4) {
+            if (left < 1u + d->bip_size)
+                return fail(d, err, NTL_IPT_FAULT_EOS, "BIP packet");
+            p->type = NTL_IPT_BIP;
+            p->aux = b >> 3;
+            p->payload = le_n(q + 1, d->bip_size);
+            p->size = (uint8_t)(1 + d->bip_size);
+            d->pos += p->size;
+            return NTL_OK;
+        }
+        unsigned msb = 31 - (unsigned)__builtin_clz(b);
+        p->type = NTL_IPT_TNT_8;
+        p->count = (uint8_t)(msb - 1);
+        p->payload = (b >> 1) & ((1u << (msb - 1)) - 1);
+        p->size = 1;
+        d->pos++;
+        return NTL_OK;
+    }
+    case C_TIP:
+    case C_PGE:
+    case C_PGD:
+    case C_FUP: {
+        static const uint8_t type_of[] = {
+            [C_TIP] = NTL_IPT_TIP, [C_PGE] = NTL_IPT_TIP_PGE,
+            [C_PGD] = NTL_IPT_TIP_PGD, [C_FUP] = NTL_IPT_FUP,
+        };
+        unsigned ipc = b >> 5;
+        int n = ipc_bytes[ipc];
+        if (n < 0)
+            return fail(d, err, NTL_IPT_FAULT_BAD_PACKET, "IP packet");
+        if (left < 1u + (unsigned)n)
+            return fail(d, err, NTL_IPT_FAULT_EOS, "IP packet");
+        p->type = type_of[cls_table[b]];
+        p->count = (uint8_t)ipc;
+        p->payload = le_n(q + 1, (unsigned)n);
+        p->size = (uint8_t)(1 + n);
+        d->pos += p->size;
+        return NTL_OK;
+    }
+    case C_CYC: {
+        uint64_t v = b >> 3;
+        unsigned shift = 5, i = 1;
+        if (b & 4) {
+            for (;;) {
+                if (i >= left)
+                    return fail(d, err, NTL_IPT_FAULT_EOS, "CYC packet");
+                uint8_t x = q[i++];
+                if (shift > 63)
+                    return fail(d, err, NTL_IPT_FAULT_BAD_PACKET, "CYC packet");
+                v |= (uint64_t)(x >> 1) << shift;
+                shift += 7;
+                if (!(x & 1))
+                    break;
+                if (i > 15)
+                    return fail(d, err, NTL_IPT_FAULT_BAD_PACKET, "CYC packet");
+            }
+        }
+        p->type = NTL_IPT_CYC;
+        p->payload = v;
+        p->size = (uint8_t)i;
+        d->pos += i;
+        return NTL_OK;
+    }
+    case C_TSC:
+        if (left < 8)
+            return fail(d, err, NTL_IPT_FAULT_EOS, "TSC packet");
+        p->type = NTL_IPT_TSC;
+        p->payload = le_n(q + 1, 7);
+        p->size = 8;
+        d->pos += 8;
+        return NTL_OK;
+    case C_MTC:
+        if (left < 2)
+            return fail(d, err, NTL_IPT_FAULT_EOS, "MTC packet");
+        p->type = NTL_IPT_MTC;
+        p->payload = q[1];
+        p->size = 2;
+        d->pos += 2;
+        return NTL_OK;
+    case C_MODE:
+        if (left < 2)
+            return fail(d, err, NTL_IPT_FAULT_EOS, "MODE packet");
+        switch (q[1] >> 5) {
+        case 0:
+            p->type = NTL_IPT_MODE_EXEC;
+            p->flags = q[1] & 7;
+            break;
+        case 1:
+            p->type = NTL_IPT_MODE_TSX;
+            p->flags = q[1] & 3;
+            break;
+        default:
+            return fail(d, err, NTL_IPT_FAULT_BAD_PACKET, "MODE packet");
+        }
+        p->size = 2;
+        d->pos += 2;
+        return NTL_OK;
+    case C_TRIG: {
+        if (left < 3)
+            return fail(d, err, NTL_IPT_FAULT_EOS, "TRIG packet");
+        unsigned size = (q[1] & 0x40) ? 5 : 3;
+        if (left < size)
+            return fail(d, err, NTL_IPT_FAULT_EOS, "TRIG packet");
+        p->type = NTL_IPT_TRIG;
+        p->flags = (uint8_t)(((q[1] & 0x80) ? NTL_IPT_F_IP : 0) |
+                             ((q[1] & 0x40) ? NTL_IPT_F_ICNTV : 0) |
+                             ((q[1] & 0x20) ? NTL_IPT_F_MULT : 0));
+        p->aux = q[2];
+        if (size == 5)
+            p->aux |= (uint32_t)ntl_le16(q + 3) << 8;
+        p->size = (uint8_t)size;
+        d->pos += size;
+        return NTL_OK;
+    }
+    case C_EXT:
+        return next_ext(d, p, q, left, err);
+    default:
+        return fail(d, err, NTL_IPT_FAULT_BAD_OPC, "packet");
+    }
+}
+
+int ntl_ipt_sync_first(struct ntl_ipt_decoder *d, struct ntl_error *err)
+{
+    size_t off;
+    if (ntl_ipt_sync_forward(d->buf, d->size, 0, &off) < 0) {
+        d->fault = NTL_IPT_FAULT_NOSYNC;
+        return ntl_error_set(err, NTL_ERR_NOT_FOUND, "trace", d->origin,
+                             "no PSB in %zu bytes", d->size);
+    }
+    d->pos = d->sync = off;
+    d->bip_size = 0;
+    return NTL_OK;
+}
+
+int ntl_ipt_resync(struct ntl_ipt_decoder *d, struct ntl_error *err)
+{
+    size_t from = d->pos, off;
+    if (d->sync != SIZE_MAX && from <= d->sync)
+        from = d->sync + 1;
+    if (ntl_ipt_sync_forward(d->buf, d->size, from, &off) < 0) {
+        d->fault = NTL_IPT_FAULT_NOSYNC;
+        ntl_error_set(err, NTL_ERR_EOF, "trace", d->origin + from, "no further PSB");
+        return NTL_ERR_EOF;
+    }
+    d->pos = d->sync = off;
+    d->bip_size = 0;
+    return NTL_OK;
+}
+
+int ntl_ipt_seek(struct ntl_ipt_decoder *d, size_t off)
+{
+    if (off > d->size)
+        return NTL_ERR_ARGUMENT;
+    d->pos = off;
+    d->bip_size = 0;
+    if (ntl_ipt_is_psb(d->buf, d->size, off))
+        d->sync = off;
+    return NTL_OK;
+}
+
+const char *ntl_ipt_type_name(int type)
+{
+    static const char *const names[NTL_IPT_TYPE_COUNT] = {
+        [NTL_IPT_PAD] = "pad", [NTL_IPT_PSB] = "psb", [NTL_IPT_PSBEND] = "psbend",
+        [NTL_IPT_TNT_8] = "tnt.8", [NTL_IPT_TNT_64] = "tnt.64", [NTL_IPT_TIP] = "tip",
+        [NTL_IPT_TIP_PGE] = "tip.pge", [NTL_IPT_TIP_PGD] = "tip.pgd", [NTL_IPT_FUP] = "fup",
+        [NTL_IPT_PIP] = "pip", [NTL_IPT_MODE_EXEC] = "mode.exec", [NTL_IPT_MODE_TSX] = "mode.tsx",
+        [NTL_IPT_STOP] = "stop", [NTL_IPT_CBR] = "cbr", [NTL_IPT_TSC] = "tsc",
+        [NTL_IPT_MTC] = "mtc", [NTL_IPT_TMA] = "tma", [NTL_IPT_CYC] = "cyc",
+        [NTL_IPT_VMCS] = "vmcs", [NTL_IPT_OVF] = "ovf", [NTL_IPT_MNT] = "mnt",
+        [NTL_IPT_PTW] = "ptw", [NTL_IPT_PWRE] = "pwre", [NTL_IPT_PWRX] = "pwrx",
+        [NTL_IPT_EXSTOP] = "exstop", [NTL_IPT_MWAIT] = "mwait", [NTL_IPT_BBP] = "bbp",
+        [NTL_IPT_BIP] = "bip", [NTL_IPT_BEP] = "bep", [NTL_IPT_CFE] = "cfe",
+        [NTL_IPT_EVD] = "evd", [NTL_IPT_TRIG] = "trig",
+    };
+    if (type <= 0 || type >= NTL_IPT_TYPE_COUNT)
+        return "unknown";
+    return names[type];
+}
+
+const char *ntl_ipt_fault_str(int fault)
+{
+    switch (fault) {
+    case NTL_IPT_FAULT_EOS:
+        return "reached end of trace stream";
+    case NTL_IPT_FAULT_BAD_OPC:
+        return "unknown opcode";
+    case NTL_IPT_FAULT_BAD_PACKET:
+        return "unknown packet";
+    case NTL_IPT_FAULT_NOSYNC:
+        return "no sync";
+    default:
+        return "OK";
+    }
+}
+
+int ntl_ipt_last_ip_update(struct ntl_ipt_last_ip *l, unsigned ipc, uint64_t raw)
+{
+    switch (ipc) {
+    case NTL_IPT_IPC_SUPPRESSED:
+        l->suppressed = true;
+        return NTL_ERR_NOT_FOUND;
+    case NTL_IPT_IPC_UPDATE_16:
+        l->ip = (l->ip & ~0xffffull) | (raw & 0xffffull);
+        break;
+    case NTL_IPT_IPC_UPDATE_32:
+        l->ip = (l->ip & ~0xffffffffull) | (raw & 0xffffffffull);
+        break;
+    case NTL_IPT_IPC_SEXT_48:
+        l->ip = (raw & (1ull << 47)) ? (raw | 0xffff000000000000ull) : (raw & 0xffffffffffffull);
+        break;
+    case NTL_IPT_IPC_UPDATE_48:
+        l->ip = (l->ip & ~0xffffffffffffull) | (raw & 0xffffffffffffull);
+        break;
+    case NTL_IPT_IPC_FULL:
+        l->ip = raw;
+        break;
+    default:
+        return NTL_ERR_FORMAT;
+    }
+    l->have_ip = true;
+    l->suppressed = false;
+    return NTL_OK;
+}
+
+int ntl_ipt_last_ip_query(const struct ntl_ipt_last_ip *l, uint64_t *ip)
+{
+    if (!l->have_ip || l->suppressed) {
+        *ip = 0;
+        return NTL_ERR_NOT_FOUND;
+    }
+    *ip = l->ip;
+    return NTL_OK;
+}

@@ -1,0 +1,416 @@
+/* Unit tests for the Intel PT packet layer: every packet kind from hand-made
+ * bytes (Intel SDM encodings), errors with offsets, resynchronisation, PSB
+ * search, circular-buffer unwrapping, last-IP and time tracking. */
+#include "check.h"
+
+#include "ntlens/ipt_packet.h"
+#include "ntlens/ipt_sync.h"
+#include "ntlens/ipt_time.h"
+
+#define PSB 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82
+
+static int decode_one(const uint8_t *b, size_t n, struct ntl_ipt_packet *p, struct ntl_error *err)
+{
+    struct ntl_ipt_decoder d;
+    ntl_ipt_decoder_init(&d, b, n, 0);
+    int rc = ntl_ipt_next(&d, p, err);
+    if (rc == 0)
+        CHECK_EQ_U64(d.pos, p->size);
+    return rc;
+}
+
+#define ONE(...)                                                              \
+    do {                                                                      \
+        static const uint8_t b_[] = {__VA_ARGS__};                            \
+        rc = decode_one(b_, sizeof b_, &p, &err);                             \
+        CHECK_EQ_INT(rc, 0);                                                  \
+        CHECK_EQ_INT(p.size, sizeof b_);                                      \
+    } while (0)
+
+static void test_packets(void)
+{
+    struct ntl_ipt_packet p;
+    struct ntl_error err;
+    int rc;
+
+    ONE(0x00);
+    CHECK_EQ_INT(p.type, NTL_IPT_PAD);
+    ONE(PSB);
+    CHECK_EQ_INT(p.type, NTL_IPT_PSB);
+    ONE(0x02, 0x23);
+    CHECK_EQ_INT(p.type, NTL_IPT_PSBEND);
+    /* TNT-8 0b10110: stop bit 4, bits "011" oldest first. */
+    ONE(0x16);
+    CHECK_EQ_INT(p.type, NTL_IPT_TNT_8);
+    CHECK_EQ_INT(p.count, 3);
+    CHECK_EQ_U64(p.payload, 3);
+    ONE(0xfe);
+    CHECK_EQ_INT(p.count, 6);
+    CHECK_EQ_U64(p.payload, 0x3f);
+    /* TNT-64 with 47 bits. */
+    ONE(0x02, 0xa3, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff);
+    CHECK_EQ_INT(p.type, NTL_IPT_TNT_64);
+    CHECK_EQ_INT(p.count, 47);
+    CHECK_EQ_U64(p.payload, 0x7fffffffffffull);
+    /* IP packets, every compression. */
+    ONE(0x0d);
+    CHECK_EQ_INT(p.type, NTL_IPT_TIP);
+    CHECK_EQ_INT(p.count, 0);
+    ONE(0x31, 0x34, 0x12);
+    CHECK_EQ_INT(p.type, NTL_IPT_TIP_PGE);
+    CHECK_EQ_INT(p.count, 1);
+    CHECK_EQ_U64(p.payload, 0x1234);
+    ONE(0x41, 0x78, 0x56, 0x34, 0x12);
+    CHECK_EQ_INT(p.type, NTL_IPT_TIP_PGD);
+    CHECK_EQ_INT(p.count, 2);
+    CHECK_EQ_U64(p.payload, 0x12345678);
+    ONE(0x7d, 1, 2, 3, 4, 5, 0x80);
+    CHECK_EQ_INT(p.type, NTL_IPT_FUP);
+    CHECK_EQ_INT(p.count, 3);
+    CHECK_EQ_U64(p.payload, 0x800504030201ull);
+    ONE(0x8d, 1, 2, 3, 4, 5, 6);
+    CHECK_EQ_INT(p.count, 4);
+    ONE(0xcd, 1, 2, 3, 4, 5, 6, 7, 8);
+    CHECK_EQ_INT(p.count, 6);
+    CHECK_EQ_U64(p.payload, 0x0807060504030201ull);
+    /* PIP: CR3 bits 51:5 in payload bits 47:1, NR in bit 0. */
+    ONE(0x02, 0x43, 0x01, 0x0a, 0, 0, 0, 0);
+    CHECK_EQ_INT(p.type, NTL_IPT_PIP);
+    CHECK_EQ_U64(p.payload, 0xa000);
+    CHECK_EQ_INT(p.flags, NTL_IPT_F_NR);
+    ONE(0x99, 0x05);
+    CHECK_EQ_INT(p.type, NTL_IPT_MODE_EXEC);
+    CHECK_EQ_INT(p.flags, NTL_IPT_F_CSL | NTL_IPT_F_IF);
+    ONE(0x99, 0x22);
+    CHECK_EQ_INT(p.type, NTL_IPT_MODE_TSX);
+    CHECK_EQ_INT(p.flags, NTL_IPT_F_ABRT);
+    ONE(0x02, 0x83);
+    CHECK_EQ_INT(p.type, NTL_IPT_STOP);
+    ONE(0x02, 0x03, 0x21, 0x00);
+    CHECK_EQ_INT(p.type, NTL_IPT_CBR);
+    CHECK_EQ_U64(p.payload, 0x21);
+    ONE(0x19, 1, 2, 3, 4, 5, 6, 7);
+    CHECK_EQ_INT(p.type, NTL_IPT_TSC);
+    CHECK_EQ_U64(p.payload, 0x07060504030201ull);
+    ONE(0x59, 0xab);
+    CHECK_EQ_INT(p.type, NTL_IPT_MTC);
+    CHECK_EQ_U64(p.payload, 0xab);
+    ONE(0x02, 0x73, 0x42, 0xc9, 0x00, 0x4c, 0x01);
+    CHECK_EQ_INT(p.type, NTL_IPT_TMA);
+    CHECK_EQ_U64(p.payload, 0xc942);
+    CHECK_EQ_U64(p.aux, 0x14c);
+    /* CYC: 5 bits, then 7 per extension byte. */
+    ONE(0x0b);
+    CHECK_EQ_INT(p.type, NTL_IPT_CYC);
+    CHECK_EQ_U64(p.payload, 1);
+    ONE(0xff, 0x03, 0x02);
+    CHECK_EQ_U64(p.payload, 0x1f | (1u << 5) | (1u << 12));
+    ONE(0x02, 0xc8, 0x99, 0x2e, 0x35, 0x00, 0x00);
+    CHECK_EQ_INT(p.type, NTL_IPT_VMCS);
+    CHECK_EQ_U64(p.payload, 0x352e99000ull);
+    ONE(0x02, 0xf3);
+    CHECK_EQ_INT(p.type, NTL_IPT_OVF);
+    ONE(0x02, 0xc3, 0x88, 1, 2, 3, 4, 5, 6, 7, 8);
+    CHECK_EQ_INT(p.type, NTL_IPT_MNT);
+    CHECK_EQ_U64(p.payload, 0x0807060504030201ull);
+    ONE(0x02, 0x92, 0xcd, 0xab, 0, 0);
+    CHECK_EQ_INT(p.type, NTL_IPT_PTW);
+    CHECK_EQ_U64(p.payload, 0xabcd);
+    CHECK_EQ_INT(p.flags, NTL_IPT_F_IP);
+    ONE(0x02, 0x32, 1, 2, 3, 4, 5, 6, 7, 8);
+    CHECK_EQ_INT(p.count, 1);
+    ONE(0x02, 0x22, 0x08, 0x5f);
+    CHECK_EQ_INT(p.type, NTL_IPT_PWRE);
+    CHECK_EQ_INT(p.flags, NTL_IPT_F_HW);
+    CHECK_EQ_U64(p.aux, 0x5f);
+    ONE(0x02, 0xa2, 0x55, 0x01, 0, 0, 0);
+    CHECK_EQ_INT(p.type, NTL_IPT_PWRX);
+    CHECK_EQ_U64(p.aux, 0x155);
+    ONE(0x02, 0xe2);
+    CHECK_EQ_INT(p.type, NTL_IPT_EXSTOP);
+    CHECK_EQ_INT(p.flags, NTL_IPT_F_IP);
+    ONE(0x02, 0xc2, 0x50, 0, 0, 0, 0x01, 0, 0, 0);
+    CHECK_EQ_INT(p.type, NTL_IPT_MWAIT);
+    CHECK_EQ_U64(p.payload, 0x50);
+    CHECK_EQ_U64(p.aux, 1);
+    ONE(0x02, 0x13, 0x8e, 0x2a);
+    CHECK_EQ_INT(p.type, NTL_IPT_CFE);
+    CHECK_EQ_U64(p.aux, 0x2a0e);
+    CHECK_EQ_INT(p.flags, NTL_IPT_F_IP);
+    ONE(0x02, 0x53, 0x01, 0xaa, 0x0b, 0xf0, 0, 0, 0, 0, 0);
+    CHECK_EQ_INT(p.type, NTL_IPT_EVD);
+    CHECK_EQ_U64(p.aux, 1);
+    CHECK_EQ_U64(p.payload, 0xf00baa);
+    ONE(0xd9, 0xc0, 0x1a, 0x03, 0x00);
+    CHECK_EQ_INT(p.type, NTL_IPT_TRIG);
+    CHECK_EQ_U64(p.aux, 0x31a);
+    CHECK_EQ_INT(p.flags, NTL_IPT_F_IP | NTL_IPT_F_ICNTV);
+    ONE(0xd9, 0x20, 0x03);
+    CHECK_EQ_INT(p.flags, NTL_IPT_F_MULT);
+    ONE(0x02, 0x33);
+    CHECK_EQ_INT(p.type, NTL_IPT_BEP);
+    ONE(0x02, 0xb3);
+    CHECK_EQ_INT(p.flags, NTL_IPT_F_IP);
+
+    /* BBP opens a block: a 0bxxxxx100 byte is then a BIP, not a TNT. */
+    static const uint8_t block[] = {0x02, 0x63, 0x80, 0x0c, 1, 2, 3, 4, 0x02, 0x33, 0x0c};
+    struct ntl_ipt_decoder d;
+    ntl_ipt_decoder_init(&d, block, sizeof block, 0);
+    CHECK_EQ_INT(ntl_ipt_next(&d, &p, &err), 0);
+    CHECK_EQ_INT(p.type, NTL_IPT_BBP);
+    CHECK_EQ_INT(ntl_ipt_next(&d, &p, &err), 0);
+    CHECK_EQ_INT(p.type, NTL_IPT_BIP);
+    CHECK_EQ_U64(p.aux, 1);
+    CHECK_EQ_U64(p.payload, 0x04030201);
+    CHECK_EQ_INT(ntl_ipt_next(&d, &p, &err), 0);
+    CHECK_EQ_INT(p.type, NTL_IPT_BEP);
+    CHECK_EQ_INT(ntl_ipt_next(&d, &p, &err), 0);
+    CHECK_EQ_INT(p.type, NTL_IPT_TNT_8);
+    CHECK_EQ_INT(ntl_ipt_next(&d, &p, &err), NTL_ERR_EOF);
+}
+
+#define BAD(status, fault_, off, ...)                                          \
+    do {                                                                      \
+        static const uint8_t b_[] = {__VA_ARGS__};                            \
+        struct ntl_ipt_decoder d_;                                            \
+        ntl_ipt_decoder_init(&d_, b_, sizeof b_, 0x1000);                     \
+        d_.pos = (off);                                                       \
+        ntl_error_clear(&err);                                                \
+        CHECK_EQ_INT(ntl_ipt_next(&d_, &p, &err), status);                    \
+        CHECK_EQ_INT(d_.fault, fault_);                                       \
+        CHECK_EQ_U64(d_.pos, off);                                            \
+        CHECK_EQ_U64(err.offset, 0x1000 + (off));                             \
+    } while (0)
+
+static void test_errors(void)
+{
+    struct ntl_ipt_packet p;
+    struct ntl_error err;
+    /* Truncated packets of every length class. */
+    BAD(NTL_ERR_TRUNCATED, NTL_IPT_FAULT_EOS, 0, 0x02);
+    BAD(NTL_ERR_TRUNCATED, NTL_IPT_FAULT_EOS, 1, 0x00, 0x19, 1, 2);
+    BAD(NTL_ERR_TRUNCATED, NTL_IPT_FAULT_EOS, 0, 0xcd, 1, 2, 3);
+    BAD(NTL_ERR_TRUNCATED, NTL_IPT_FAULT_EOS, 0, 0x02, 0x82, 0x02, 0x82);
+    BAD(NTL_ERR_TRUNCATED, NTL_IPT_FAULT_EOS, 0, 0x07, 0x01);
+    BAD(NTL_ERR_TRUNCATED, NTL_IPT_FAULT_EOS, 0, 0x02, 0xc3, 0x88, 1);
+    BAD(NTL_ERR_TRUNCATED, NTL_IPT_FAULT_EOS, 0, 0xd9, 0x40, 0x1a, 0x00);
+    /* Reserved encodings. */
+    BAD(NTL_ERR_FORMAT, NTL_IPT_FAULT_BAD_OPC, 0, 0xc9);
+    BAD(NTL_ERR_FORMAT, NTL_IPT_FAULT_BAD_OPC, 0, 0x02, 0x01);
+    BAD(NTL_ERR_FORMAT, NTL_IPT_FAULT_BAD_PACKET, 0, 0xad, 1, 2, 3, 4, 5, 6, 7, 8);
+    BAD(NTL_ERR_FORMAT, NTL_IPT_FAULT_BAD_PACKET, 0, 0xed, 1, 2, 3, 4, 5, 6, 7, 8);
+    BAD(NTL_ERR_FORMAT, NTL_IPT_FAULT_BAD_PACKET, 0, 0x99, 0x40);
+    BAD(NTL_ERR_FORMAT, NTL_IPT_FAULT_BAD_PACKET, 0, 0x02, 0x73, 1, 1, 1, 1, 0);
+    BAD(NTL_ERR_FORMAT, NTL_IPT_FAULT_BAD_PACKET, 0, 0x02, 0x73, 1, 1, 0, 1, 0x40);
+    BAD(NTL_ERR_FORMAT, NTL_IPT_FAULT_BAD_PACKET, 0, 0x02, 0xa3, 0, 0, 0, 0, 0, 0);
+    BAD(NTL_ERR_FORMAT, NTL_IPT_FAULT_BAD_PACKET, 0, 0x02, 0x52, 1, 2, 3, 4, 5, 6, 7, 8);
+    BAD(NTL_ERR_FORMAT, NTL_IPT_FAULT_BAD_PACKET, 0, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02,
+        0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x83);
+    /* A CYC longer than 64 bits of payload. */
+    BAD(NTL_ERR_FORMAT, NTL_IPT_FAULT_BAD_PACKET, 0, 0x07, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+        0xff, 0xff, 0xff, 0xff, 0x01);
+}
+
+static void test_resync(void)
+{
+    /* ptdump-bad_opc-resync: pads, a PSB, a bad opcode, a PSB. */
+    static const uint8_t t[] = {0, 0, 0, 0, 0, 0, 0, PSB, 0xc9, PSB, 0x02, 0x23};
+    struct ntl_ipt_decoder d;
+    struct ntl_ipt_packet p;
+    struct ntl_error err;
+    ntl_ipt_decoder_init(&d, t, sizeof t, 0);
+    CHECK_EQ_INT(ntl_ipt_sync_first(&d, &err), 0);
+    CHECK_EQ_U64(d.pos, 7);
+    CHECK_EQ_INT(ntl_ipt_next(&d, &p, &err), 0);
+    CHECK_EQ_INT(p.type, NTL_IPT_PSB);
+    CHECK_EQ_INT(ntl_ipt_next(&d, &p, &err), NTL_ERR_FORMAT);
+    CHECK_EQ_U64(err.offset, 0x17);
+    CHECK_EQ_INT(ntl_ipt_resync(&d, &err), 0);
+    CHECK_EQ_U64(d.pos, 0x18);
+    CHECK_EQ_INT(ntl_ipt_next(&d, &p, &err), 0);
+    CHECK_EQ_INT(ntl_ipt_next(&d, &p, &err), 0);
+    CHECK_EQ_INT(p.type, NTL_IPT_PSBEND);
+    CHECK_EQ_INT(ntl_ipt_next(&d, &p, &err), NTL_ERR_EOF);
+    CHECK_EQ_INT(ntl_ipt_resync(&d, &err), NTL_ERR_EOF);
+
+    /* No PSB at all. */
+    static const uint8_t none[] = {0x02, 0x82, 0x02, 0x82, 0, 0, 0};
+    ntl_ipt_decoder_init(&d, none, sizeof none, 0);
+    CHECK_EQ_INT(ntl_ipt_sync_first(&d, &err), NTL_ERR_NOT_FOUND);
+
+    /* A huge TNT run never stalls: every byte is one packet. */
+    static uint8_t tnt[100000];
+    memset(tnt, 0xaa, sizeof tnt);
+    ntl_ipt_decoder_init(&d, tnt, sizeof tnt, 0);
+    size_t n = 0;
+    while (ntl_ipt_next(&d, &p, &err) == 0)
+        n++;
+    CHECK_EQ_U64(n, sizeof tnt);
+}
+
+static void test_sync(void)
+{
+    static const uint8_t t[] = {1, 2, PSB, 3, 4, 5, PSB, 6};
+    size_t off;
+    CHECK_EQ_INT(ntl_ipt_sync_forward(t, sizeof t, 0, &off), 0);
+    CHECK_EQ_U64(off, 2);
+    CHECK_EQ_INT(ntl_ipt_sync_forward(t, sizeof t, 3, &off), 0);
+    CHECK_EQ_U64(off, 21);
+    CHECK_EQ_INT(ntl_ipt_sync_forward(t, sizeof t, 22, &off), NTL_ERR_NOT_FOUND);
+    CHECK_EQ_INT(ntl_ipt_sync_backward(t, sizeof t, sizeof t, &off), 0);
+    CHECK_EQ_U64(off, 21);
+    CHECK_EQ_INT(ntl_ipt_sync_backward(t, sizeof t, 21, &off), 0);
+    CHECK_EQ_U64(off, 2);
+    CHECK_EQ_INT(ntl_ipt_sync_backward(t, sizeof t, 2, &off), NTL_ERR_NOT_FOUND);
+    CHECK(ntl_ipt_is_psb(t, sizeof t, 2));
+    CHECK(!ntl_ipt_is_psb(t, sizeof t, 3));
+}
+
+/* Builds the circular buffer a tracer leaves when it wrote `lin` (a linear
+ * trace) into `size` bytes, ending at write position pos. */
+static void wrap_into(uint8_t *buf, size_t size, const uint8_t *lin, size_t n, size_t pos)
+{
+    for (size_t i = 0; i < n; i++)
+        buf[(pos + size - n + i) % size] = lin[i];
+}
+
+static void test_unwrap(void)
+{
+    /* A linear trace: junk, PSB, payload. Write it into a 32-byte ring
+     * whose write position is 10, for every rotation of the PSB. */
+    uint8_t lin[40], buf[32];
+    struct ntl_error err;
+    for (size_t i = 0; i < sizeof lin; i++)
+        lin[i] = (uint8_t)(0x10 + i); /* no 02 82 anywhere */
+    static const uint8_t psb[] = {PSB};
+    for (size_t shift = 0; shift < 16; shift++) {
+        memcpy(lin + 8 + shift, psb, sizeof psb);
+        for (size_t pos = 1; pos < sizeof buf; pos++) {
+            memset(buf, 0xee, sizeof buf);
+            wrap_into(buf, sizeof buf, lin + 8, sizeof buf, pos);
+            struct ntl_buf out;
+            struct ntl_ipt_wrap w;
+            ntl_buf_init(&out, 0);
+            CHECK_EQ_INT(ntl_ipt_unwrap(buf, sizeof buf, pos, &out, &w, &err), 0);
+            /* The trace runs from the PSB to the newest byte. */
+            CHECK_EQ_U64(out.len, sizeof buf - shift);
+            CHECK(out.len >= 16 && memcmp(out.data, psb, 16) == 0);
+            CHECK(memcmp(out.data, lin + 8 + shift, out.len) == 0);
+            CHECK_EQ_U64(w.skipped, shift);
+            ntl_buf_free(&out);
+        }
+        memcpy(lin + 8 + shift, (const uint8_t[16]){0}, 16);
+        for (size_t i = 8 + shift; i < 24 + shift; i++)
+            lin[i] = (uint8_t)(0x10 + i);
+    }
+    /* Not wrapped (pos 0 or size): from the first PSB to the end. */
+    uint8_t flat[24] = {0x55, 0x56, PSB, 0x02, 0x23, 0x00, 0x00, 0x00, 0x00};
+    struct ntl_ipt_wrap w;
+    CHECK_EQ_INT(ntl_ipt_wrap_find(flat, sizeof flat, 0, &w, &err), 0);
+    CHECK_EQ_U64(w.psb, 2);
+    CHECK_EQ_U64(w.first_len, 22);
+    CHECK_EQ_U64(w.second_len, 0);
+    CHECK_EQ_INT(ntl_ipt_wrap_find(flat, sizeof flat, sizeof flat, &w, &err), 0);
+    CHECK_EQ_U64(w.psb, 2);
+    /* pos past the PSB: the search wraps around to it; the trace ends at pos. */
+    CHECK_EQ_INT(ntl_ipt_wrap_find(flat, sizeof flat, 20, &w, &err), 0);
+    CHECK_EQ_U64(w.psb, 2);
+    CHECK_EQ_U64(w.first_len, 18);
+    /* No PSB; bad position. */
+    uint8_t junk[64];
+    memset(junk, 0x11, sizeof junk);
+    CHECK_EQ_INT(ntl_ipt_wrap_find(junk, sizeof junk, 5, &w, &err), NTL_ERR_NOT_FOUND);
+    CHECK_EQ_INT(ntl_ipt_wrap_find(junk, sizeof junk, 65, &w, &err), NTL_ERR_ARGUMENT);
+    CHECK_EQ_INT(ntl_ipt_wrap_find(junk, 0, 0, &w, &err), NTL_ERR_NOT_FOUND);
+}
+
+static void test_last_ip(void)
+{
+    struct ntl_ipt_last_ip l;
+    uint64_t ip;
+    ntl_ipt_last_ip_init(&l);
+    CHECK_EQ_INT(ntl_ipt_last_ip_query(&l, &ip), NTL_ERR_NOT_FOUND);
+    CHECK_EQ_INT(ntl_ipt_last_ip_update(&l, 6, 0x0a00ccccddddeeeeull), 0);
+    CHECK_EQ_INT(ntl_ipt_last_ip_update(&l, 4, 0xffffeeeeffffull), 0);
+    CHECK_EQ_INT(ntl_ipt_last_ip_query(&l, &ip), 0);
+    CHECK_EQ_U64(ip, 0x0a00ffffeeeeffffull);
+    CHECK_EQ_INT(ntl_ipt_last_ip_update(&l, 1, 0xdddd), 0);
+    CHECK_EQ_INT(ntl_ipt_last_ip_query(&l, &ip), 0);
+    CHECK_EQ_U64(ip, 0x0a00ffffeeeeddddull);
+    CHECK_EQ_INT(ntl_ipt_last_ip_update(&l, 3, 0xffffddddeeeeull), 0);
+    CHECK_EQ_INT(ntl_ipt_last_ip_query(&l, &ip), 0);
+    CHECK_EQ_U64(ip, 0xffffffffddddeeeeull);
+    CHECK_EQ_INT(ntl_ipt_last_ip_update(&l, 2, 0xeeeeffff), 0);
+    CHECK_EQ_INT(ntl_ipt_last_ip_query(&l, &ip), 0);
+    CHECK_EQ_U64(ip, 0xffffffffeeeeffffull);
+    CHECK_EQ_INT(ntl_ipt_last_ip_update(&l, 0, 0), NTL_ERR_NOT_FOUND);
+    CHECK_EQ_INT(ntl_ipt_last_ip_query(&l, &ip), NTL_ERR_NOT_FOUND);
+    CHECK_EQ_INT(ntl_ipt_last_ip_update(&l, 5, 0), NTL_ERR_FORMAT);
+}
+
+static void test_time(void)
+{
+    /* tsc-tma-mtc_infreq_wrap: mtc-freq 12, TSC:CTC 1:2. */
+    struct ntl_ipt_time_config c = {.mtc_freq = 12, .cpuid_15_eax = 2, .cpuid_15_ebx = 1};
+    struct ntl_ipt_time t;
+    uint64_t tsc;
+    ntl_ipt_time_init(&t);
+    CHECK_EQ_INT(ntl_ipt_time_tsc(&t, &tsc), NTL_ERR_NOT_FOUND);
+    CHECK_EQ_INT(ntl_ipt_time_tsc_pkt(&t, 0xa0018), 0);
+    CHECK_EQ_INT(ntl_ipt_time_tma_pkt(&t, 0xf020, 8, &c), 0);
+    CHECK_EQ_INT(ntl_ipt_time_tma_pkt(&t, 0xf020, 8, &c), NTL_ERR_UNSUPPORTED);
+    CHECK_EQ_INT(ntl_ipt_time_mtc_pkt(&t, 0xa0, &c), 0);
+    CHECK_EQ_INT(ntl_ipt_time_tsc(&t, &tsc), 0);
+    CHECK_EQ_U64(tsc, 0xa0800);
+    CHECK_EQ_INT(ntl_ipt_time_mtc_pkt(&t, 0xa1, &c), 0);
+    CHECK_EQ_INT(ntl_ipt_time_tsc(&t, &tsc), 0);
+    CHECK_EQ_U64(tsc, 0xa1000);
+    /* No CTC ratio: a configuration error, not a crash. */
+    struct ntl_ipt_time_config z = {.mtc_freq = 0};
+    ntl_ipt_time_init(&t);
+    CHECK_EQ_INT(ntl_ipt_time_tsc_pkt(&t, 0x1000), 0);
+    CHECK_EQ_INT(ntl_ipt_time_tma_pkt(&t, 0x10, 0, &z), 0);
+    CHECK_EQ_INT(ntl_ipt_time_mtc_pkt(&t, 0x12, &z), NTL_ERR_ARGUMENT);
+    /* An MTC going backwards by more than one wrap is an error. */
+    c.mtc_freq = 0;
+    c.cpuid_15_eax = c.cpuid_15_ebx = 1;
+    CHECK_EQ_INT(ntl_ipt_time_mtc_pkt(&t, 0x13, &c), 0);
+    CHECK_EQ_INT(ntl_ipt_time_tsc(&t, &tsc), 0);
+    CHECK_EQ_U64(tsc, 0x1001); /* the failed MTC moved the reference, not the time */
+
+    /* Calibration from the nominal frequency: FCR = P1 / CBR. */
+    struct ntl_ipt_tcal k;
+    struct ntl_ipt_time_config n = {.nom_freq = 4};
+    uint64_t fcr;
+    ntl_ipt_tcal_init(&k);
+    CHECK_EQ_INT(ntl_ipt_tcal_fcr(&k, &fcr), NTL_ERR_NOT_FOUND);
+    CHECK_EQ_INT(ntl_ipt_tcal_cbr_pkt(&k, 2, true, &n), 0);
+    CHECK_EQ_INT(ntl_ipt_tcal_fcr(&k, &fcr), 0);
+    CHECK_EQ_U64(fcr, 2u << NTL_IPT_FCR_SHIFT);
+    CHECK_EQ_INT(ntl_ipt_tcal_cbr_pkt(&k, 0, true, &n), NTL_ERR_FORMAT);
+
+    struct ntl_ipt_cpu cpu;
+    struct ntl_ipt_errata e;
+    CHECK(ntl_ipt_cpu_parse("6/78", &cpu));
+    CHECK_EQ_INT(ntl_ipt_cpu_errata(&cpu, &e), 0);
+    CHECK(e.skl168);
+    CHECK(ntl_ipt_cpu_parse("6/94/3", &cpu));
+    CHECK_EQ_INT(cpu.stepping, 3);
+    CHECK(ntl_ipt_cpu_parse("0/0", &cpu));
+    CHECK_EQ_INT(ntl_ipt_cpu_errata(&cpu, &e), NTL_ERR_UNSUPPORTED);
+    CHECK(!ntl_ipt_cpu_parse("6", &cpu));
+    CHECK(!ntl_ipt_cpu_parse("6/x", &cpu));
+    CHECK(!ntl_ipt_cpu_parse("6/1/2/3", &cpu));
+}
+
+int main(void)
+{
+    test_packets();
+    test_errors();
+    test_resync();
+    test_sync();
+    test_unwrap();
+    test_last_ip();
+    test_time();
+    return check_exit();
+}
