@@ -1,0 +1,755 @@
+/* The .etl reader on the shared real traces (known facts) and on traces the
+ * generator builds byte by byte: every header kind, 32- and 64-bit, each
+ * compression format, sorted mode, time conversion, image and IPT events,
+ * and broken input. Runs natively and under Wine. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "etl_gen.h"
+#include "ntlens/buf.h"
+#include "ntlens/etl.h"
+#include "ntlens/etl_images.h"
+#include "ntlens/etl_ipt.h"
+#include "ntlens/reader.h"
+
+#define IPT_GUID "ff1fd2fd-6008-42bb-9e75-00a20051f3be"
+#define PROV_GUID "3d6fa8d0-fe05-11d0-9dda-00c04fd7ba7c"
+#define START_FT 132500000000000000ull
+
+struct counts {
+    int rc;
+    uint64_t events, by_kind[NTL_ETL_KIND_COUNT], errors;
+    struct ntl_etl_stats st;
+};
+
+/* Reads a whole trace, skipping bad buffers, counting. */
+static struct counts read_all(struct ntl_etl *t)
+{
+    struct counts c;
+    struct ntl_etl_event ev;
+    struct ntl_error err = {0};
+    int rc;
+    memset(&c, 0, sizeof c);
+    while ((rc = ntl_etl_next(t, &ev, &err)) != 0) {
+        if (rc < 0) {
+            c.errors++;
+            if (!ntl_etl_can_continue(t)) {
+                c.rc = rc;
+                break;
+            }
+            continue;
+        }
+        c.events++;
+        c.by_kind[ev.kind]++;
+    }
+    ntl_etl_get_stats(t, &c.st);
+    return c;
+}
+
+/* ---- the shared traces ---- */
+
+struct known {
+    const char *file, *logger;
+    uint64_t buffers, compressed, events;
+    uint64_t kinds[NTL_ETL_KIND_COUNT]; /* system compact perfinfo classic instance event message */
+};
+
+static const struct known known[] = {
+    {"etl/ShutdownPerfDiagLogger.etl", "PerfDiag Logger", 49, 0, 17078, {8433, 0, 8645, 0, 0, 0, 0}},
+    {"etl/lxcore_kernel.etl", "lxcore_kernel", 3, 0, 4, {2, 0, 0, 0, 0, 2, 0}},
+    {"etl/net.4.5.2.x64.etl", "Relogger", 360, 359, 179474, {3191, 0, 100157, 7983, 0, 68143, 0}},
+    {"etl/SelfDescribingSingleEvent.etl", "Relogger", 3, 2, 23, {4, 0, 0, 18, 0, 1, 0}},
+    {"etl/primitive-types.etl", "solar_system", 2, 0, 7, {2, 0, 0, 0, 0, 5, 0}},
+    {"etl/PerfViewData-gcevents.etl", "PerfViewSession", 5, 0, 71, {2, 0, 0, 0, 0, 69, 0}},
+};
+
+static void test_shared(void)
+{
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        const struct known *k = &known[i];
+        struct ntl_etl *t;
+        struct ntl_error err = {0};
+        int rc = ntl_etl_open_file(check_data_path(k->file), NULL, &t, &err);
+        CHECK_EQ_INT(rc, 0);
+        if (rc < 0) {
+            fprintf(stderr, "%s: %s\n", k->file, err.message);
+            continue;
+        }
+        CHECK_EQ_STR(ntl_etl_logfile(t)->logger_name, k->logger);
+        CHECK_EQ_INT(ntl_etl_logfile(t)->pointer_size, 8);
+        CHECK_EQ_U64(ntl_etl_logfile(t)->perf_freq, 10000000);
+        struct counts c = read_all(t);
+        CHECK_EQ_INT(c.rc, 0);
+        CHECK_EQ_U64(c.errors, 0);
+        CHECK_EQ_U64(c.st.buffers, k->buffers);
+        CHECK_EQ_U64(c.st.buffers_compressed, k->compressed);
+        CHECK_EQ_U64(c.events, k->events);
+        for (int j = 0; j < NTL_ETL_KIND_COUNT; j++)
+            CHECK_EQ_U64(c.by_kind[j], k->kinds[j]);
+        CHECK_EQ_U64(c.st.events, c.events);
+        CHECK_EQ_U64(c.st.buffers_bad, 0);
+        CHECK_EQ_U64(ntl_etl_input_done(t), ntl_etl_input_size(t));
+        ntl_etl_close(t);
+    }
+}
+
+static void test_shared_images(void)
+{
+    struct ntl_etl_image *imgs = NULL;
+    size_t n = 0, skipped = 0, nt = 0, dcstart = 0, kernel = 0;
+    struct ntl_error err = {0};
+    int rc = ntl_etl_images_load(check_data_path("etl/ShutdownPerfDiagLogger.etl"), false, &imgs, &n,
+                                 &skipped, &err);
+    CHECK_EQ_INT(rc, 0);
+    CHECK_EQ_U64(skipped, 0);
+    CHECK_EQ_U64(n, 13753);
+    for (size_t i = 0; i < n; i++) {
+        dcstart += imgs[i].kind == NTL_ETL_IMAGE_DCSTART;
+        kernel += imgs[i].kernel;
+        if (strstr(imgs[i].name, "ntoskrnl.exe") && imgs[i].kind == NTL_ETL_IMAGE_DCSTART) {
+            nt++;
+            CHECK_EQ_U64(imgs[i].base, 0xfffff802424ab000ull);
+            CHECK_EQ_U64(imgs[i].size, 0xab6000);
+            CHECK_EQ_U64(imgs[i].pid, 0);
+            CHECK_EQ_U64(imgs[i].checksum, 0x00980591);
+            CHECK_EQ_U64(imgs[i].time_date_stamp, 0x4269a790);
+            CHECK(imgs[i].kernel);
+            CHECK_EQ_STR(imgs[i].name, "\\SystemRoot\\system32\\ntoskrnl.exe");
+        }
+    }
+    CHECK_EQ_U64(nt, 1);
+    CHECK_EQ_U64(dcstart, 6745);
+    CHECK(kernel > 100);
+    const struct ntl_etl_image *m = ntl_etl_images_find(imgs, n, 0xfffff802424ab000ull + 0x1234);
+    CHECK(m && strstr(m->name, "ntoskrnl.exe"));
+    free(imgs);
+
+    /* The compressed trace: every image event comes through decompression. */
+    rc = ntl_etl_images_load(check_data_path("etl/net.4.5.2.x64.etl"), false, &imgs, &n, &skipped, &err);
+    CHECK_EQ_INT(rc, 0);
+    CHECK_EQ_U64(n, 3596);
+    nt = 0;
+    for (size_t i = 0; i < n; i++)
+        nt += strstr(imgs[i].name, "ntoskrnl.exe") != NULL;
+    CHECK(nt >= 1);
+    free(imgs);
+}
+
+/* Sorted mode returns every event, in non-decreasing time. */
+static void test_shared_sorted(void)
+{
+    struct ntl_etl_options opt = {.sorted = true};
+    struct ntl_etl *t;
+    struct ntl_error err = {0};
+    struct ntl_etl_event ev;
+    uint64_t n = 0, last = 0, disorder = 0;
+    int rc = ntl_etl_open_file(check_data_path("etl/net.4.5.2.x64.etl"), &opt, &t, &err);
+    CHECK_EQ_INT(rc, 0);
+    if (rc < 0)
+        return;
+    while ((rc = ntl_etl_next(t, &ev, &err)) > 0) {
+        n++;
+        disorder += ev.timestamp < last;
+        last = ev.timestamp;
+    }
+    CHECK_EQ_INT(rc, 0);
+    CHECK_EQ_U64(n, 179474);
+    CHECK_EQ_U64(disorder, 0);
+    ntl_etl_close(t);
+}
+
+/* ---- generated traces ---- */
+
+static const uint8_t ext_items[] = {
+    /* related activity id (type 1, 16 bytes, linkage set) */
+    0, 0, 1, 0, 1, 0, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+    /* a 3-byte item (type 9), padded to 8, last */
+    0, 0, 9, 0, 0, 0, 3, 0, 0xaa, 0xbb, 0xcc, 0, 0, 0, 0, 0,
+};
+
+static void build_all_kinds(struct gen *g, int ps, int compress)
+{
+    gen_init(g, 0x4000, ps, compress ? NTL_ETL_MODE_COMPRESSED : 0, 1000, 10000000, START_FT, 1,
+             "Test Logger", "C:\\test.etl");
+    g->compress = compress;
+    bool is64 = ps == 8;
+    uint8_t pay[40];
+    for (int i = 0; i < 40; i++)
+        pay[i] = (uint8_t)i;
+    gen_next_buffer(g, 1);
+    gen_system(g, false, is64, 2, 0x0501, 100, 200, 2000, NULL, 0, pay, 8);      /* Thread Start */
+    gen_system(g, true, is64, 2, 0x0524, 101, 201, 3000, NULL, 0, pay, 12);      /* compact CSwitch */
+    uint8_t ext[8 + 16];
+    memset(ext, 0, sizeof ext);
+    ntl_put_le64(ext, 0x1122334455667788ull);                                   /* PEBS index */
+    ntl_put_le64(ext + 8, 42);                                                   /* PMC 0 */
+    ntl_put_le64(ext + 16, 43);                                                  /* PMC 1 */
+    gen_perfinfo(g, is64, 0x8000 | 0x0200 | 2, 0x0f2e, 4000, ext, sizeof ext, pay, 16);
+    gen_classic(g, false, is64, PROV_GUID, 1, 4, 3, 102, 202, 5000, pay, 20);
+    gen_classic(g, true, is64, PROV_GUID, 2, 5, 4, 103, 203, 6000, pay, 4);
+    gen_event(g, is64, PROV_GUID, 77, 9, 55, 0x8000000000000001ull, 104, 204, 7000, ext_items,
+              sizeof ext_items, pay, 10);
+    gen_message(g, 12, 105, 205, 8000, pay, 6);
+    gen_finish(g);
+}
+
+static void test_all_kinds(int ps, int compress)
+{
+    struct gen g;
+    build_all_kinds(&g, ps, compress);
+    struct ntl_etl *t;
+    struct ntl_error err = {0};
+    struct ntl_etl_event ev;
+    struct ntl_etl_options opt = {.compression_format = compress};
+    int rc = ntl_etl_open_mem(g.file.data, g.file.len, &opt, &t, &err);
+    CHECK_EQ_INT(rc, 0);
+    if (rc < 0) {
+        fprintf(stderr, "open: %s\n", err.message);
+        gen_free(&g);
+        return;
+    }
+    const struct ntl_etl_logfile *lf = ntl_etl_logfile(t);
+    CHECK_EQ_STR(lf->logger_name, "Test Logger");
+    CHECK_EQ_STR(lf->log_file_name, "C:\\test.etl");
+    CHECK_EQ_INT(lf->pointer_size, ps);
+    CHECK_EQ_U64(lf->events_lost, 7);
+    CHECK_EQ_U64(lf->buffers_lost, 3);
+    CHECK_EQ_U64(lf->start_time, START_FT);
+    CHECK_EQ_U64(lf->perf_freq, 10000000);
+    CHECK_EQ_STR(lf->tz_standard_name, "Test Standard Time");
+    CHECK_EQ_STR(lf->tz_daylight_name, "Test Daylight Time");
+    CHECK_EQ_INT(lf->tz_bias, -60);
+    CHECK_EQ_INT(lf->clock, NTL_ETL_CLOCK_QPC);
+
+    /* header event */
+    CHECK_EQ_INT(ntl_etl_next(t, &ev, &err), 1);
+    CHECK_EQ_INT(ev.kind, NTL_ETL_KIND_SYSTEM);
+    CHECK_EQ_U64(ev.hook_id, 0);
+    CHECK_EQ_U64(ev.offset, 0x48);
+    /* SYSTEM */
+    CHECK_EQ_INT(ntl_etl_next(t, &ev, &err), 1);
+    CHECK_EQ_INT(ev.kind, NTL_ETL_KIND_SYSTEM);
+    CHECK_EQ_INT(ev.is64, ps == 8);
+    CHECK_EQ_U64(ev.hook_id, 0x0501);
+    CHECK_EQ_U64(ev.group, 5);
+    CHECK_EQ_U64(ev.opcode, 1);
+    CHECK_EQ_U64(ev.tid, 100);
+    CHECK_EQ_U64(ev.pid, 200);
+    CHECK_EQ_U64(ev.timestamp, 2000);
+    CHECK_EQ_U64(ev.kernel_time, 11);
+    CHECK_EQ_U64(ev.user_time, 22);
+    CHECK_EQ_U64(ev.payload_size, 8);
+    CHECK_EQ_U64(ev.cpu, 1);
+    CHECK_EQ_U64(ev.buffer_index, 1);
+    CHECK(ev.payload[7] == 7);
+    CHECK_EQ_U64(ntl_etl_time_to_filetime(t, ev.timestamp), START_FT + 1000);
+    /* COMPACT */
+    CHECK_EQ_INT(ntl_etl_next(t, &ev, &err), 1);
+    CHECK_EQ_INT(ev.kind, NTL_ETL_KIND_COMPACT);
+    CHECK_EQ_U64(ev.hook_id, 0x0524);
+    CHECK_EQ_U64(ev.pid, 201);
+    CHECK_EQ_U64(ev.timestamp, 3000);
+    CHECK_EQ_U64(ev.payload_size, 12);
+    /* PERFINFO with PEBS and two PMCs */
+    CHECK_EQ_INT(ntl_etl_next(t, &ev, &err), 1);
+    CHECK_EQ_INT(ev.kind, NTL_ETL_KIND_PERFINFO);
+    CHECK_EQ_U64(ev.hook_id, 0x0f2e);
+    CHECK_EQ_U64(ev.pid, UINT32_MAX);
+    CHECK_EQ_U64(ev.timestamp, 4000);
+    CHECK(ev.has_pebs);
+    CHECK_EQ_U64(ev.pebs_index, 0x1122334455667788ull);
+    CHECK_EQ_U64(ev.pmc_count, 2);
+    CHECK(ev.pmc && ntl_le64(ev.pmc + 8) == 43);
+    CHECK_EQ_U64(ev.version, 2);
+    CHECK_EQ_U64(ev.payload_size, 16);
+    CHECK(ev.payload[0] == 0 && ev.payload[15] == 15);
+    /* CLASSIC */
+    char gbuf[40];
+    CHECK_EQ_INT(ntl_etl_next(t, &ev, &err), 1);
+    CHECK_EQ_INT(ev.kind, NTL_ETL_KIND_CLASSIC);
+    CHECK_EQ_STR(ntl_guid_format(&ev.guid, gbuf, sizeof gbuf), PROV_GUID);
+    CHECK_EQ_U64(ev.opcode, 1);
+    CHECK_EQ_U64(ev.level, 4);
+    CHECK_EQ_U64(ev.version, 3);
+    CHECK_EQ_U64(ev.tid, 102);
+    CHECK_EQ_U64(ev.pid, 202);
+    CHECK_EQ_U64(ev.timestamp, 5000);
+    CHECK_EQ_U64(ev.payload_size, 20);
+    /* INSTANCE */
+    CHECK_EQ_INT(ntl_etl_next(t, &ev, &err), 1);
+    CHECK_EQ_INT(ev.kind, NTL_ETL_KIND_INSTANCE);
+    CHECK_EQ_U64(ev.instance_id, 77);
+    CHECK_EQ_U64(ev.parent_instance_id, 66);
+    CHECK_EQ_STR(ntl_guid_format(&ev.parent_guid, gbuf, sizeof gbuf),
+                 "01234567-89ab-cdef-0123-456789abcdef");
+    CHECK_EQ_U64(ev.payload_size, 4);
+    /* EVENT with extended items */
+    CHECK_EQ_INT(ntl_etl_next(t, &ev, &err), 1);
+    CHECK_EQ_INT(ev.kind, NTL_ETL_KIND_EVENT);
+    CHECK_EQ_U64(ev.event_id, 77);
+    CHECK_EQ_U64(ev.opcode, 9);
+    CHECK_EQ_U64(ev.task, 55);
+    CHECK_EQ_U64(ev.keyword, 0x8000000000000001ull);
+    CHECK_EQ_U64(ev.pid, 204);
+    CHECK_EQ_U64(ev.timestamp, 7000);
+    CHECK_EQ_U64(ev.ext_size, sizeof ext_items);
+    CHECK_EQ_U64(ev.payload_size, 10);
+    CHECK(ev.payload[9] == 9);
+    struct ntl_etl_ext_item it;
+    size_t pos = 0;
+    CHECK_EQ_INT(ntl_etl_ext_next(&ev, &pos, &it), 1);
+    CHECK_EQ_U64(it.type, 1);
+    CHECK_EQ_U64(it.size, 16);
+    CHECK(it.data[15] == 16);
+    CHECK_EQ_INT(ntl_etl_ext_next(&ev, &pos, &it), 1);
+    CHECK_EQ_U64(it.type, 9);
+    CHECK_EQ_U64(it.size, 3);
+    CHECK(it.data[2] == 0xcc);
+    CHECK_EQ_INT(ntl_etl_ext_next(&ev, &pos, &it), 0);
+    /* MESSAGE */
+    CHECK_EQ_INT(ntl_etl_next(t, &ev, &err), 1);
+    CHECK_EQ_INT(ev.kind, NTL_ETL_KIND_MESSAGE);
+    CHECK_EQ_U64(ev.message_number, 12);
+    CHECK_EQ_U64(ev.timestamp, 8000);
+    CHECK_EQ_U64(ev.tid, 105);
+    CHECK_EQ_U64(ev.pid, 205);
+    CHECK_EQ_U64(ev.payload_size, 6);
+    /* end */
+    CHECK_EQ_INT(ntl_etl_next(t, &ev, &err), 0);
+    struct ntl_etl_stats st;
+    ntl_etl_get_stats(t, &st);
+    CHECK_EQ_U64(st.events, 8);
+    CHECK_EQ_U64(st.buffers, 2);
+    CHECK_EQ_U64(st.buffers_compressed, compress ? 1 : 0);
+    CHECK_EQ_U64(st.first_timestamp, 1000);
+    CHECK_EQ_U64(st.last_timestamp, 8000);
+    ntl_etl_close(t);
+    gen_free(&g);
+}
+
+static void test_sorted(void)
+{
+    struct gen g;
+    gen_init(&g, 0x2000, 8, 0, 100, 1000, START_FT, 1, "s", "s.etl");
+    gen_next_buffer(&g, 0);
+    for (uint64_t ts = 200; ts <= 1000; ts += 200)
+        gen_system(&g, false, true, 2, 0x0524, 1, 1, ts, NULL, 0, NULL, 0);
+    gen_next_buffer(&g, 1);
+    for (uint64_t ts = 300; ts <= 900; ts += 200)
+        gen_system(&g, false, true, 2, 0x0524, 2, 2, ts, NULL, 0, NULL, 0);
+    gen_system(&g, false, true, 2, 0x0524, 3, 3, 1000, NULL, 0, NULL, 0); /* tie: after cpu 0's */
+    gen_finish(&g);
+
+    struct ntl_etl_options opt = {.sorted = true};
+    struct ntl_etl *t;
+    struct ntl_error err = {0};
+    struct ntl_etl_event ev;
+    CHECK_EQ_INT(ntl_etl_open_mem(g.file.data, g.file.len, &opt, &t, &err), 0);
+    static const uint64_t want_ts[] = {100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1000};
+    static const int want_cpu[] = {0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1};
+    size_t n = 0;
+    int rc;
+    while ((rc = ntl_etl_next(t, &ev, &err)) > 0) {
+        if (n < 11) {
+            CHECK_EQ_U64(ev.timestamp, want_ts[n]);
+            CHECK_EQ_INT(ev.cpu, want_cpu[n]);
+            CHECK_EQ_INT(ntl_etl_current_buffer(t)->processor, want_cpu[n]);
+        }
+        n++;
+    }
+    CHECK_EQ_INT(rc, 0);
+    CHECK_EQ_U64(n, 11);
+    /* QPC at 1000 Hz: 1 tick = 10000 units of 100 ns after the header's 100. */
+    CHECK_EQ_U64(ntl_etl_time_to_filetime(t, 1100), START_FT + 10000000);
+    CHECK_EQ_U64(ntl_etl_time_to_filetime(t, 99), START_FT - 10000);
+    ntl_etl_close(t);
+    gen_free(&g);
+}
+
+static void test_clocks(void)
+{
+    struct gen g;
+    struct ntl_etl *t;
+    struct ntl_error err = {0};
+    /* SystemTime clock: timestamps are FILETIMEs. */
+    gen_init(&g, 0x1000, 8, 0, START_FT, 0, START_FT, 2, "c", "c.etl");
+    gen_finish(&g);
+    CHECK_EQ_INT(ntl_etl_open_mem(g.file.data, g.file.len, NULL, &t, &err), 0);
+    CHECK_EQ_INT(ntl_etl_logfile(t)->clock, NTL_ETL_CLOCK_SYSTEM);
+    CHECK_EQ_U64(ntl_etl_time_to_filetime(t, START_FT + 5), START_FT + 5);
+    ntl_etl_close(t);
+    gen_free(&g);
+    /* CPU cycles at 2400 MHz: 2.4e9 cycles is one second. */
+    gen_init(&g, 0x1000, 4, 0, 5000, 0, START_FT, 3, "c", "c.etl");
+    gen_finish(&g);
+    CHECK_EQ_INT(ntl_etl_open_mem(g.file.data, g.file.len, NULL, &t, &err), 0);
+    CHECK_EQ_INT(ntl_etl_logfile(t)->clock, NTL_ETL_CLOCK_CPU_CYCLE);
+    CHECK_EQ_INT(ntl_etl_logfile(t)->pointer_size, 4);
+    CHECK_EQ_U64(ntl_etl_time_to_filetime(t, 5000 + 2400000000ull), START_FT + 10000000);
+    ntl_etl_close(t);
+    gen_free(&g);
+    char buf[64];
+    CHECK_EQ_STR(ntl_filetime_format(116444736000000000ull, buf, sizeof buf), "1970-01-01T00:00:00.0000000Z");
+    CHECK_EQ_STR(ntl_filetime_format(132223104001234567ull, buf, sizeof buf), "2020-01-01T00:00:00.1234567Z");
+    CHECK_EQ_STR(ntl_filetime_format(0, buf, sizeof buf), "1601-01-01T00:00:00.0000000Z");
+}
+
+static void test_images(void)
+{
+    struct gen g;
+    gen_init(&g, 0x4000, 8, 0, 100, 10000000, START_FT, 1, "img", "img.etl");
+    gen_image(&g, false, false, true, 3, 150, 0xfffff80000400000ull, 0x1000000, 0, 0xabcdef, 0x5f000000,
+              0x140000000ull, "\\SystemRoot\\system32\\ntoskrnl.exe");
+    gen_image(&g, true, false, false, 10, 160, 0x77000000, 0x20000, 1234, 0x1111, 0x2222, 0x77000000,
+              "C:\\Windows\\SysWOW64\\kernel32.dll");
+    gen_image(&g, false, true, true, 10, 170, 0x7ff600000000ull, 0x5000, 4321, 1, 2, 0x140000000ull,
+              "C:\\app.exe");
+    gen_image(&g, false, false, true, 2, 180, 0x7ff600000000ull, 0x5000, 4321, 1, 2, 0x140000000ull,
+              "C:\\app.exe");
+    gen_image(&g, false, false, true, 4, 190, 0xfffff80000400000ull, 0x1000000, 0, 0xabcdef, 0x5f000000,
+              0x140000000ull, "\\SystemRoot\\system32\\ntoskrnl.exe");
+    /* Process-group DCStart (opcode 3) is a process event, not an image. */
+    gen_system(&g, false, true, 3, 0x0303, 1, 1, 200, NULL, 0, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", 56);
+    gen_finish(&g);
+
+    struct ntl_etl *t;
+    struct ntl_error err = {0};
+    struct ntl_etl_event ev;
+    struct ntl_etl_image img[8];
+    size_t n = 0;
+    CHECK_EQ_INT(ntl_etl_open_mem(g.file.data, g.file.len, NULL, &t, &err), 0);
+    while (ntl_etl_next(t, &ev, &err) > 0) {
+        int rc = ntl_etl_image_decode(t, &ev, &img[n < 7 ? n : 7], &err);
+        CHECK(rc >= 0);
+        n += rc > 0;
+    }
+    CHECK_EQ_U64(n, 5);
+    CHECK_EQ_INT(img[0].kind, NTL_ETL_IMAGE_DCSTART);
+    CHECK_EQ_U64(img[0].base, 0xfffff80000400000ull);
+    CHECK_EQ_U64(img[0].size, 0x1000000);
+    CHECK_EQ_U64(img[0].checksum, 0xabcdef);
+    CHECK_EQ_U64(img[0].time_date_stamp, 0x5f000000);
+    CHECK_EQ_U64(img[0].default_base, 0x140000000ull);
+    CHECK(img[0].kernel);
+    CHECK_EQ_STR(img[0].name, "\\SystemRoot\\system32\\ntoskrnl.exe");
+    CHECK_EQ_U64(img[0].filetime, START_FT + 50);
+    CHECK_EQ_INT(img[1].kind, NTL_ETL_IMAGE_LOAD); /* PERFINFO, 32-bit */
+    CHECK_EQ_U64(img[1].base, 0x77000000);
+    CHECK_EQ_U64(img[1].pid, 1234);
+    CHECK_EQ_U64(img[1].default_base, 0x77000000);
+    CHECK(!img[1].kernel);
+    CHECK_EQ_STR(img[1].name, "C:\\Windows\\SysWOW64\\kernel32.dll");
+    CHECK_EQ_INT(img[2].kind, NTL_ETL_IMAGE_LOAD); /* Process group, opcode 10 */
+    CHECK_EQ_U64(img[2].pid, 4321);
+    CHECK_EQ_INT(img[3].kind, NTL_ETL_IMAGE_UNLOAD);
+    CHECK_EQ_INT(img[4].kind, NTL_ETL_IMAGE_DCEND);
+    CHECK(ntl_etl_images_find(img, 5, 0xfffff80000400010ull) == &img[4]);
+    CHECK(ntl_etl_images_find(img, 5, 0x7ff600000010ull) == NULL); /* unloaded */
+    ntl_etl_close(t);
+    gen_free(&g);
+}
+
+static void test_ipt(void)
+{
+    uint8_t trace[4096];
+    for (size_t i = 0; i < sizeof trace; i++)
+        trace[i] = (uint8_t)(i * 7);
+    /* option: BufferSize 0 (4 KiB), TraceCodeMode 2, TimeMode 1, MTCFreq 3 */
+    uint64_t option = 0x02000000ull | 0x10 | 0x300 | 0x00800000ull;
+    struct gen g;
+    gen_init(&g, 0x10000, 8, 0, 100, 10000000, START_FT, 1, "ipt", "ipt.etl");
+    gen_ipt(&g, false, 150, 140, 4, 8, option, 100, trace, 300);
+    gen_ipt(&g, true, 160, 155, 5, 9, option, 1000, trace, 4096);
+    gen_finish(&g);
+    struct ntl_etl *t;
+    struct ntl_error err = {0};
+    struct ntl_etl_event ev;
+    struct ntl_etl_ipt_event ipt;
+    int found = 0;
+    CHECK_EQ_INT(ntl_etl_open_mem(g.file.data, g.file.len, NULL, &t, &err), 0);
+    while (ntl_etl_next(t, &ev, &err) > 0) {
+        int rc = ntl_etl_ipt_decode(&ev, &ipt, &err);
+        CHECK(rc >= 0);
+        if (rc <= 0)
+            continue;
+        found++;
+        CHECK_EQ_U64(ipt.ipt_option, option);
+        if (found == 1) {
+            CHECK_EQ_INT(ev.kind, NTL_ETL_KIND_CLASSIC);
+            CHECK_EQ_U64(ipt.event_timestamp, 140);
+            CHECK_EQ_U64(ipt.process, 4);
+            CHECK_EQ_U64(ipt.thread, 8);
+            CHECK_EQ_U64(ipt.trace_size, 300);
+            CHECK_EQ_U64(ipt.trace_position, 100);
+            CHECK(!ipt.wrapped);
+            CHECK(!memcmp(ipt.trace, trace, 300));
+        } else {
+            CHECK_EQ_INT(ev.kind, NTL_ETL_KIND_EVENT);
+            CHECK_EQ_U64(ipt.trace_size, 4096);
+            CHECK(ipt.wrapped);
+            CHECK(!memcmp(ipt.trace, trace, 4096));
+        }
+    }
+    CHECK_EQ_INT(found, 2);
+    ntl_etl_close(t);
+    gen_free(&g);
+
+    struct ntl_ipt_option o;
+    ntl_ipt_option_decode(0xdeadbeef12345678ull, &o);
+    CHECK_EQ_U64(o.trace_mode, 8);
+    CHECK_EQ_U64(o.time_mode, 7);
+    CHECK_EQ_U64(o.mtc_freq, 6);
+    CHECK_EQ_U64(o.cyc_thresh, 5);
+    CHECK_EQ_U64(o.buffer_size, 4);
+    CHECK_EQ_U64(o.trace_session_mode, 3);
+    CHECK_EQ_U64(o.trace_child, 0);
+    CHECK_EQ_U64(o.trace_code_mode, 2);
+    CHECK_EQ_U64(o.reserved2, 1);
+    CHECK_EQ_U64(o.reserved3, 0xdeadbeef);
+    CHECK_EQ_U64(ntl_ipt_option_buffer_bytes(3ull << 16), 32768);
+
+    /* TraceSize past the payload. */
+    gen_init(&g, 0x2000, 8, 0, 100, 10000000, START_FT, 1, "ipt", "ipt.etl");
+    gen_ipt(&g, false, 150, 140, 4, 8, option, 0, trace, 64);
+    gen_finish(&g);
+    CHECK_EQ_INT(ntl_etl_open_mem(g.file.data, g.file.len, NULL, &t, &err), 0);
+    ntl_etl_next(t, &ev, &err);
+    CHECK_EQ_INT(ntl_etl_next(t, &ev, &err), 1);
+    ev.payload_size = 40; /* as if the event ended early */
+    CHECK_EQ_INT(ntl_etl_ipt_decode(&ev, &ipt, &err), NTL_ERR_FORMAT);
+    CHECK(strstr(err.message, "TraceSize") != NULL);
+    ntl_etl_close(t);
+    gen_free(&g);
+}
+
+/* ---- broken input ---- */
+
+/* A two-buffer trace (header buffer + one with two events) plus a third
+ * buffer with one event, so a bad second buffer can be skipped. */
+static void build_three(struct gen *g)
+{
+    gen_init(g, 0x1000, 8, 0, 100, 10000000, START_FT, 1, "bad", "bad.etl");
+    gen_next_buffer(g, 0);
+    gen_system(g, false, true, 2, 0x0524, 1, 1, 200, NULL, 0, "abcdefgh", 8);
+    gen_system(g, false, true, 2, 0x0524, 1, 1, 300, NULL, 0, "abcdefgh", 8);
+    gen_next_buffer(g, 1);
+    gen_system(g, false, true, 2, 0x0524, 2, 2, 400, NULL, 0, "abcdefgh", 8);
+    gen_finish(g);
+}
+
+/* Opens the mutated trace and reads it all: the first error (status and
+ * offset), then keeps going; returns the events read. */
+static uint64_t read_broken(const struct ntl_buf *file, int *status, uint64_t *offset, bool *cont,
+                            char *msg, size_t msgsize)
+{
+    struct ntl_etl *t;
+    struct ntl_error err = {0};
+    struct ntl_etl_event ev;
+    uint64_t n = 0;
+    int rc;
+    *status = 0;
+    *offset = 0;
+    *cont = true;
+    if ((rc = ntl_etl_open_mem(file->data, file->len, NULL, &t, &err)) < 0) {
+        *status = rc;
+        *offset = err.offset;
+        *cont = false;
+        snprintf(msg, msgsize, "%s", err.message);
+        return 0;
+    }
+    while ((rc = ntl_etl_next(t, &ev, &err)) != 0) {
+        if (rc < 0) {
+            if (!*status) {
+                *status = rc;
+                *offset = err.offset;
+                snprintf(msg, msgsize, "%s", err.message);
+            }
+            if (!ntl_etl_can_continue(t)) {
+                *cont = false;
+                break;
+            }
+            continue;
+        }
+        n++;
+    }
+    ntl_etl_close(t);
+    return n;
+}
+
+static void test_broken(void)
+{
+    struct gen g;
+    int status;
+    uint64_t off, n;
+    bool cont;
+    char msg[300];
+    const size_t b1 = 0x1000, b2 = 0x2000; /* buffer offsets */
+
+    /* Intact: 1 header + 3 events. */
+    build_three(&g);
+    n = read_broken(&g.file, &status, &off, &cont, msg, sizeof msg);
+    CHECK_EQ_U64(n, 4);
+    CHECK_EQ_INT(status, 0);
+
+    /* Last buffer's size runs past the end of the file. */
+    g.file.len -= 0x10;
+    n = read_broken(&g.file, &status, &off, &cont, msg, sizeof msg);
+    CHECK_EQ_INT(status, NTL_ERR_TRUNCATED);
+    CHECK_EQ_U64(off, b2);
+    CHECK(!cont);
+    CHECK_EQ_U64(n, 3);
+    CHECK(strstr(msg, "past the end of the file") != NULL);
+    g.file.len += 0x10;
+
+    /* BufferSize smaller than a header. */
+    ntl_put_le32(g.file.data + b2, 0x10);
+    n = read_broken(&g.file, &status, &off, &cont, msg, sizeof msg);
+    CHECK_EQ_INT(status, NTL_ERR_FORMAT);
+    CHECK_EQ_U64(off, b2);
+    CHECK_EQ_U64(n, 3);
+    ntl_put_le32(g.file.data + b2, 0x1000);
+
+    /* SavedOffset beyond the buffer: the buffer is skipped, the next read. */
+    uint32_t saved = ntl_le32(g.file.data + b1 + 4);
+    ntl_put_le32(g.file.data + b1 + 4, 0x5000);
+    n = read_broken(&g.file, &status, &off, &cont, msg, sizeof msg);
+    CHECK_EQ_INT(status, NTL_ERR_FORMAT);
+    CHECK_EQ_U64(off, b1 + 4);
+    CHECK(cont);
+    CHECK_EQ_U64(n, 2);
+    CHECK(strstr(msg, "SavedOffset") != NULL);
+    ntl_put_le32(g.file.data + b1 + 4, saved);
+
+    /* An event longer than its buffer's data. */
+    size_t e2 = b1 + 0x48 + 0x28; /* second event of buffer 1 */
+    ntl_put_le16(g.file.data + e2 + 4, 0x400);
+    n = read_broken(&g.file, &status, &off, &cont, msg, sizeof msg);
+    CHECK_EQ_INT(status, NTL_ERR_FORMAT);
+    CHECK_EQ_U64(off, e2);
+    CHECK(cont);
+    CHECK_EQ_U64(n, 3); /* header, first event of buffer 1, buffer 2's */
+    CHECK(strstr(msg, "runs past the end") != NULL);
+
+    /* A zero-size event. */
+    ntl_put_le16(g.file.data + e2 + 4, 0);
+    n = read_broken(&g.file, &status, &off, &cont, msg, sizeof msg);
+    CHECK_EQ_INT(status, NTL_ERR_FORMAT);
+    CHECK_EQ_U64(off, e2);
+    CHECK(strstr(msg, "zero-size") != NULL);
+    CHECK_EQ_U64(n, 3);
+    ntl_put_le16(g.file.data + e2 + 4, 0x28);
+
+    /* An unknown header type. */
+    g.file.data[e2 + 2] = 0x0E;
+    n = read_broken(&g.file, &status, &off, &cont, msg, sizeof msg);
+    CHECK_EQ_INT(status, NTL_ERR_FORMAT);
+    CHECK_EQ_U64(off, e2);
+    CHECK(strstr(msg, "unknown header type 14") != NULL);
+    CHECK_EQ_U64(n, 3);
+    g.file.data[e2 + 2] = 0x02;
+
+    /* A marker without TRACE_HEADER_FLAG. */
+    g.file.data[e2 + 3] = 0x00;
+    n = read_broken(&g.file, &status, &off, &cont, msg, sizeof msg);
+    CHECK_EQ_INT(status, NTL_ERR_FORMAT);
+    CHECK_EQ_U64(off, e2);
+    g.file.data[e2 + 3] = 0xC0;
+
+    /* The first event is not the logfile header. */
+    g.file.data[0x48 + 6] = 0x24;
+    n = read_broken(&g.file, &status, &off, &cont, msg, sizeof msg);
+    CHECK_EQ_INT(status, NTL_ERR_FORMAT);
+    CHECK(strstr(msg, "not the EventTrace header") != NULL);
+    g.file.data[0x48 + 6] = 0x00;
+
+    /* Empty and tiny files. */
+    struct ntl_buf tiny = {g.file.data, 0, 0, 0};
+    read_broken(&tiny, &status, &off, &cont, msg, sizeof msg);
+    CHECK_EQ_INT(status, NTL_ERR_TRUNCATED);
+    tiny.len = 0x20;
+    read_broken(&tiny, &status, &off, &cont, msg, sizeof msg);
+    CHECK_EQ_INT(status, NTL_ERR_TRUNCATED);
+    CHECK_EQ_U64(off, 0);
+    gen_free(&g);
+
+    /* Corrupt compressed data: a match before the start of the output. */
+    struct gen c;
+    gen_init(&c, 0x1000, 8, NTL_ETL_MODE_COMPRESSED, 100, 10000000, START_FT, 1, "z", "z.etl");
+    c.compress = 3;
+    gen_next_buffer(&c, 0);
+    gen_system(&c, false, true, 2, 0x0524, 1, 1, 200, NULL, 0, "abcdefgh", 8);
+    gen_next_buffer(&c, 1);
+    gen_system(&c, false, true, 2, 0x0524, 2, 2, 300, NULL, 0, "abcdefgh", 8);
+    gen_finish(&c);
+    n = read_broken(&c.file, &status, &off, &cont, msg, sizeof msg);
+    CHECK_EQ_INT(status, 0);
+    CHECK_EQ_U64(n, 3);
+    /* First flag word of buffer 1's stream: make item 0 a match. */
+    size_t z1 = 0x1000 + 0x48;
+    c.file.data[z1 + 3] |= 0x80;
+    n = read_broken(&c.file, &status, &off, &cont, msg, sizeof msg);
+    CHECK_EQ_INT(status, NTL_ERR_FORMAT);
+    CHECK_EQ_U64(off, z1 + 4);
+    CHECK(cont);
+    CHECK_EQ_U64(n, 2);
+    CHECK(strstr(msg, "compressed buffer 1") != NULL);
+    gen_free(&c);
+}
+
+/* File mode on a generated trace written to disk (also under Wine). */
+static void test_file_mode(void)
+{
+    struct gen g;
+    struct ntl_error err = {0};
+    build_all_kinds(&g, 8, 3);
+    CHECK_EQ_INT(ntl_file_write("test_etl_tmp.etl", g.file.data, g.file.len, &err), 0);
+    struct ntl_etl *t;
+    CHECK_EQ_INT(ntl_etl_open_file("test_etl_tmp.etl", NULL, &t, &err), 0);
+    struct counts c = read_all(t);
+    CHECK_EQ_U64(c.events, 8);
+    CHECK_EQ_U64(c.errors, 0);
+    ntl_etl_close(t);
+    CHECK(ntl_etl_open_file("no/such/file.etl", NULL, &t, &err) == NTL_ERR_IO);
+    remove("test_etl_tmp.etl");
+    gen_free(&g);
+}
+
+static void test_names(void)
+{
+    struct ntl_guid g;
+    char buf[40];
+    CHECK(ntl_guid_parse("{FF1FD2FD-6008-42BB-9E75-00A20051F3BE}", &g));
+    CHECK_EQ_STR(ntl_guid_format(&g, buf, sizeof buf), IPT_GUID);
+    CHECK(!ntl_guid_parse("ff1fd2fd-6008-42bb-9e75-00a20051f3b", &g));
+    CHECK(!ntl_guid_parse("ff1fd2fd-6008-42bb-9e75x00a20051f3be", &g));
+    CHECK_EQ_STR(ntl_etl_group_name(0x14), "Image");
+    CHECK_EQ_STR(ntl_etl_opcode_name(0x14, 3), "DCStart");
+    CHECK_EQ_STR(ntl_etl_opcode_name(0x05, 36), "CSwitch");
+    CHECK(ntl_etl_opcode_name(0x05, 250) == NULL);
+    CHECK_EQ_INT(ntl_etl_group_parse("process"), 3);
+    CHECK_EQ_INT(ntl_etl_group_parse("0x14"), 0x14);
+    CHECK_EQ_INT(ntl_etl_group_parse("nonsense"), -1);
+}
+
+int main(void)
+{
+    test_shared();
+    test_shared_images();
+    test_shared_sorted();
+    test_all_kinds(8, 0);
+    test_all_kinds(4, 0);
+    test_all_kinds(8, 2);
+    test_all_kinds(8, 3);
+    test_all_kinds(4, 4);
+    test_sorted();
+    test_clocks();
+    test_images();
+    test_ipt();
+    test_broken();
+    test_file_mode();
+    test_names();
+    return check_exit();
+}
