@@ -1,9 +1,334 @@
-/* TODO(owner of this command): replace with the real implementation. */
+/* ntlens dump build: a minidump of kernel modules mapped at the addresses an
+ * ETW trace recorded, with the kernel's import optimization applied (seed
+ * 002: what LoadLibraryEx + MiniDumpWriteDump + relocation did on Windows,
+ * here in portable C). */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
 #include "commands.h"
+#include "dump-common.h"
+#include "ntlens/etl.h"
+#include "ntlens/etl_images.h"
+#include "ntlens/importopt.h"
+#include "ntlens/minidump.h"
+#include "ntlens/pe.h"
+#include "output.h"
+
+#define MODULE_FILE_LIMIT (512u << 20)
+
+static void usage(FILE *f)
+{
+    fputs("usage: ntlens dump build [OPTIONS] --module FILE... -o OUT.dmp\n"
+          "\n"
+          "Build a minidump of kernel modules: each module file is mapped as the loader\n"
+          "maps it, relocated to the load address the ETW trace recorded (or --base),\n"
+          "its imports bound, and the kernel's import optimization applied to its\n"
+          "IMPORT_CONTROL_TRANSFER sites. Prints a report of every site.\n"
+          "\n"
+          "Options:\n"
+          "  -e, --etl FILE         take load addresses from the trace's image events\n"
+          "  -m, --module FILE      a module file (.sys, .exe, .dll); repeatable; module\n"
+          "                         files may also be given as arguments\n"
+          "  -b, --base NAME=ADDR   load address of module NAME (overrides the trace)\n"
+          "  -o, --output FILE      the minidump to write (required)\n"
+          "      --no-import-optimization\n"
+          "                         leave call sites as in the files (the remote system\n"
+          "                         does not use import optimization)\n"
+          "      --os-version MAJ.MIN.BUILD\n"
+          "                         SystemInfo version (default: from the trace, else 10.0.0)\n"
+          "  -f, --format FMT       report as table (default), csv or json\n"
+          "  -q, --quiet            no report\n"
+          "  -h, --help             show this help\n",
+          f);
+}
+
+struct module {
+    const char *path;
+    char *dump_name;
+    struct ntl_buf file;
+    struct ntl_pe pe;
+    struct ntl_pe_codeview cv;
+    struct ntl_buf image;
+    uint64_t base;
+    const char *origin;
+};
+
+/* The module's load address from the trace: the last Load/DCStart/DCEnd
+ * event naming it that is not followed by an Unload of the same base. */
+static const struct ntl_etl_image *trace_image(const struct ntl_etl_image *imgs, size_t n,
+                                               const char *path)
+{
+    const struct ntl_etl_image *best = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!dump_same_module(imgs[i].name, path))
+            continue;
+        if (imgs[i].kind == NTL_ETL_IMAGE_UNLOAD) {
+            if (best && best->base == imgs[i].base)
+                best = NULL;
+        } else if (!best || imgs[i].kernel || !best->kernel) {
+            best = &imgs[i];
+        }
+    }
+    return best;
+}
+
+static char *default_dump_name(const char *path)
+{
+    const char *b = dump_base_name(path);
+    const char *dot = strrchr(b, '.');
+    bool driver = dot && (!strcmp(dot, ".sys") || !strcmp(dot, ".SYS"));
+    size_t n = strlen(b) + 40;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, "\\SystemRoot\\system32\\%s%s", driver ? "drivers\\" : "", b);
+    return s;
+}
+
+static void report(const struct module *mods, const struct ntl_iopt_report *rep, enum out_format fmt)
+{
+    struct out_table *t = out_table_new();
+
+    out_table_column(t, "module", NULL, OUT_LEFT);
+    out_table_column(t, "rva", NULL, OUT_RIGHT);
+    out_table_column(t, "address", NULL, OUT_RIGHT);
+    out_table_column(t, "kind", NULL, OUT_LEFT);
+    out_table_column(t, "iat_index", NULL, OUT_RIGHT);
+    out_table_column(t, "import", NULL, OUT_LEFT);
+    out_table_column(t, "target", NULL, OUT_RIGHT);
+    out_table_column(t, "resolved", NULL, OUT_LEFT);
+    out_table_column(t, "result", NULL, OUT_LEFT);
+    out_table_column(t, "detail", NULL, OUT_LEFT);
+    for (size_t i = 0; i < rep->count; i++) {
+        const struct ntl_iopt_site *s = &rep->sites[i];
+        out_table_str(t, dump_base_name(mods[s->module].path));
+        dump_hex_cell(t, fmt, s->rva, 0);
+        dump_hex_cell(t, fmt, s->address, 16);
+        out_table_str(t, s->call ? "call" : "jmp");
+        if (s->iat_index == 0x7ffff && fmt == OUT_TABLE)
+            out_table_str(t, "0x7FFFF");
+        else
+            out_table_u64(t, s->iat_index);
+        if (s->import_dll[0])
+            out_table_strf(t, "%s!%s", s->import_dll, s->import_name);
+        else
+            out_table_null(t);
+        if (s->target) {
+            dump_hex_cell(t, fmt, s->target, 16);
+            out_table_strf(t, "%s!%s", dump_base_name(mods[s->target_module].path), s->target_name);
+        } else {
+            out_table_null(t);
+            out_table_null(t);
+        }
+        out_table_str(t, s->status == NTL_IOPT_PATCHED ? "patched" : "skipped");
+        if (s->detail[0])
+            out_table_str(t, s->detail);
+        else
+            out_table_null(t);
+        out_table_row_end(t);
+    }
+    out_table_render(t, stdout, fmt);
+    out_table_free(t);
+}
+
+static bool parse_version(const char *s, uint32_t v[3])
+{
+    unsigned a, b, c;
+    char tail;
+    if (sscanf(s, "%u.%u.%u%c", &a, &b, &c, &tail) != 3)
+        return false;
+    v[0] = a;
+    v[1] = b;
+    v[2] = c;
+    return true;
+}
 
 int cmd_dump_build(int argc, char **argv)
 {
-    (void)argc;
-    return cli_failf(argv[0], "not implemented yet");
+    enum { OPT_NO_IOPT = 1, OPT_OS_VERSION };
+    static const struct option longopts[] = {
+        {"etl", required_argument, NULL, 'e'},
+        {"module", required_argument, NULL, 'm'},
+        {"base", required_argument, NULL, 'b'},
+        {"output", required_argument, NULL, 'o'},
+        {"no-import-optimization", no_argument, NULL, OPT_NO_IOPT},
+        {"os-version", required_argument, NULL, OPT_OS_VERSION},
+        {"format", required_argument, NULL, 'f'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *cmd = argv[0], *etl = NULL, *out = NULL;
+    const char **paths = calloc((size_t)argc + 1, sizeof *paths);
+    struct dump_base *bases = calloc((size_t)argc + 1, sizeof *bases);
+    struct module *mods = NULL;
+    struct ntl_md_module_spec *specs = NULL;
+    struct ntl_iopt_module *iom = NULL;
+    struct ntl_iopt_report rep = {0};
+    struct ntl_etl_image *imgs = NULL;
+    struct ntl_buf dump = {0};
+    struct ntl_error err = {0};
+    enum out_format fmt = OUT_TABLE;
+    size_t npaths = 0, nbases = 0, nimgs = 0;
+    bool iopt = true, quiet = false, version_set = false;
+    uint32_t version[3] = {10, 0, 0}, processors = 1;
+    int opt, rc = EXIT_OK;
+
+    if (!paths || !bases)
+        return cli_failf(cmd, "out of memory");
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "e:m:b:o:f:qh", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'e': etl = optarg; break;
+        case 'm': paths[npaths++] = optarg; break;
+        case 'b':
+            if (!dump_parse_base(optarg, &bases[nbases]))
+                { rc = cli_usage_error(cmd, "--base wants NAME=ADDR, not '%s'", optarg); goto done; }
+            nbases++;
+            break;
+        case 'o': out = optarg; break;
+        case OPT_NO_IOPT: iopt = false; break;
+        case OPT_OS_VERSION:
+            if (!parse_version(optarg, version))
+                { rc = cli_usage_error(cmd, "--os-version wants MAJOR.MINOR.BUILD"); goto done; }
+            version_set = true;
+            break;
+        case 'f':
+            if (!out_format_parse(optarg, &fmt))
+                { rc = cli_usage_error(cmd, "unknown format '%s'", optarg); goto done; }
+            break;
+        case 'q': quiet = true; break;
+        case 'h': usage(stdout); rc = EXIT_OK; goto done;
+        default: rc = cli_usage_error(cmd, "unknown option"); goto done;
+        }
+    }
+    while (optind < argc)
+        paths[npaths++] = argv[optind++];
+    if (!npaths) { rc = cli_usage_error(cmd, "no module given (--module FILE)"); goto done; }
+    if (!out) { rc = cli_usage_error(cmd, "no output file given (-o OUT.dmp)"); goto done; }
+
+    if (etl) {
+        struct ntl_etl *t;
+        if (ntl_etl_images_load(etl, true, &imgs, &nimgs, NULL, &err) < 0)
+            { rc = cli_fail(cmd, &err, etl); goto done; }
+        if (ntl_etl_open_file(etl, NULL, &t, &err) >= 0) {
+            const struct ntl_etl_logfile *lf = ntl_etl_logfile(t);
+            if (!version_set && lf->version[0]) {
+                version[0] = lf->version[0];
+                version[1] = lf->version[1];
+                version[2] = lf->provider_version;
+            }
+            if (lf->number_of_processors)
+                processors = lf->number_of_processors;
+            ntl_etl_close(t);
+        }
+    }
+
+    mods = calloc(npaths, sizeof *mods);
+    specs = calloc(npaths, sizeof *specs);
+    iom = calloc(npaths, sizeof *iom);
+    if (!mods || !specs || !iom) { rc = cli_failf(cmd, "out of memory"); goto done; }
+    for (size_t i = 0; i < npaths; i++) {
+        struct module *m = &mods[i];
+        const struct ntl_etl_image *img;
+        bool have = false;
+
+        m->path = paths[i];
+        for (size_t k = 0; k < nbases; k++)
+            if (dump_same_module(bases[k].name, m->path)) {
+                m->base = bases[k].addr;
+                m->origin = "--base";
+                bases[k].used = have = true;
+            }
+        img = imgs ? trace_image(imgs, nimgs, m->path) : NULL;
+        if (!have && img) {
+            m->base = img->base;
+            m->origin = "trace";
+            have = true;
+        }
+        m->dump_name = img && img->name[0] ? strdup(img->name) : default_dump_name(m->path);
+        if (!have) {
+            rc = cli_failf(cmd, "no load address for %s: %s; give --base %s=ADDR", m->path,
+                           etl ? "the trace does not list it" : "no --etl trace",
+                           dump_base_name(m->path));
+            goto done;
+        }
+        if (!m->dump_name) { rc = cli_failf(cmd, "out of memory"); goto done; }
+        if (ntl_file_read(m->path, MODULE_FILE_LIMIT, &m->file, &err) < 0 ||
+            ntl_pe_parse(m->file.data, m->file.len, &m->pe, &err) < 0 ||
+            ntl_pe_codeview(&m->pe, &m->cv, &err) < 0 ||
+            ntl_pe_map(&m->pe, &m->image, &err) < 0 ||
+            ntl_pe_rebase(&m->pe, m->image.data, m->image.len, m->base, &err) < 0)
+            { rc = cli_fail(cmd, &err, m->path); goto done; }
+        iom[i] = (struct ntl_iopt_module){m->dump_name, &m->pe, m->image.data, m->image.len, m->base};
+    }
+    for (size_t k = 0; k < nbases; k++)
+        if (!bases[k].used)
+            cli_warn(cmd, "--base %s matches no --module", bases[k].name);
+    for (size_t i = 0; i < npaths; i++)
+        for (size_t j = i + 1; j < npaths; j++)
+            if (mods[i].base < mods[j].base + mods[j].pe.size_of_image &&
+                mods[j].base < mods[i].base + mods[i].pe.size_of_image)
+                cli_warn(cmd, "%s and %s overlap in memory", mods[i].path, mods[j].path);
+
+    if (ntl_importopt_bind(iom, npaths, &err) < 0)
+        { rc = cli_fail(cmd, &err, "binding imports"); goto done; }
+    if (iopt && ntl_importopt_apply(iom, npaths, &rep, &err) < 0)
+        { rc = cli_fail(cmd, &err, "import optimization"); goto done; }
+
+    for (size_t i = 0; i < npaths; i++) {
+        struct module *m = &mods[i];
+        specs[i] = (struct ntl_md_module_spec){
+            .name = m->dump_name, .base = m->base, .size = m->pe.size_of_image,
+            .checksum = m->pe.checksum, .timestamp = m->pe.timestamp,
+            .cv_record = m->cv.present ? m->cv.record : NULL,
+            .cv_size = m->cv.present ? m->cv.record_size : 0,
+            .memory = m->image.data, .memory_size = m->image.len};
+    }
+    {
+        struct ntl_md_spec spec = {
+            .arch = mods[0].pe.machine == NTL_PE_MACHINE_I386 ? NTL_MD_ARCH_X86
+                    : mods[0].pe.machine == NTL_PE_MACHINE_ARM64 ? NTL_MD_ARCH_ARM64
+                    : NTL_MD_ARCH_AMD64,
+            .major = version[0], .minor = version[1], .build = version[2],
+            .processors = (uint8_t)(processors > 255 ? 255 : processors),
+            .product_type = 1, .process_id = 4, .thread_id = 8,
+            .thread_ip = mods[0].base + mods[0].pe.entry_rva,
+            .modules = specs, .module_count = npaths};
+        if (ntl_md_write(&spec, &dump, &err) < 0 ||
+            ntl_file_write(out, dump.data, dump.len, &err) < 0)
+            { rc = cli_fail(cmd, &err, out); goto done; }
+    }
+    if (!quiet && iopt)
+        report(mods, &rep, fmt);
+    if (!quiet) {
+        for (size_t i = 0; i < npaths; i++)
+            fprintf(stderr, "%s: 0x%016" PRIx64 " size 0x%x (%s)\n", mods[i].dump_name,
+                    mods[i].base, mods[i].pe.size_of_image, mods[i].origin);
+        if (iopt)
+            fprintf(stderr, "%zu import optimization sites: %zu patched, %zu skipped\n", rep.count,
+                    rep.patched, rep.skipped);
+        fprintf(stderr, "wrote %s: %zu modules, %zu bytes\n", out, npaths, dump.len);
+    }
+done:
+    for (size_t i = 0; mods && i < npaths; i++) {
+        ntl_pe_free(&mods[i].pe);
+        ntl_buf_free(&mods[i].file);
+        ntl_buf_free(&mods[i].image);
+        free(mods[i].dump_name);
+    }
+    for (size_t k = 0; k < nbases; k++)
+        free(bases[k].name);
+    ntl_iopt_report_free(&rep);
+    ntl_buf_free(&dump);
+    free(imgs);
+    free(mods);
+    free(specs);
+    free(iom);
+    free(paths);
+    free(bases);
+    return rc;
 }

@@ -1,0 +1,152 @@
+/* Minidumps: a writer for dumps of mapped kernel modules (header, stream
+ * directory, SystemInfo, MiscInfo, a ThreadList with one thread, a ModuleList
+ * with names, sizes, checksums, TimeDateStamps and CodeView records, and a
+ * Memory64List holding the images), a reader for any minidump (Windows',
+ * Wine's, lldb's, ours) that serves its memory by virtual address, and the
+ * in-place relocation of a module (seed 002's post-processing step). */
+#ifndef NTLENS_MINIDUMP_H
+#define NTLENS_MINIDUMP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ntlens/buf.h"
+#include "ntlens/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NTL_MD_SIGNATURE 0x504d444du /* "MDMP" */
+#define NTL_MD_VERSION 0xa793u
+
+enum ntl_md_stream_type {
+    NTL_MD_THREAD_LIST = 3,
+    NTL_MD_MODULE_LIST = 4,
+    NTL_MD_MEMORY_LIST = 5,
+    NTL_MD_EXCEPTION = 6,
+    NTL_MD_SYSTEM_INFO = 7,
+    NTL_MD_MEMORY64_LIST = 9,
+    NTL_MD_MISC_INFO = 15,
+};
+
+#define NTL_MD_ARCH_X86 0
+#define NTL_MD_ARCH_ARM 5
+#define NTL_MD_ARCH_AMD64 9
+#define NTL_MD_ARCH_ARM64 12
+
+/* --- writer --- */
+struct ntl_md_module_spec {
+    const char *name;          /* UTF-8 path, as the debugger shows it */
+    uint64_t base;
+    uint32_t size;             /* SizeOfImage */
+    uint32_t checksum;
+    uint32_t timestamp;
+    const uint8_t *cv_record;  /* raw CodeView record (RSDS), or NULL */
+    uint32_t cv_size;
+    const uint8_t *memory;     /* bytes at base, or NULL for none */
+    size_t memory_size;
+};
+
+struct ntl_md_spec {
+    uint32_t timestamp;
+    uint16_t arch;             /* NTL_MD_ARCH_* */
+    uint32_t major, minor, build;
+    uint8_t processors;
+    uint8_t product_type;      /* 1 workstation, 3 server */
+    uint32_t process_id;
+    uint32_t thread_id;
+    uint64_t thread_ip;        /* Rip of the one thread's context */
+    const struct ntl_md_module_spec *modules;
+    size_t module_count;
+};
+
+/* Cap on a written dump (the memory of the modules dominates). */
+#define NTL_MD_MAX_WRITE (4ull << 30)
+
+int ntl_md_write(const struct ntl_md_spec *spec, struct ntl_buf *out, struct ntl_error *err);
+
+/* --- reader --- */
+struct ntl_md_stream {
+    uint32_t type;
+    uint32_t size;
+    uint32_t rva;
+};
+
+struct ntl_md_module {
+    uint64_t base;
+    uint32_t size, checksum, timestamp;
+    char *name;
+    bool has_cv;               /* an RSDS CodeView record */
+    uint8_t guid[16];
+    uint32_t age;
+    char pdb[260];
+    uint64_t entry_offset;     /* file offset of its MINIDUMP_MODULE */
+};
+
+struct ntl_md_range {
+    uint64_t start, size;
+    uint64_t file_offset;      /* of its bytes */
+    uint64_t desc_offset;      /* of its memory descriptor */
+};
+
+struct ntl_md_system_info {
+    bool present;
+    uint16_t arch, level, revision;
+    uint8_t processors, product_type;
+    uint32_t major, minor, build, platform;
+    char csd_version[128];
+};
+
+struct ntl_md_thread {
+    uint32_t id;
+    uint64_t teb;
+    uint64_t stack_start;
+    uint32_t stack_size;
+    uint32_t context_size;
+};
+
+struct ntl_minidump {
+    const uint8_t *data;       /* borrowed */
+    size_t size;
+    uint32_t version;
+    uint32_t timestamp;
+    uint64_t flags;
+    size_t stream_count;
+    struct ntl_md_stream *streams;
+    size_t module_count;
+    struct ntl_md_module *modules;
+    size_t range_count;
+    struct ntl_md_range *ranges;
+    bool memory64;             /* ranges came from a Memory64List */
+    size_t thread_count;
+    struct ntl_md_thread *threads;
+    struct ntl_md_system_info sys;
+    bool has_misc;
+    uint32_t misc_flags, process_id;
+};
+
+/* Parses a dump held in memory (borrowed; it must outlive md). */
+int ntl_md_parse(const void *data, size_t size, struct ntl_minidump *md, struct ntl_error *err);
+void ntl_md_free(struct ntl_minidump *md);
+/* Copies up to len bytes of memory at va; stops at the first address the dump
+ * does not hold. Returns the number of bytes copied. */
+size_t ntl_md_read(const struct ntl_minidump *md, uint64_t va, void *buf, size_t len);
+/* The module whose image holds va, or NULL. */
+const struct ntl_md_module *ntl_md_module_at(const struct ntl_minidump *md, uint64_t va);
+/* "ModuleListStream", ... or NULL. */
+const char *ntl_md_stream_name(uint32_t type);
+/* Finds a module by base name (case-insensitive) or full name. */
+const struct ntl_md_module *ntl_md_module_find(const struct ntl_minidump *md, const char *name);
+
+/* Moves a module of the dump held in data (writable) to new_base: rewrites
+ * its MINIDUMP_MODULE.BaseOfImage and the StartOfMemoryRange of every memory
+ * descriptor inside its image. Returns the number of ranges moved. */
+int ntl_md_relocate(uint8_t *data, size_t size, const char *name, uint64_t new_base,
+                    struct ntl_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

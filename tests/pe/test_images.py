@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+"""End-to-end test of lib/pe, import optimization and the dump commands on
+real PE images built with clang-14 and lld-link-14 (tests/dump/), checked by
+independent readers:
+
+  * Python's pefile parses the same headers, sections, exports (forwarders,
+    aliases, ordinals), imports, base relocations, CodeView record, load
+    config and dynamic value relocations as lib/pe (pe_inspect).
+  * `ntlens dump build` patches exactly the sites it should, to the export
+    addresses pefile reports at the chosen bases, and skips the 0x7FFFF one.
+  * lldb-14 opens the dump: `image list` shows every module at its kernel
+    address, and disassembling each optimized site shows `mov r10, qword ptr
+    [rip + ...]` then a direct call/jmp to the right export.
+  * `dump build --etl` takes the bases from a generated trace's image events;
+    `dump relocate` moves a module; `--no-import-optimization` leaves the code.
+
+    test_images.py NTLENS PE_INSPECT [MKETL]
+Exit 77 (skip) when clang-14, lld-link-14 or pefile is missing.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SRC = os.environ.get("NTLENS_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(SRC, "tests", "dump"))
+import build_images  # noqa: E402
+
+try:
+    import pefile
+except ImportError:
+    print("pefile missing (Debian python3-pefile)")
+    sys.exit(77)
+
+failures = 0
+checks = 0
+
+
+def check(cond, what):
+    global failures, checks
+    checks += 1
+    if not cond:
+        failures += 1
+        print("FAIL:", what)
+
+
+def run(*cmd, ok=0):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    check(p.returncode == ok, f"{' '.join(cmd)} exited {p.returncode}, want {ok}: {p.stderr}")
+    return p
+
+
+KBASE = 0xFFFFF80312400000
+DBASE = 0xFFFFF80356780000
+HBASE = 0xFFFFF80312200000
+
+
+def compare_with_pefile(inspect, path):
+    ours = json.loads(run(inspect, path).stdout)
+    pe = pefile.PE(path)
+    name = os.path.basename(path)
+    oh = pe.OPTIONAL_HEADER
+    check(ours["machine"] == pe.FILE_HEADER.Machine, f"{name}: machine")
+    check(ours["image_base"] == oh.ImageBase, f"{name}: image base")
+    check(ours["size_of_image"] == oh.SizeOfImage, f"{name}: SizeOfImage")
+    check(ours["entry"] == oh.AddressOfEntryPoint, f"{name}: entry")
+    check(ours["timestamp"] == pe.FILE_HEADER.TimeDateStamp, f"{name}: TimeDateStamp")
+    theirs = [(s.Name.rstrip(b"\0").decode(), s.VirtualAddress, s.Misc_VirtualSize,
+               s.PointerToRawData, s.SizeOfRawData) for s in pe.sections]
+    mine = [(s["name"], s["va"], s["vsize"], s["raw_offset"], s["raw_size"]) for s in ours["sections"]]
+    check(mine == theirs, f"{name}: sections {mine} != {theirs}")
+
+    if hasattr(pe, "DIRECTORY_ENTRY_EXPORT"):
+        theirs = sorted((e.ordinal, e.address if not e.forwarder else None,
+                         e.name.decode() if e.name else None,
+                         e.forwarder.decode() if e.forwarder else None)
+                        for e in pe.DIRECTORY_ENTRY_EXPORT.symbols)
+        mine = sorted((e["ordinal"], e["rva"] if not e["forwarder"] else None, e["name"],
+                       e["forwarder"]) for e in ours["exports"] if e["rva"])
+        check(mine == theirs, f"{name}: exports {mine} != {theirs}")
+    else:
+        check(not ours["exports"], f"{name}: exports without a directory")
+
+    theirs = []
+    for d in getattr(pe, "DIRECTORY_ENTRY_IMPORT", []):
+        for i in d.imports:
+            theirs.append((d.dll.decode(), i.name.decode() if i.name else None,
+                           i.address - oh.ImageBase))
+    mine = [(i["dll"], i["name"], i["iat_rva"]) for i in ours["imports"]]
+    check(mine == theirs, f"{name}: imports {mine} != {theirs}")
+
+    theirs = []
+    for b in getattr(pe, "DIRECTORY_ENTRY_BASERELOC", []):
+        theirs += [[e.rva, e.type] for e in b.entries if e.type != 0]
+    check(ours["relocs"] == theirs, f"{name}: base relocations {ours['relocs']} != {theirs}")
+
+    cv = [d.entry for d in getattr(pe, "DIRECTORY_ENTRY_DEBUG", []) if d.struct.Type == 2]
+    if cv:
+        e = cv[0]
+        guid = (e.Signature_Data1.to_bytes(4, "little") + e.Signature_Data2.to_bytes(2, "little")
+                + e.Signature_Data3.to_bytes(2, "little") + e.Signature_Data4.to_bytes(1, "little")
+                + e.Signature_Data5.to_bytes(1, "little") + e.Signature_Data6).hex()
+        check(ours["codeview"] and ours["codeview"]["guid"] == guid, f"{name}: CodeView GUID")
+        check(ours["codeview"]["age"] == e.Age, f"{name}: CodeView age")
+        check(ours["codeview"]["pdb"] == e.PdbFileName.rstrip(b"\0").decode(), f"{name}: PDB name")
+    else:
+        check(ours["codeview"] is None, f"{name}: CodeView without a debug directory")
+
+    lc = getattr(pe, "DIRECTORY_ENTRY_LOAD_CONFIG", None)
+    check(ours["load_config"]["present"] == (lc is not None), f"{name}: load config presence")
+    if lc is None:
+        check(ours["dvrt"] is None, f"{name}: DVRT without load config")
+        return ours
+    s = lc.struct
+    check(ours["load_config"]["size"] == s.Size, f"{name}: load config Size")
+    check(ours["load_config"]["guard_flags"] == s.GuardFlags, f"{name}: GuardFlags")
+    check(ours["load_config"]["dvrt_offset"] == s.DynamicValueRelocTableOffset, f"{name}: DVRT offset")
+    check(ours["load_config"]["dvrt_section"] == s.DynamicValueRelocTableSection, f"{name}: DVRT section")
+    theirs = []
+    for d in lc.dynamic_relocations or []:
+        fixups = [(e.rva, e.struct.IndirectCall, e.struct.IATIndex)
+                  for b in d.relocations for e in b.entries]
+        theirs.append((d.symbol, d.struct.BaseRelocSize, len(d.relocations), fixups))
+    mine = [(r["symbol"], r["size"], r["blocks"],
+             [(f["rva"], f["indirect_call"], f["iat_index"]) for f in r["fixups"]])
+            for r in (ours["dvrt"] or {}).get("relocs", [])]
+    check(mine == theirs and len(mine) > 0, f"{name}: dynamic relocations {mine} != {theirs}")
+    return ours
+
+
+def export_rvas(path):
+    pe = pefile.PE(path)
+    return {e.name.decode(): e.address for e in pe.DIRECTORY_ENTRY_EXPORT.symbols if e.name}
+
+
+def lldb(dump, *commands):
+    cmd = ["lldb-14", "-b", "-c", dump, "-o", "settings set target.x86-disassembly-flavor intel"]
+    for c in commands:
+        cmd += ["-o", c]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120,
+                       cwd=os.path.dirname(dump))
+    return p.stdout
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(2)
+    ntlens, inspect = sys.argv[1], sys.argv[2]
+    mketl = sys.argv[3] if len(sys.argv) > 3 else None
+    if build_images.missing_tools():
+        print("missing:", build_images.missing_tools())
+        sys.exit(77)
+    tmp = tempfile.mkdtemp(prefix="ntlens-pe-")
+    try:
+        imgs = build_images.build(tmp)
+        drv = compare_with_pefile(inspect, imgs["testdrv.sys"])
+        compare_with_pefile(inspect, imgs["ntoskrnl.exe"])
+        compare_with_pefile(inspect, imgs["hal.dll"])
+        check(len(drv["dvrt"]["relocs"][0]["fixups"]) == 5, "testdrv: five import sites")
+
+        kexp = export_rvas(imgs["ntoskrnl.exe"])
+        dpe = pefile.PE(imgs["testdrv.sys"])
+        imports = {i.name.decode(): i.address - dpe.OPTIONAL_HEADER.ImageBase
+                   for d in dpe.DIRECTORY_ENTRY_IMPORT for i in d.imports}
+        dll_of = {i.name.decode(): d.dll.decode() for d in dpe.DIRECTORY_ENTRY_IMPORT for i in d.imports}
+        check(dll_of.get("KeStallExecutionProcessor") == "HAL.dll", "driver imports from HAL.dll")
+
+        out = os.path.join(tmp, "out.dmp")
+        p = run(ntlens, "dump", "build", "--format", "json", "--base", f"ntoskrnl.exe={KBASE:#x}",
+                "--base", f"testdrv={DBASE:#x}", "--base", f"HAL.dll={HBASE:#x}",
+                "--module", imgs["ntoskrnl.exe"], imgs["testdrv.sys"], imgs["hal.dll"], "-o", out)
+        sites = json.loads(p.stdout)
+        want = {  # rva -> (kind, import, patched)
+            0x1004: ("call", "KeAcquireSpinLockAtDpcLevel", True),
+            0x1010: ("call", "ExAllocatePool2", True),
+            0x101C: ("call", "ExFreePool", False),
+            0x1028: ("call", "KeStallExecutionProcessor", True),
+            0x2002: ("jmp", "IoCompleteRequest", True),
+        }
+        check(sorted(s["rva"] for s in sites) == sorted(want), f"report sites {sites}")
+        for s in sites:
+            kind, func, patched = want.get(s["rva"], (None, None, None))
+            check(s["kind"] == kind, f"site {s['rva']:#x} kind {s['kind']}")
+            check((s["result"] == "patched") == patched, f"site {s['rva']:#x} result {s['result']}")
+            if patched:
+                check(s["target"] == KBASE + kexp[func], f"site {s['rva']:#x} target {s['target']:#x}")
+                check(s["resolved"] == "ntoskrnl.exe!" + func, f"site {s['rva']:#x} resolved {s['resolved']}")
+                check(s["iat_index"] * 8 + dpe.OPTIONAL_HEADER.DATA_DIRECTORY[12].VirtualAddress
+                      == imports[func], f"site {s['rva']:#x} IAT index")
+            else:
+                check(s["iat_index"] == 0x7FFFF and "0x7FFFF" in s["detail"], "do-not-optimize site")
+        check("2 patched" not in p.stderr and "4 patched, 1 skipped" in p.stderr, p.stderr)
+
+        show = json.loads(run(ntlens, "dump", "show", "--format", "json", out).stdout)
+        bases = {m["name"].split("\\")[-1]: m["base"] for m in show["modules"]}
+        check(bases == {"ntoskrnl.exe": KBASE, "testdrv.sys": DBASE, "hal.dll": HBASE}, f"bases {bases}")
+        check(show["system"][0]["architecture"] == "AMD64", "SystemInfo architecture")
+        check(sorted(r["start"] for r in show["memory"]) == sorted([KBASE, DBASE, HBASE]), "ranges")
+        check(any(m["pdb"].endswith("testdrv.pdb") for m in show["modules"]), "CodeView in dump")
+
+        # lldb: modules at kernel addresses, optimized sites disassemble as the kernel leaves them.
+        if shutil.which("lldb-14"):
+            text = lldb(out, "image list",
+                        *[f"disassemble -s {DBASE + rva:#x} -c 2" for rva in sorted(want)])
+            for name, base in (("ntoskrnl.exe", KBASE), ("testdrv.sys", DBASE), ("hal.dll", HBASE)):
+                check(re.search(rf"{base:#x} .*{re.escape(name)}", text), f"lldb image list {name}:\n{text}")
+            for rva, (kind, func, patched) in want.items():
+                m = re.search(rf"{DBASE + rva:#x}(?:\s*<[^>]*>)?:\s*(.*)\n\s*\S*{DBASE + rva + 7:#x}"
+                              rf"(?:\s*<[^>]*>)?:\s*(.*)\n", text)
+                check(m is not None, f"lldb disassembly at {DBASE + rva:#x}:\n{text}")
+                if not m:
+                    continue
+                first, second = m.group(1), m.group(2)
+                if patched:
+                    check(re.match(r"mov\s+r10, qword ptr \[rip \+ 0x[0-9a-f]+\]", first), f"lldb: {first}")
+                    check(re.match(rf"{kind}\s+{KBASE + kexp[func]:#x}", second), f"lldb: {second}")
+                else:
+                    check(re.match(r"call\s+qword ptr \[rip \+ 0x[0-9a-f]+\]", first), f"lldb: {first}")
+        else:
+            check(False, "lldb-14 missing (scripts/setup installs it)")
+
+        # Relocate one module in place; lldb follows it.
+        moved = os.path.join(tmp, "moved.dmp")
+        run(ntlens, "dump", "relocate", "-q", out, f"testdrv.sys={0xFFFFF80400000000:#x}", "-o", moved)
+        show = json.loads(run(ntlens, "dump", "show", "--format", "json", moved).stdout)
+        bases = {m["name"].split("\\")[-1]: m["base"] for m in show["modules"]}
+        check(bases["testdrv.sys"] == 0xFFFFF80400000000 and bases["ntoskrnl.exe"] == KBASE, f"relocated {bases}")
+        check(0xFFFFF80400000000 in [r["start"] for r in show["memory"]] and DBASE not in
+              [r["start"] for r in show["memory"]], "relocated range")
+        if shutil.which("lldb-14"):
+            text = lldb(moved, "image list")
+            check(re.search(r"0xfffff80400000000 .*testdrv\.sys", text), f"lldb after relocate:\n{text}")
+        run(ntlens, "dump", "relocate", out, "nosuch.sys=0x1000", ok=1)
+        run(ntlens, "dump", "relocate", out, ok=2)
+
+        # Without import optimization the sites keep the compiler's bytes.
+        plain = os.path.join(tmp, "plain.dmp")
+        p = run(ntlens, "dump", "build", "--no-import-optimization", "-q", "-b", f"ntoskrnl.exe={KBASE:#x}",
+                "-b", f"testdrv.sys={DBASE:#x}", "-m", imgs["ntoskrnl.exe"], "-m", imgs["testdrv.sys"],
+                "-o", plain)
+        check(p.stdout == "", "no report without import optimization")
+        if shutil.which("lldb-14"):
+            text = lldb(plain, f"disassemble -s {DBASE + 0x1004:#x} -c 1")
+            check(re.search(r"call\s+qword ptr \[rip", text), f"unoptimized site:\n{text}")
+
+        # Usage and failures.
+        run(ntlens, "dump", "build", "-m", imgs["testdrv.sys"], "-o", plain, ok=1)  # no base
+        run(ntlens, "dump", "build", "-o", plain, ok=2)
+        run(ntlens, "dump", "build", "--help")
+        run(ntlens, "dump", "show", os.path.join(tmp, "testdrv.obj"), ok=1)
+
+        # Bases from an ETW trace's image events.
+        if mketl:
+            etl = os.path.join(tmp, "kernel.etl")
+            run(mketl, etl, "\\SystemRoot\\system32\\ntoskrnl.exe", f"{KBASE:#x}", "0x5000",
+                "\\SystemRoot\\system32\\drivers\\testdrv.sys", f"{DBASE:#x}", "0x7000",
+                "\\SystemRoot\\system32\\hal.dll", f"{HBASE:#x}", "0x3000")
+            fromtrace = os.path.join(tmp, "trace.dmp")
+            p = run(ntlens, "dump", "build", "--format", "json", "--etl", etl, "-m", imgs["ntoskrnl.exe"],
+                    "-m", imgs["testdrv.sys"], "-m", imgs["hal.dll"], "-o", fromtrace)
+            check(sum(s["result"] == "patched" for s in json.loads(p.stdout)) == 4, "patched from trace")
+            show = json.loads(run(ntlens, "dump", "show", "--format", "json", fromtrace).stdout)
+            names = {m["name"]: m["base"] for m in show["modules"]}
+            check(names == {"\\SystemRoot\\system32\\ntoskrnl.exe": KBASE,
+                            "\\SystemRoot\\system32\\drivers\\testdrv.sys": DBASE,
+                            "\\SystemRoot\\system32\\hal.dll": HBASE}, f"trace bases {names}")
+            check(show["system"][0]["version"].startswith("10.0."), "version from the trace")
+            # --base overrides the trace
+            p = run(ntlens, "dump", "build", "-q", "--etl", etl, "-m", imgs["testdrv.sys"], "-m",
+                    imgs["ntoskrnl.exe"], "-b", "testdrv.sys=0xfffff80500000000", "-o", fromtrace)
+            show = json.loads(run(ntlens, "dump", "show", "-s", "modules", "--format", "json", fromtrace).stdout)
+            check(show[0]["base"] == 0xFFFFF80500000000, "--base overrides the trace")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"{checks} checks, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

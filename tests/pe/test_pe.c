@@ -1,0 +1,460 @@
+/* lib/pe on images built here byte by byte: headers, exports, imports, base
+ * relocations, load config, DVRT v1/v2, mapping, rebasing, import
+ * optimization, and malformed input (errors with offsets, never a crash). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "ntlens/importopt.h"
+#include "ntlens/pe.h"
+#include "ntlens/pe_dvrt.h"
+#include "ntlens/reader.h"
+
+/* One-section PE32+ image: headers in 0x400 file bytes, section .text at RVA
+ * 0x1000 (file 0x400), 0x3000 bytes, SizeOfImage 0x4000. */
+#define SEC_RVA 0x1000u
+#define SEC_RAW 0x400u
+#define SEC_SIZE 0x3000u
+#define IMG_FILE (SEC_RAW + SEC_SIZE)
+#define OPT 0x58u
+#define DIRS (OPT + 112)
+#define SECHDR (OPT + 240)
+
+struct img {
+    uint8_t b[IMG_FILE];
+};
+
+static uint8_t *at(struct img *m, uint32_t rva) { return m->b + SEC_RAW + (rva - SEC_RVA); }
+
+static void set_dir(struct img *m, int i, uint32_t rva, uint32_t size)
+{
+    ntl_put_le32(m->b + DIRS + 8 * i, rva);
+    ntl_put_le32(m->b + DIRS + 8 * i + 4, size);
+}
+
+static void img_init(struct img *m, uint64_t image_base)
+{
+    memset(m, 0, sizeof *m);
+    m->b[0] = 'M';
+    m->b[1] = 'Z';
+    ntl_put_le32(m->b + 0x3c, 0x40);
+    memcpy(m->b + 0x40, "PE\0\0", 4);
+    ntl_put_le16(m->b + 0x44, NTL_PE_MACHINE_AMD64);
+    ntl_put_le16(m->b + 0x46, 1);
+    ntl_put_le32(m->b + 0x48, 0x5eed1234);
+    ntl_put_le16(m->b + 0x54, 240);
+    ntl_put_le16(m->b + 0x56, 0x22);
+    ntl_put_le16(m->b + OPT, 0x20b);
+    ntl_put_le32(m->b + OPT + 16, SEC_RVA);
+    ntl_put_le64(m->b + OPT + 24, image_base);
+    ntl_put_le32(m->b + OPT + 32, 0x1000);
+    ntl_put_le32(m->b + OPT + 36, 0x200);
+    ntl_put_le32(m->b + OPT + 56, SEC_RVA + SEC_SIZE);
+    ntl_put_le32(m->b + OPT + 60, SEC_RAW);
+    ntl_put_le32(m->b + OPT + 64, 0xc0ffee);
+    ntl_put_le16(m->b + OPT + 68, 1);
+    ntl_put_le32(m->b + OPT + 108, 16);
+    memcpy(m->b + SECHDR, ".text", 5);
+    ntl_put_le32(m->b + SECHDR + 8, SEC_SIZE);
+    ntl_put_le32(m->b + SECHDR + 12, SEC_RVA);
+    ntl_put_le32(m->b + SECHDR + 16, SEC_SIZE);
+    ntl_put_le32(m->b + SECHDR + 20, SEC_RAW);
+    ntl_put_le32(m->b + SECHDR + 36, 0x60000020);
+}
+
+static void put_str(struct img *m, uint32_t rva, const char *s) { memcpy(at(m, rva), s, strlen(s) + 1); }
+
+/* Kernel image: exports KeFoo (0x1800), ExBar (0x1810), a forwarder
+ * HalFwd -> NTOSKRNL.KeFoo, and ordinal-only 0x1820 (ordinal 12). */
+static void build_kernel(struct img *m)
+{
+    uint8_t *d;
+    img_init(m, 0x140000000ull);
+    d = at(m, 0x1100);
+    ntl_put_le32(d + 12, 0x1200); /* Name */
+    ntl_put_le32(d + 16, 10);     /* Base */
+    ntl_put_le32(d + 20, 4);      /* NumberOfFunctions */
+    ntl_put_le32(d + 24, 3);      /* NumberOfNames */
+    ntl_put_le32(d + 28, 0x1140);
+    ntl_put_le32(d + 32, 0x1160);
+    ntl_put_le32(d + 36, 0x1180);
+    ntl_put_le32(at(m, 0x1140), 0x1800);
+    ntl_put_le32(at(m, 0x1144), 0x1810);
+    ntl_put_le32(at(m, 0x1148), 0x1220); /* forwarder string inside the directory */
+    ntl_put_le32(at(m, 0x114c), 0x1820);
+    ntl_put_le32(at(m, 0x1160), 0x1240);
+    ntl_put_le32(at(m, 0x1164), 0x1250);
+    ntl_put_le32(at(m, 0x1168), 0x1260);
+    ntl_put_le16(at(m, 0x1180), 1); /* ExBar */
+    ntl_put_le16(at(m, 0x1182), 2); /* HalFwd */
+    ntl_put_le16(at(m, 0x1184), 0); /* KeFoo */
+    put_str(m, 0x1200, "ntoskrnl.exe");
+    put_str(m, 0x1220, "NTOSKRNL.KeFoo");
+    put_str(m, 0x1240, "ExBar");
+    put_str(m, 0x1250, "HalFwd");
+    put_str(m, 0x1260, "KeFoo");
+    set_dir(m, NTL_PE_DIR_EXPORT, 0x1100, 0x200);
+    at(m, 0x1800)[0] = 0xc3;
+}
+
+/* Driver: imports KeFoo, ExBar (ntoskrnl.exe) and HalFwd (HAL.dll); IAT at
+ * 0x1300: [KeFoo, ExBar, 0, HalFwd, 0]. Five sites in the DVRT. */
+static void build_driver(struct img *m, uint64_t base)
+{
+    static const uint8_t nop5[5] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
+    uint8_t *p;
+    img_init(m, base);
+    /* import descriptors */
+    p = at(m, 0x1100);
+    ntl_put_le32(p, 0x1340);
+    ntl_put_le32(p + 12, 0x1400);
+    ntl_put_le32(p + 16, 0x1300);
+    ntl_put_le32(p + 20, 0x1358);
+    ntl_put_le32(p + 32, 0x1410);
+    ntl_put_le32(p + 36, 0x1318);
+    set_dir(m, NTL_PE_DIR_IMPORT, 0x1100, 60);
+    set_dir(m, NTL_PE_DIR_IAT, 0x1300, 0x28);
+    ntl_put_le64(at(m, 0x1340), 0x1420);
+    ntl_put_le64(at(m, 0x1348), 0x1430);
+    ntl_put_le64(at(m, 0x1358), 0x1440);
+    memcpy(at(m, 0x1300), at(m, 0x1340), 16);
+    memcpy(at(m, 0x1318), at(m, 0x1358), 8);
+    put_str(m, 0x1400, "ntoskrnl.exe");
+    put_str(m, 0x1410, "HAL.dll");
+    put_str(m, 0x1422, "KeFoo");
+    put_str(m, 0x1432, "ExBar");
+    put_str(m, 0x1442, "HalFwd");
+    /* sites in page 0x2000 */
+    struct { uint32_t rva; bool call; uint32_t slot; } sites[] = {
+        {0x2000, true, 0}, {0x2010, false, 1}, {0x2020, true, 3}, {0x2030, true, 0}, {0x2040, true, 1},
+    };
+    for (size_t i = 0; i < sizeof sites / sizeof sites[0]; i++) {
+        p = at(m, sites[i].rva);
+        p[0] = 0x48;
+        p[1] = 0xff;
+        p[2] = sites[i].call ? 0x15 : 0x25;
+        ntl_put_le32(p + 3, (uint32_t)(0x1300 + 8 * sites[i].slot - (sites[i].rva + 7)));
+        if (sites[i].call)
+            memcpy(p + 7, nop5, 5);
+        else
+            memset(p + 7, 0xcc, 5);
+    }
+    at(m, 0x2040 + 8)[0] = 0x90; /* site 5: not the expected nop */
+    /* load config at 0x1500 pointing at the DVRT at section 1 offset 0x600 */
+    p = at(m, 0x1500);
+    ntl_put_le32(p, 0x100);
+    ntl_put_le32(p + 144, 0x00100000);
+    ntl_put_le32(p + 224, 0x600);
+    ntl_put_le16(p + 228, 1);
+    set_dir(m, NTL_PE_DIR_LOAD_CONFIG, 0x1500, 0x100);
+    p = at(m, 0x1600);
+    ntl_put_le32(p, 1);
+    ntl_put_le32(p + 4, 12 + 8 + 6 * 4 + 12 + 8 + 4);
+    /* symbol 3: one block, 6 entries (5 sites + a 0x7FFFF one) */
+    ntl_put_le64(p + 8, 3);
+    ntl_put_le32(p + 16, 8 + 6 * 4);
+    ntl_put_le32(p + 20, 0x2000);
+    ntl_put_le32(p + 24, 8 + 6 * 4);
+    ntl_put_le32(p + 28, 0x000 | 1u << 12 | 0u << 13);
+    ntl_put_le32(p + 32, 0x010 | 0u << 12 | 1u << 13);
+    ntl_put_le32(p + 36, 0x020 | 1u << 12 | 3u << 13);
+    ntl_put_le32(p + 40, 0x030 | 1u << 12 | NTL_DVRT_IAT_INDEX_NONE << 13);
+    ntl_put_le32(p + 44, 0x040 | 1u << 12 | 0u << 13);
+    ntl_put_le32(p + 48, 0x050 | 1u << 12 | 2u << 13); /* slot 2: the null terminator */
+    /* symbol 4: one block with one 16-bit entry and padding */
+    ntl_put_le64(p + 52, 4);
+    ntl_put_le32(p + 60, 12);
+    ntl_put_le32(p + 64, 0x2000);
+    ntl_put_le32(p + 68, 12);
+    ntl_put_le16(p + 72, 0x070 | 1u << 12 | 1u << 13 | 1u << 14);
+    ntl_put_le16(p + 74, 0);
+    /* base relocations: a DIR64 at 0x1700 and padding */
+    ntl_put_le64(at(m, 0x1700), base + 0x2000);
+    p = at(m, 0x1780);
+    ntl_put_le32(p, 0x1000);
+    ntl_put_le32(p + 4, 12);
+    ntl_put_le16(p + 8, (uint16_t)(NTL_PE_REL_DIR64 << 12 | 0x700));
+    ntl_put_le16(p + 10, 0);
+    set_dir(m, NTL_PE_DIR_BASERELOC, 0x1780, 12);
+    /* CodeView */
+    p = at(m, 0x1900);
+    ntl_put_le32(p + 12, 2);
+    ntl_put_le32(p + 16, 24 + 8);
+    ntl_put_le32(p + 20, 0x1920);
+    ntl_put_le32(p + 24, SEC_RAW + 0x920);
+    memcpy(at(m, 0x1920), "RSDS0123456789abcdef\x07\0\0\0drv.pdb", 32);
+    set_dir(m, NTL_PE_DIR_DEBUG, 0x1900, 28);
+}
+
+static void test_headers_exports(void)
+{
+    struct img k;
+    struct ntl_pe pe;
+    struct ntl_pe_exports ex;
+    struct ntl_error err = {0};
+    const struct ntl_pe_export *e;
+
+    build_kernel(&k);
+    CHECK_EQ_INT(ntl_pe_parse(k.b, sizeof k.b, &pe, &err), 0);
+    CHECK(pe.pe32plus);
+    CHECK_EQ_U64(pe.image_base, 0x140000000ull);
+    CHECK_EQ_U64(pe.size_of_image, 0x4000);
+    CHECK_EQ_U64(pe.checksum, 0xc0ffee);
+    CHECK_EQ_U64(pe.section_count, 1);
+    CHECK_EQ_STR(pe.sections[0].name, ".text");
+    CHECK_EQ_INT(ntl_pe_exports_parse(&pe, &ex, &err), 0);
+    CHECK_EQ_STR(ex.dll_name, "ntoskrnl.exe");
+    CHECK_EQ_U64(ex.count, 4);
+    e = ntl_pe_export_find(&ex, "KeFoo", 0);
+    CHECK(e && e->rva == 0x1800 && e->ordinal == 10);
+    e = ntl_pe_export_find(&ex, "HalFwd", 0);
+    CHECK(e && e->forwarder && !strcmp(e->forwarder, "NTOSKRNL.KeFoo"));
+    e = ntl_pe_export_find(&ex, NULL, 13);
+    CHECK(e && e->rva == 0x1820 && !e->name);
+    CHECK(!ntl_pe_export_find(&ex, "Nope", 0));
+    ntl_pe_exports_free(&ex);
+
+    /* the export name table pointing past its section */
+    ntl_put_le32(at(&k, 0x1100) + 32, SEC_RVA + SEC_SIZE - 4);
+    CHECK(ntl_pe_exports_parse(&pe, &ex, &err) < 0);
+    CHECK(strstr(err.message, "past the end") != NULL);
+    ntl_pe_free(&pe);
+}
+
+static void test_driver_dirs(void)
+{
+    struct img d;
+    struct ntl_pe pe;
+    struct ntl_pe_imports im;
+    struct ntl_pe_reloc *r;
+    size_t n;
+    struct ntl_pe_codeview cv;
+    struct ntl_dvrt dv;
+    struct ntl_buf map;
+    struct ntl_error err = {0};
+
+    build_driver(&d, 0x140000000ull);
+    CHECK_EQ_INT(ntl_pe_parse(d.b, sizeof d.b, &pe, &err), 0);
+    CHECK_EQ_INT(ntl_pe_imports_parse(&pe, &im, &err), 0);
+    CHECK_EQ_U64(im.count, 3);
+    CHECK_EQ_U64(im.dll_count, 2);
+    CHECK(im.count == 3 && !strcmp(im.entries[2].dll, "HAL.dll") && im.entries[2].iat_rva == 0x1318);
+    CHECK(ntl_pe_import_by_iat(&im, 0x1308) && !strcmp(ntl_pe_import_by_iat(&im, 0x1308)->name, "ExBar"));
+    ntl_pe_imports_free(&im);
+
+    CHECK_EQ_INT(ntl_pe_relocs_parse(&pe, &r, &n, &err), 0);
+    CHECK_EQ_U64(n, 1);
+    CHECK(n == 1 && r[0].rva == 0x1700 && r[0].type == NTL_PE_REL_DIR64);
+    free(r);
+
+    CHECK_EQ_INT(ntl_pe_codeview(&pe, &cv, &err), 0);
+    CHECK(cv.present && cv.age == 7 && !strcmp(cv.pdb, "drv.pdb") && cv.guid[0] == '0');
+
+    CHECK_EQ_INT(ntl_pe_dvrt(&pe, &dv, &err), 0);
+    CHECK(dv.present);
+    CHECK_EQ_U64(dv.reloc_count, 2);
+    CHECK_EQ_U64(dv.fixup_count, 7);
+    if (dv.fixup_count == 7) {
+        CHECK_EQ_U64(dv.fixups[1].rva, 0x2010);
+        CHECK(!dv.fixups[1].indirect_call && dv.fixups[1].iat_index == 1);
+        CHECK_EQ_U64(dv.fixups[3].iat_index, NTL_DVRT_IAT_INDEX_NONE);
+        CHECK(dv.fixups[6].rva == 0x2070 && dv.fixups[6].indirect_call && dv.fixups[6].rex_w &&
+              dv.fixups[6].cfg_check);
+    }
+    ntl_dvrt_free(&dv);
+
+    CHECK_EQ_INT(ntl_pe_map(&pe, &map, &err), 0);
+    CHECK_EQ_U64(map.len, 0x4000);
+    CHECK(memcmp(map.data + 0x2000, at(&d, 0x2000), 12) == 0);
+    CHECK_EQ_INT(ntl_pe_rebase(&pe, map.data, map.len, 0xfffff80000000000ull, &err), 0);
+    CHECK_EQ_U64(ntl_le64(map.data + 0x1700), 0xfffff80000002000ull);
+    ntl_buf_free(&map);
+    ntl_pe_free(&pe);
+}
+
+static void test_dvrt_v2_and_bad(void)
+{
+    uint8_t t[128] = {0};
+    struct ntl_dvrt d;
+    struct ntl_error err = {0};
+
+    /* v2: a prologue entry with 3 header bytes, then a SWITCHTABLE entry */
+    ntl_put_le32(t, 2);
+    ntl_put_le32(t + 4, 28 + 0 + 24 + 12);
+    ntl_put_le32(t + 8, 28);       /* HeaderSize: 24 fixed + count byte + 3 bytes */
+    ntl_put_le32(t + 12, 0);       /* FixupInfoSize */
+    ntl_put_le64(t + 16, 1);       /* RF prologue */
+    t[8 + 24] = 3;
+    ntl_put_le32(t + 36, 24);
+    ntl_put_le32(t + 40, 12);
+    ntl_put_le64(t + 44, 5);
+    ntl_put_le32(t + 60, 0x3000);
+    ntl_put_le32(t + 64, 12);
+    ntl_put_le16(t + 68, 0x123 | 7u << 12);
+    CHECK_EQ_INT(ntl_dvrt_parse(t, sizeof t, 0x100, 0x5000, true, &d, &err), 0);
+    CHECK_EQ_U64(d.reloc_count, 2);
+    if (d.reloc_count == 2) {
+        CHECK_EQ_U64(d.relocs[0].prologue_size, 3);
+        CHECK_EQ_U64(d.relocs[1].symbol, 5);
+        CHECK(d.fixup_count == 1 && d.fixups[0].rva == 0x3123 && d.fixups[0].reg_or_type == 7);
+    }
+    ntl_dvrt_free(&d);
+
+    /* Size overrunning the data */
+    ntl_put_le32(t + 4, 200);
+    CHECK_EQ_INT(ntl_dvrt_parse(t, sizeof t, 0x100, 0x5000, true, &d, &err), NTL_ERR_TRUNCATED);
+    CHECK_EQ_U64(err.offset, 0x104);
+    /* v1 entry whose BaseRelocSize overruns the table */
+    memset(t, 0, sizeof t);
+    ntl_put_le32(t, 1);
+    ntl_put_le32(t + 4, 40);
+    ntl_put_le64(t + 8, 3);
+    ntl_put_le32(t + 16, 100);
+    CHECK_EQ_INT(ntl_dvrt_parse(t, sizeof t, 0x100, 0x5000, true, &d, &err), NTL_ERR_TRUNCATED);
+    CHECK_EQ_U64(err.offset, 0x108);
+    /* a block whose SizeOfBlock is not header + whole entries */
+    ntl_put_le32(t + 16, 28);
+    ntl_put_le32(t + 24, 10);
+    CHECK_EQ_INT(ntl_dvrt_parse(t, sizeof t, 0x100, 0x5000, true, &d, &err), NTL_ERR_FORMAT);
+    CHECK_EQ_U64(err.offset, 0x100 + 8 + 12 + 4);
+    /* unknown version */
+    ntl_put_le32(t, 9);
+    CHECK_EQ_INT(ntl_dvrt_parse(t, sizeof t, 0x100, 0x5000, true, &d, &err), NTL_ERR_UNSUPPORTED);
+}
+
+static void test_importopt(void)
+{
+    struct img k, d;
+    struct ntl_pe kpe, dpe;
+    struct ntl_buf kmap, dmap;
+    struct ntl_iopt_report rep;
+    struct ntl_error err = {0};
+    const uint64_t kbase = 0xfffff80000000000ull, dbase = 0xfffff80010000000ull;
+
+    build_kernel(&k);
+    build_driver(&d, 0x140000000ull);
+    CHECK_EQ_INT(ntl_pe_parse(k.b, sizeof k.b, &kpe, &err), 0);
+    CHECK_EQ_INT(ntl_pe_parse(d.b, sizeof d.b, &dpe, &err), 0);
+    CHECK_EQ_INT(ntl_pe_map(&kpe, &kmap, &err), 0);
+    CHECK_EQ_INT(ntl_pe_map(&dpe, &dmap, &err), 0);
+    struct ntl_iopt_module mods[2] = {
+        {"\\SystemRoot\\system32\\ntoskrnl.exe", &kpe, kmap.data, kmap.len, kbase},
+        {"C:/x/drv.sys", &dpe, dmap.data, dmap.len, dbase},
+    };
+    CHECK_EQ_INT(ntl_importopt_bind(mods, 2, &err), 3);
+    CHECK_EQ_U64(ntl_le64(dmap.data + 0x1300), kbase + 0x1800);
+    CHECK_EQ_U64(ntl_le64(dmap.data + 0x1318), kbase + 0x1800); /* HalFwd -> ntoskrnl KeFoo */
+    CHECK_EQ_INT(ntl_importopt_apply(mods, 2, &rep, &err), 0);
+    CHECK_EQ_U64(rep.count, 6);
+    CHECK_EQ_U64(rep.patched, 3);
+    if (rep.count == 6) {
+        const uint8_t *p = dmap.data + 0x2000;
+        CHECK_EQ_INT(rep.sites[0].status, NTL_IOPT_PATCHED);
+        CHECK(p[0] == 0x4c && p[1] == 0x8b && p[2] == 0x15 && p[7] == 0xe8);
+        CHECK_EQ_U64(dbase + 0x200c + (int32_t)ntl_le32(p + 8), kbase + 0x1800);
+        p = dmap.data + 0x2010;
+        CHECK_EQ_INT(rep.sites[1].status, NTL_IOPT_PATCHED);
+        CHECK(p[7] == 0xe9 && dbase + 0x201c + (int32_t)ntl_le32(p + 8) == kbase + 0x1810);
+        CHECK_EQ_INT(rep.sites[2].status, NTL_IOPT_PATCHED); /* HAL import via ntoskrnl */
+        CHECK_EQ_STR(rep.sites[2].import_dll, "HAL.dll");
+        CHECK_EQ_U64(rep.sites[2].target, kbase + 0x1800);
+        CHECK_EQ_INT(rep.sites[3].status, NTL_IOPT_SKIP_NO_OPTIMIZE);
+        CHECK(dmap.data[0x2030] == 0x48);
+        CHECK_EQ_INT(rep.sites[4].status, NTL_IOPT_SKIP_BAD_CODE);
+        CHECK(dmap.data[0x2040] == 0x48);
+        CHECK_EQ_INT(rep.sites[5].status, NTL_IOPT_SKIP_BAD_IAT_INDEX);
+    }
+    ntl_iopt_report_free(&rep);
+
+    /* The kernel 3 GB away: beyond rel32 reach. Fresh driver bytes. */
+    ntl_buf_free(&dmap);
+    CHECK_EQ_INT(ntl_pe_map(&dpe, &dmap, &err), 0);
+    mods[1].image = dmap.data;
+    mods[1].base = kbase + 0xc0000000ull;
+    CHECK_EQ_INT(ntl_importopt_apply(mods, 2, &rep, &err), 0);
+    CHECK(rep.count == 6 && rep.sites[0].status == NTL_IOPT_SKIP_OUT_OF_RANGE && rep.patched == 0);
+    CHECK(dmap.data[0x2000] == 0x48);
+    ntl_iopt_report_free(&rep);
+
+    /* Without the kernel among the modules nothing resolves. */
+    CHECK_EQ_INT(ntl_importopt_apply(&mods[1], 1, &rep, &err), 0);
+    CHECK(rep.count == 6 && rep.sites[0].status == NTL_IOPT_SKIP_NOT_LOADED);
+    ntl_iopt_report_free(&rep);
+
+    /* A site whose instruction reads another slot than its IATIndex says. */
+    ntl_put_le32(dmap.data + 0x2003, ntl_le32(dmap.data + 0x2003) + 8);
+    mods[1].base = dbase;
+    CHECK_EQ_INT(ntl_importopt_apply(mods, 2, &rep, &err), 0);
+    CHECK(rep.count == 6 && rep.sites[0].status == NTL_IOPT_SKIP_IAT_MISMATCH);
+    ntl_iopt_report_free(&rep);
+
+    ntl_buf_free(&kmap);
+    ntl_buf_free(&dmap);
+    ntl_pe_free(&kpe);
+    ntl_pe_free(&dpe);
+}
+
+static void test_bad_input(void)
+{
+    struct img d;
+    struct ntl_pe pe;
+    struct ntl_pe_reloc *r;
+    size_t n;
+    struct ntl_error err = {0};
+
+    build_driver(&d, 0x140000000ull);
+    /* every truncation: headers fail cleanly, later ones fail on the section */
+    for (size_t len = 0; len < sizeof d.b; len += len < 0x200 ? 1 : 0x40) {
+        int rc = ntl_pe_parse(d.b, len, &pe, &err);
+        CHECK(rc < 0);
+        if (rc >= 0)
+            ntl_pe_free(&pe);
+    }
+    CHECK_EQ_INT(ntl_pe_parse(d.b, 0x300, &pe, &err), NTL_ERR_TRUNCATED);
+    CHECK_EQ_U64(err.offset, SECHDR + 16);
+    CHECK(strstr(err.message, "beyond the end of the file") != NULL);
+    CHECK_EQ_INT(ntl_pe_parse(d.b, 10, &pe, &err), NTL_ERR_TRUNCATED);
+
+    /* e_lfanew past the end */
+    ntl_put_le32(d.b + 0x3c, 0x7ffffff0);
+    CHECK_EQ_INT(ntl_pe_parse(d.b, sizeof d.b, &pe, &err), NTL_ERR_TRUNCATED);
+    CHECK_EQ_U64(err.offset, 0x3c);
+    ntl_put_le32(d.b + 0x3c, 0x40);
+
+    /* a section beyond SizeOfImage */
+    ntl_put_le32(d.b + SECHDR + 12, 0x3000);
+    CHECK_EQ_INT(ntl_pe_parse(d.b, sizeof d.b, &pe, &err), NTL_ERR_FORMAT);
+    CHECK_EQ_U64(err.offset, SECHDR + 12);
+    ntl_put_le32(d.b + SECHDR + 12, SEC_RVA);
+
+    /* a relocation block with a bad size */
+    CHECK_EQ_INT(ntl_pe_parse(d.b, sizeof d.b, &pe, &err), 0);
+    ntl_put_le32(at(&d, 0x1784), 7);
+    CHECK_EQ_INT(ntl_pe_relocs_parse(&pe, &r, &n, &err), NTL_ERR_FORMAT);
+    CHECK_EQ_U64(err.offset, SEC_RAW + 0x784);
+    /* a directory outside every section */
+    set_dir(&d, NTL_PE_DIR_BASERELOC, 0x9000, 12);
+    pe.dirs[NTL_PE_DIR_BASERELOC].rva = 0x9000;
+    CHECK(ntl_pe_relocs_parse(&pe, &r, &n, &err) < 0);
+    CHECK(strstr(err.message, "0x9000") != NULL);
+    /* the DVRT section index past the section table */
+    ntl_put_le16(at(&d, 0x1500) + 228, 5);
+    struct ntl_dvrt dv;
+    CHECK_EQ_INT(ntl_pe_dvrt(&pe, &dv, &err), NTL_ERR_FORMAT);
+    /* the DVRT Size overrunning its section */
+    ntl_put_le16(at(&d, 0x1500) + 228, 1);
+    ntl_put_le32(at(&d, 0x1604), 0x10000);
+    CHECK_EQ_INT(ntl_pe_dvrt(&pe, &dv, &err), NTL_ERR_TRUNCATED);
+    CHECK_EQ_U64(err.offset, SEC_RAW + 0x604);
+    ntl_pe_free(&pe);
+}
+
+int main(void)
+{
+    test_headers_exports();
+    test_driver_dirs();
+    test_dvrt_v2_and_bad();
+    test_importopt();
+    test_bad_input();
+    return check_exit();
+}
