@@ -215,6 +215,9 @@ out:
     ntl_buf_free(&raw);
 }
 
+/* Work the compiler cannot drop. */
+static volatile uint64_t spin;
+
 /* CPU % from two samples, with known work in between. */
 static void test_rates(struct ntl_source *s)
 {
@@ -222,7 +225,6 @@ static void test_rates(struct ntl_source *s)
     struct ntl_error err;
     struct ntl_perf_block *b0 = NULL, *b1 = NULL;
     struct timespec start, now;
-    volatile uint64_t spin = 0;
 
     ntl_buf_init(&r0, 0);
     ntl_buf_init(&r1, 0);
