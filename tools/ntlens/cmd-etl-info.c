@@ -180,8 +180,11 @@ int cmd_etl_info(int argc, char **argv)
     kv_u64(&kv, "cpus_seen", cpus);
     kv_u64(&kv, "max_cpu", st.max_cpu);
     kv_str(&kv, "time_zone", lf->tz_standard_name);
-    snprintf(buf, sizeof buf, "%d", lf->tz_bias);
-    kv_str(&kv, "time_zone_bias_minutes", buf);
+    out_table_str(kv.table, "time_zone_bias_minutes");
+    out_table_strf(kv.table, "%d", lf->tz_bias);
+    out_table_row_end(kv.table);
+    out_table_column(kv.json, "time_zone_bias_minutes", NULL, OUT_LEFT);
+    out_table_i64(kv.json, lf->tz_bias);
     out_table_row_end(kv.json);
 
     int wr = fmt == OUT_JSON ? out_table_render_jsonl(kv.json, stdout)

@@ -1,0 +1,109 @@
+/* Writes generated .etl files for the CLI tests:
+ *   etl_gen_tool ipt FILE      five Intel PT events (plain, wrapped, no PSB)
+ *   etl_gen_tool images FILE   kernel and user image events, 32- and 64-bit
+ *   etl_gen_tool corrupt FILE  three buffers, the middle one broken
+ * The IPT traces are made of bytes 0x10..0x7f (so no stray PSB) with PSBs
+ * placed where the test expects them. */
+#include <stdio.h>
+#include <string.h>
+
+#include "etl_gen.h"
+#include "ntlens/error.h"
+
+#define START_FT 132500000000000000ull
+
+static void fill(uint8_t *p, size_t n, uint32_t seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        p[i] = (uint8_t)(0x10 + (seed >> 24) % 0x70);
+    }
+}
+
+static void psb(uint8_t *p)
+{
+    for (int i = 0; i < 16; i += 2) {
+        p[i] = 0x02;
+        p[i + 1] = 0x82;
+    }
+}
+
+static void gen_ipt_file(struct gen *g)
+{
+    static uint8_t t[5][8192];
+    /* TraceCodeMode 2 (kernel), TimeMode 1, MTCFreq 3; BufferSize 0: 4 KiB. */
+    uint64_t opt4k = 0x02000000ull | 0x10 | 0x300;
+    uint64_t opt8k = opt4k | (1ull << 16);
+    for (int i = 0; i < 5; i++)
+        fill(t[i], sizeof t[i], (uint32_t)i + 1);
+    psb(t[0]);
+    psb(t[1] + 1500);
+    psb(t[1] + 3000);
+    psb(t[2] + 200);
+    psb(t[4] + 6000);
+    gen_init(g, 0x10000, 8, 0, 1000, 10000000, START_FT, 1, "WPR IPT", "C:\\ipt.etl");
+    gen_next_buffer(g, 2);
+    gen_ipt(g, false, 2000, 1990, 4, 100, opt4k, 300, t[0], 300);       /* plain */
+    gen_ipt(g, true, 3000, 2990, 4, 101, opt4k, 1000, t[1], 4096);      /* wrapped */
+    gen_next_buffer(g, 3);
+    gen_ipt(g, false, 4000, 3990, 1234, 102, opt4k, 3500, t[2], 4096);  /* PSB before pos */
+    gen_ipt(g, false, 5000, 4990, 1234, 103, opt4k, 10, t[3], 4096);    /* no PSB */
+    gen_ipt(g, true, 6000, 5990, 8, 104, opt8k, 7000, t[4], 8192);      /* 8 KiB */
+    gen_system(g, false, true, 2, 0x0524, 1, 1, 7000, NULL, 0, "cswitch!", 8);
+    gen_finish(g);
+}
+
+static void gen_images_file(struct gen *g)
+{
+    gen_init(g, 0x4000, 8, 0, 1000, 10000000, START_FT, 1, "images", "C:\\images.etl");
+    gen_image(g, false, false, true, 3, 1100, 0xfffff80312400000ull, 0x1046000, 0, 0x00a3b2c1,
+              0x61234567, 0x140000000ull, "\\SystemRoot\\system32\\ntoskrnl.exe");
+    gen_image(g, false, false, true, 3, 1200, 0xfffff80313000000ull, 0x9f000, 0, 0x000abcde,
+              0x52345678, 0x1c0000000ull, "\\SystemRoot\\System32\\drivers\\tcpip.sys");
+    gen_image(g, true, false, true, 10, 1300, 0x7ff7a0000000ull, 0x23000, 4242, 0x1111, 0x2222,
+              0x140000000ull, "\\Device\\HarddiskVolume3\\Program Files\\App\\app.exe");
+    gen_image(g, false, true, false, 10, 1400, 0x77100000, 0x100000, 4242, 0x3333, 0x4444,
+              0x77100000, "\\Device\\HarddiskVolume3\\Windows\\SysWOW64\\ntdll.dll");
+    gen_image(g, false, false, true, 2, 1500, 0x7ff7a0000000ull, 0x23000, 4242, 0x1111, 0x2222,
+              0x140000000ull, "\\Device\\HarddiskVolume3\\Program Files\\App\\app.exe");
+    gen_image(g, false, false, true, 4, 1600, 0xfffff80312400000ull, 0x1046000, 0, 0x00a3b2c1,
+              0x61234567, 0x140000000ull, "\\SystemRoot\\system32\\ntoskrnl.exe");
+    gen_finish(g);
+}
+
+static void gen_corrupt_file(struct gen *g)
+{
+    gen_init(g, 0x1000, 8, 0, 1000, 10000000, START_FT, 1, "corrupt", "C:\\corrupt.etl");
+    gen_next_buffer(g, 0);
+    gen_system(g, false, true, 2, 0x0524, 1, 1, 2000, NULL, 0, "abcdefgh", 8);
+    gen_next_buffer(g, 1);
+    gen_system(g, false, true, 2, 0x0524, 2, 2, 3000, NULL, 0, "abcdefgh", 8);
+    gen_finish(g);
+    /* Buffer 1 (at 0x1000): its first event claims 0x800 bytes. */
+    g->file.data[0x1000 + 0x48 + 4] = 0x00;
+    g->file.data[0x1000 + 0x48 + 5] = 0x08;
+}
+
+int main(int argc, char **argv)
+{
+    struct gen g;
+    struct ntl_error err = {0};
+    if (argc != 3) {
+        fprintf(stderr, "usage: etl_gen_tool ipt|images|corrupt FILE\n");
+        return 2;
+    }
+    if (!strcmp(argv[1], "ipt"))
+        gen_ipt_file(&g);
+    else if (!strcmp(argv[1], "images"))
+        gen_images_file(&g);
+    else if (!strcmp(argv[1], "corrupt"))
+        gen_corrupt_file(&g);
+    else
+        return 2;
+    if (ntl_file_write(argv[2], g.file.data, g.file.len, &err) < 0) {
+        fprintf(stderr, "etl_gen_tool: %s\n", err.message);
+        return 1;
+    }
+    gen_free(&g);
+    return 0;
+}

@@ -1,0 +1,286 @@
+#!/usr/bin/env python3
+"""`ntlens etl` commands against the shared traces and generated ones:
+counts and image lists must match the independent reader (etl_ref.py);
+`etl ipt` output must match unwrapping computed here; exit codes; formats;
+and the decompressors against Samba's and wimlib's compressors.
+
+    test_etl_cli.py GEN_TOOL DECOMPRESS_TOOL
+"""
+import ctypes
+import ctypes.util
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import etl_ref  # noqa: E402
+
+NTLENS = os.environ["NTLENS"]
+DATA = os.path.join(os.environ["NTLENS_SHARED_DATA"], "etl")
+GEN, DECOMP = sys.argv[1], sys.argv[2]
+failures = 0
+checks = 0
+
+
+def check(cond, what):
+    global failures, checks
+    checks += 1
+    if not cond:
+        failures += 1
+        print("FAIL:", what)
+
+
+def run(*args, expect=0):
+    p = subprocess.run([NTLENS, *args], capture_output=True, text=True)
+    check(p.returncode == expect, "%s exited %d, expected %d: %s" % (" ".join(args), p.returncode,
+                                                                       expect, p.stderr.strip()))
+    return p
+
+
+def info(path):
+    return json.loads(run("etl", "info", "--format", "json", path).stdout)
+
+
+def test_shared():
+    for name in sorted(os.listdir(DATA)):
+        if not name.endswith(".etl"):
+            continue
+        path = os.path.join(DATA, name)
+        ref = etl_ref.read(path)
+        got = info(path)
+        check(got["logger_name"] == ref["logger"], name + " logger")
+        check(got["buffers"] == ref["buffers"], name + " buffers")
+        check(got["buffers_compressed"] == ref["compressed"], name + " compressed buffers")
+        check(got["events"] == ref["events"], name + " events")
+        for kind, n in ref["kinds"].items():
+            check(got["events_" + kind] == n, "%s %s events: %d != %d" % (name, kind,
+                                                                          got["events_" + kind], n))
+        check(got["buffers_bad"] == 0, name + " bad buffers")
+        imgs = json.loads(run("etl", "images", "--format", "json", path).stdout)
+        check(len(imgs) == len(ref["images"]), "%s image count %d != %d" % (name, len(imgs),
+                                                                            len(ref["images"])))
+        for a, b in zip(imgs, ref["images"]):
+            same = (a["kind"] == b["kind"] and int(a["base"], 16) == b["base"]
+                    and a["size"] == b["size"] and a["pid"] == b["pid"]
+                    and a["checksum"] == b["checksum"] and a["time_date_stamp"] == b["time_date_stamp"]
+                    and a["name"] == b["name"])
+            check(same, "%s image %s != %s" % (name, a, b))
+            if not same:
+                break
+    # Known facts from the data README.
+    diag = os.path.join(DATA, "ShutdownPerfDiagLogger.etl")
+    got = info(diag)
+    check(got["buffers"] == 49 and got["buffer_size"] == 65536 and got["cpus_seen"] == 2,
+          "PerfDiag buffers/CPUs")
+    check(got["compressed"] is False, "PerfDiag uncompressed")
+    net = info(os.path.join(DATA, "net.4.5.2.x64.etl"))
+    check(net["buffers"] == 360 and net["buffers_compressed"] == 359, "net buffers")
+    check(net["compressed"] is True and net["compression"] == "xpress", "net compression")
+    check(net["log_file_mode"] == "0x04010001", "net LogFileMode")
+    kmap = run("etl", "images", "--kernel", "--map", diag).stdout.splitlines()
+    check(any(line.startswith("0xfffff802424ab000 0xab6000 ") and line.endswith("ntoskrnl.exe")
+              for line in kmap), "ntoskrnl in the kernel map")
+    check(all(int(line.split()[0], 16) >= 0xffff800000000000 for line in kmap), "map is kernel only")
+    check(len(kmap) == len(set(kmap)), "map lines unique")
+
+
+def test_events():
+    path = os.path.join(DATA, "net.4.5.2.x64.etl")
+    lines = run("etl", "events", "--format", "json", "--group", "Image", path).stdout.splitlines()
+    evs = [json.loads(line) for line in lines]
+    check(len(evs) > 0 and all(e["group"] == "Image" for e in evs), "--group Image")
+    check(sum(e["opcode_name"] == "DCStart" for e in evs) > 0, "Image DCStart names")
+    sorted_lines = run("etl", "events", "--format", "json", "--sorted", path).stdout.splitlines()
+    ts = [json.loads(line)["timestamp"] for line in sorted_lines]
+    check(len(ts) == 179474 and ts == sorted(ts), "--sorted order")
+    guid = "b3e675d7-2554-4f18-830b-2762732560de"  # the trace's most common classic class
+    prov = run("etl", "events", "--format", "csv", "--provider", guid.upper(), path).stdout.splitlines()
+    check(len(prov) == 1 + 7885 and all(guid in line for line in prov[1:]), "--provider filter")
+    pid = run("etl", "events", "--format", "json", "--pid", "4", "-n", "50", path).stdout.splitlines()
+    check(len(pid) == 50 and all(json.loads(line)["pid"] == 4 for line in pid), "--pid filter, --limit")
+    hexed = run("etl", "events", "--hex", "-n", "2", os.path.join(DATA, "lxcore_kernel.etl")).stdout
+    check("|..l.x.c.o.r.e._." in hexed or "l.x.c.o.r.e" in hexed, "--hex dump")
+    table = run("etl", "events", os.path.join(DATA, "primitive-types.etl")).stdout.splitlines()
+    check(table[0].startswith("TIME") and len(table) == 8, "table output")
+
+
+def test_generated(tmp):
+    etl = os.path.join(tmp, "ipt.etl")
+    subprocess.run([GEN, "ipt", etl], check=True)
+    out = os.path.join(tmp, "out")
+    p = run("etl", "ipt", "--format", "json", etl, "-o", out)
+    summary = json.loads(p.stdout)
+    check(len(summary) == 5, "five IPT events")
+    check("holds no PSB" in p.stderr, "warning for the wrapped trace without PSB")
+    raw = open(etl, "rb").read()
+
+    def trace_bytes(i):
+        # The n-th IPT payload: locate it through its sidecar's file offset.
+        side = json.load(open(os.path.join(out, "ipt-%04d.json" % i)))
+        return side
+
+    psb = bytes([2, 0x82] * 8)
+
+    def expected_unwrap(buf, pos):
+        size = len(buf)
+        k = buf.find(psb, pos)
+        if k >= 0:
+            return buf[k:] + buf[:pos]
+        k = buf.find(psb, 0, pos)
+        return buf[k:pos]
+
+    # Rebuild the traces the generator made (same recipe as gen_tool.c).
+    def fill(n, seed):
+        b = bytearray(n)
+        for i in range(n):
+            seed = (seed * 1103515245 + 12345) & 0xFFFFFFFF
+            b[i] = 0x10 + (seed >> 24) % 0x70
+        return b
+    t = [fill(8192, i + 1) for i in range(5)]
+    t[0][0:16] = psb
+    t[1][1500:1516] = psb
+    t[1][3000:3016] = psb
+    t[2][200:216] = psb
+    t[4][6000:6016] = psb
+    want = [bytes(t[0][:300]), expected_unwrap(bytes(t[1][:4096]), 1000),
+            expected_unwrap(bytes(t[2][:4096]), 3500), bytes(t[3][:4096]),
+            expected_unwrap(bytes(t[4][:8192]), 7000)]
+    sizes = [300, 4096, 4096, 4096, 8192]
+    positions = [300, 1000, 3500, 10, 7000]
+    for i in range(5):
+        got = open(os.path.join(out, "ipt-%04d.pt" % (i + 1)), "rb").read()
+        check(got == want[i], "trace %d bytes (%d vs %d)" % (i + 1, len(got), len(want[i])))
+        side = trace_bytes(i + 1)
+        check(side["TraceSize"] == sizes[i] and side["TracePosition"] == positions[i],
+              "sidecar %d size/position" % (i + 1))
+        check(side["wrapped"] == (i > 0), "sidecar %d wrapped" % (i + 1))
+        check(side["unwrapped"] == (i in (1, 2, 4)), "sidecar %d unwrapped" % (i + 1))
+        check(side["IptOptionFields"]["TraceCodeMode"] == 2 and side["code_mode"] == "kernel",
+              "sidecar %d code mode" % (i + 1))
+        check(side["IptOptionFields"]["MTCFreq"] == 3 and side["IptOptionFields"]["TimeMode"] == 1,
+              "sidecar %d option fields" % (i + 1))
+        check(side["IptOptionFields"]["BufferSize"] == (1 if i == 4 else 0), "sidecar %d buffer" % (i + 1))
+        check(side["written_bytes"] == len(want[i]), "sidecar %d written" % (i + 1))
+        check(side["event_kind"] == ("event" if i in (1, 4) else "classic"), "sidecar %d kind" % (i + 1))
+    check(json.load(open(os.path.join(out, "ipt-0002.json")))["psb_offset"] == 1500, "psb offset")
+    check(summary[2]["pid"] == 1234 and summary[2]["tid"] == 102, "summary pid/tid")
+    # --raw keeps wrapped traces as recorded.
+    out2 = os.path.join(tmp, "raw")
+    run("etl", "ipt", "--raw", etl, "-o", out2)
+    check(open(os.path.join(out2, "ipt-0002.pt"), "rb").read() == bytes(t[1][:4096]), "--raw")
+    check(raw.count(psb) >= 5, "generated file holds the PSBs")
+
+    imgs = os.path.join(tmp, "images.etl")
+    subprocess.run([GEN, "images", imgs], check=True)
+    rows = json.loads(run("etl", "images", "--format", "json", imgs).stdout)
+    check([r["kind"] for r in rows] == ["DCStart", "DCStart", "Load", "Load", "Unload", "DCEnd"],
+          "generated image kinds")
+    check(rows[3]["base"] == "0x0000000077100000" and rows[3]["kernel"] is False, "32-bit image")
+    kmap = run("etl", "images", "--map", "--kernel", imgs).stdout
+    check(kmap == "0xfffff80312400000 0x1046000 \\SystemRoot\\system32\\ntoskrnl.exe\n"
+                  "0xfffff80313000000 0x9f000 \\SystemRoot\\System32\\drivers\\tcpip.sys\n", "kernel map")
+    umap = run("etl", "images", "--map", "--pid", "4242", imgs).stdout.splitlines()
+    check(len(umap) == 2 and umap[0].endswith("Program Files\\App\\app.exe"), "pid map")
+    csv = run("etl", "images", "--format", "csv", imgs).stdout.splitlines()
+    check(csv[0].startswith("kind,time,pid,base,size") and len(csv) == 7, "csv images")
+
+    bad = os.path.join(tmp, "corrupt.etl")
+    subprocess.run([GEN, "corrupt", bad], check=True)
+    p = run("etl", "events", bad, expect=1)
+    check("offset 0x1048" in p.stderr and "--keep-going" in p.stderr, "error names the offset")
+    p = run("etl", "events", "--keep-going", "--format", "json", bad)
+    # The header event and the third buffer's; the second buffer's only event is bad.
+    check(len(p.stdout.splitlines()) == 2 and "skipping" in p.stderr, "--keep-going continues")
+    got = json.loads(run("etl", "info", "--format", "json", "--keep-going", bad).stdout)
+    check(got["buffers_bad"] == 1 and got["events"] == 2, "info counts a bad buffer")
+
+
+def test_usage(tmp):
+    for cmd in ("info", "events", "images", "ipt"):
+        p = run("etl", cmd, "--help")
+        check(p.stdout.startswith("usage: ntlens etl " + cmd), cmd + " --help")
+        run("etl", cmd, expect=2)
+        run("etl", cmd, "--bogus", "x.etl", expect=2)
+    run("etl", "events", "--format", "xml", "x.etl", expect=2)
+    run("etl", "events", "--provider", "not-a-guid", "x.etl", expect=2)
+    run("etl", "events", "--compression", "zip", "x.etl", expect=2)
+    run("etl", "ipt", os.path.join(DATA, "lxcore_kernel.etl"), expect=2)  # no -o
+    p = run("etl", "info", os.path.join(tmp, "missing.etl"), expect=1)
+    check("cannot open" in p.stderr, "missing file message")
+    notetl = os.path.join(tmp, "not.etl")
+    open(notetl, "wb").write(b"\x00" * 100)
+    p = run("etl", "info", notetl, expect=1)
+    check("WMI_BUFFER_HEADER at offset 0x0" in p.stderr, "not an etl: " + p.stderr.strip())
+
+
+def decompress(fmt, blob, size):
+    p = subprocess.run([DECOMP, fmt, str(size)], input=blob, capture_output=True)
+    check(p.returncode == 0, "%s decompress: %s" % (fmt, p.stderr.decode().strip()))
+    return p.stdout
+
+
+def samples():
+    rnd = random.Random(5)
+    text = b"".join(rnd.choice([b"the ", b"quick ", b"brown ", b"fox ", b"jumps ", b"\x00\x00\x00\x00",
+                                bytes([rnd.randrange(256)])]) for _ in range(20000))
+    return [text[:65536], text[:1000], bytes(rnd.randrange(256) for _ in range(5000)),
+            b"a" * 65536, bytes(range(256)) * 200]
+
+
+def test_peers():
+    tested = 0
+    samba = "/usr/lib/x86_64-linux-gnu/samba/libndr-samba-samba4.so.0"
+    if os.path.exists(samba):
+        lib = ctypes.CDLL(samba)
+        f = lib.lzxpress_compress
+        f.restype = ctypes.c_ssize_t
+        f.argtypes = [ctypes.c_char_p, ctypes.c_uint32, ctypes.c_char_p, ctypes.c_uint32]
+        for s in samples():
+            out = ctypes.create_string_buffer(len(s) * 2 + 64)
+            n = f(s, len(s), out, len(out))
+            check(n > 0, "samba lzxpress_compress")
+            if n > 0:
+                check(decompress("xpress", out.raw[:n], len(s)) == s, "xpress vs samba, %d bytes" % len(s))
+        tested += 1
+    wim = ctypes.util.find_library("wim") or "libwim.so.15"
+    try:
+        lib = ctypes.CDLL(wim)
+    except OSError:
+        lib = None
+    if lib:
+        comp = ctypes.c_void_p()
+        rc = lib.wimlib_create_compressor(1, 65536, 0, ctypes.byref(comp))  # XPRESS
+        check(rc == 0, "wimlib compressor")
+        lib.wimlib_compress.restype = ctypes.c_size_t
+        lib.wimlib_compress.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
+                                        ctypes.c_size_t, ctypes.c_void_p]
+        done = 0
+        for s in samples():
+            out = ctypes.create_string_buffer(len(s))
+            n = lib.wimlib_compress(s, len(s), out, len(out) - 1, comp)
+            if n == 0:
+                continue  # incompressible: wimlib stores such chunks raw
+            check(decompress("xpress-huff", out.raw[:n], len(s)) == s,
+                  "xpress-huff vs wimlib, %d bytes" % len(s))
+            done += 1
+        check(done >= 3, "wimlib compressed several samples")
+        tested += 1
+    check(tested == 2, "both compression peers available (samba-libs, libwim15)")
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        test_shared()
+        test_events()
+        test_generated(tmp)
+        test_usage(tmp)
+        test_peers()
+    print("%d checks, %d failed" % (checks, failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
