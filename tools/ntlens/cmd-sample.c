@@ -1,9 +1,550 @@
-/* TODO(owner of this command): replace with the real implementation. */
+/* ntlens sample: typeperf rebuilt. Counter paths \OBJECT(INSTANCE)\COUNTER
+ * with wildcards are expanded against the first snapshot (as typeperf
+ * does); every later snapshot gives one row of values computed with PDH's
+ * formulas (ntlens/perf_value.h), in typeperf's CSV layout or as JSON lines. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "cli-source.h"
 #include "cli.h"
 #include "commands.h"
+#include "ntlens/perf.h"
+#include "ntlens/perf_value.h"
+#include "output.h"
+#include "perf-cli.h"
+
+static const char usage_text[] =
+    "usage: ntlens sample [-si SECONDS] [-sc COUNT] [--format FORMAT] [--lang ID]\n"
+    "                     [--query QUERY] [--scale] [SOURCE OPTIONS] PATH...\n"
+    "\n"
+    "Sample counter paths over time, like typeperf. A PATH is\n"
+    "    [\\\\MACHINE]\\OBJECT[(INSTANCE)]\\COUNTER\n"
+    "where OBJECT and COUNTER are names (case-insensitive) or title indices\n"
+    "(\\230(*)\\784), INSTANCE is a name, NAME#N for the N-th of same-named ones,\n"
+    "or PARENT/NAME for threads (explorer/0), and * and ? are wildcards in any\n"
+    "part. Wildcards are expanded against the first snapshot.\n"
+    "\n"
+    "  -si, --interval SECONDS  time between samples of a live source (default 1)\n"
+    "  -sc, --count COUNT       rows to print (default: until interrupted, or until\n"
+    "                           the end of a capture)\n"
+    "      --format FORMAT      csv (default, typeperf's \"(PDH-CSV 4.0)\" layout),\n"
+    "                           json (JSON lines) or table\n"
+    "      --scale              multiply values by each counter's DefaultScale (as\n"
+    "                           Performance Monitor's graph does)\n"
+    "      --lang ID            title language, hex registry id (default 009)\n"
+    "      --query QUERY        Global (default), Costly, or object indices\n"
+    "  -h, --help               this help\n"
+    "\n"
+    "Rates and timers need two samples: the first snapshot only primes them. A\n"
+    "value that cannot be computed (an instance gone, a counter reset) is\n"
+    "printed as \" \" in CSV and null in JSON.\n"
+    "\n";
+
+enum { OPT_FORMAT = 0x2000, OPT_LANG, OPT_QUERY, OPT_SCALE, OPT_SI, OPT_SC };
+
+struct column {
+    char *path;              /* \\MACHINE\Object(instance)\Counter as printed */
+    uint32_t object_index;
+    uint32_t counter_index;  /* name index of the counter */
+    size_t counter_pos;      /* position among the object's definitions */
+    char *instance;          /* path name (parent/name#N); NULL: no instances */
+    int32_t scale;
+    bool have_prev;
+    struct ntl_perf_raw prev;
+};
+
+struct sample_opts {
+    double interval;
+    long count;               /* 0: no limit */
+    enum out_format fmt;
+    bool scale;
+    unsigned lang;
+    const char *query;
+};
+
+struct columns {
+    struct column *v;
+    size_t n, cap;
+};
+
+static int add_column(struct columns *cols, const char *path, const struct ntl_perf_object *o,
+                      size_t counter, const char *instance)
+{
+    if (cols->n == cols->cap) {
+        size_t cap = cols->cap ? 2 * cols->cap : 16;
+        struct column *v = realloc(cols->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        cols->v = v;
+        cols->cap = cap;
+    }
+    struct column *c = &cols->v[cols->n];
+    memset(c, 0, sizeof *c);
+    c->path = strdup(path);
+    c->instance = instance ? strdup(instance) : NULL;
+    if (!c->path || (instance && !c->instance)) {
+        free(c->path);
+        free(c->instance);
+        return -1;
+    }
+    c->object_index = o->name_index;
+    c->counter_index = o->counters[counter].name_index;
+    c->counter_pos = counter;
+    c->scale = o->counters[counter].default_scale;
+    cols->n++;
+    return 0;
+}
+
+static void free_columns(struct columns *cols)
+{
+    for (size_t i = 0; i < cols->n; i++) {
+        free(cols->v[i].path);
+        free(cols->v[i].instance);
+    }
+    free(cols->v);
+}
+
+/* Expands one path against the first snapshot; returns the columns added
+ * or -1 after printing an error. */
+static long expand(const char *cmd, const char *spec, const struct ntl_perf_block *b,
+                   const struct ntl_perf_titles *titles, struct columns *cols)
+{
+    struct perf_path p;
+    const char *why = perf_path_parse(spec, &p);
+    char obuf[16], cbuf[16], inst[1024], path[2048];
+    long added = 0;
+    if (why) {
+        cli_usage_error(cmd, "bad counter path '%s': %s", spec, why);
+        return -2;
+    }
+    const char *machine = p.machine[0] ? p.machine : (b->system_name[0] ? b->system_name : ".");
+    for (size_t i = 0; i < b->nobjects; i++) {
+        const struct ntl_perf_object *o = &b->objects[i];
+        const char *oname = perf_name(titles, o->name_index, obuf, sizeof obuf);
+        if (!perf_spec_matches(p.object, o->name_index, oname))
+            continue;
+        bool has_instances = o->num_instances != NTL_PERF_NO_INSTANCES;
+        if (has_instances && !p.has_instance) {
+            cli_failf(cmd, "%s: object %s has instances; name one, e.g. \\%s(*)\\%s", spec,
+                      oname, oname, p.counter);
+            return -1;
+        }
+        if (!has_instances && p.has_instance && strcmp(p.instance, "*")) {
+            cli_failf(cmd, "%s: object %s has no instances", spec, oname);
+            return -1;
+        }
+        for (size_t c = 0; c < o->ncounters; c++) {
+            const struct ntl_perf_counter_def *d = &o->counters[c];
+            const char *cname = perf_name(titles, d->name_index, cbuf, sizeof cbuf);
+            if (!perf_spec_matches(p.counter, d->name_index, cname))
+                continue;
+            if (ntl_perf_type_is_hidden(d->type) && perf_has_wildcard(p.counter))
+                continue;
+            if (!has_instances) {
+                snprintf(path, sizeof path, "\\\\%s\\%s\\%s", machine, oname, cname);
+                if (add_column(cols, path, o, c, NULL) < 0)
+                    return -1;
+                added++;
+                continue;
+            }
+            for (size_t j = 0; j < o->ninstances; j++) {
+                const struct ntl_perf_instance *in = &o->instances[j];
+                if (!perf_instance_matches(p.instance, in))
+                    continue;
+                ntl_perf_instance_path_name(in, inst, sizeof inst);
+                snprintf(path, sizeof path, "\\\\%s\\%s(%s)\\%s", machine, oname, inst, cname);
+                if (add_column(cols, path, o, c, inst) < 0)
+                    return -1;
+                added++;
+            }
+        }
+    }
+    return added;
+}
+
+/* Per snapshot: the instance of each column's object by path name, through
+ * one hash table per object used. */
+#define MAX_INDEXED 64 /* objects with instances one row may use */
+
+struct inst_index {
+    const struct ntl_perf_object *obj;
+    uint32_t *slots; /* instance + 1; 0 empty */
+    size_t mask;
+};
+
+static uint32_t str_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+static int index_build(struct inst_index *ix, const struct ntl_perf_object *o)
+{
+    char name[1024];
+    size_t n = 16;
+    while (n < 2 * o->ninstances)
+        n *= 2;
+    ix->obj = o;
+    ix->slots = calloc(n, sizeof *ix->slots);
+    ix->mask = n - 1;
+    if (!ix->slots)
+        return -1;
+    for (size_t j = 0; j < o->ninstances; j++) {
+        ntl_perf_instance_path_name(&o->instances[j], name, sizeof name);
+        size_t s = str_hash(name) & ix->mask;
+        while (ix->slots[s])
+            s = (s + 1) & ix->mask;
+        ix->slots[s] = (uint32_t)j + 1;
+    }
+    return 0;
+}
+
+static long index_find(const struct inst_index *ix, const char *key)
+{
+    char name[1024];
+    size_t s = str_hash(key) & ix->mask;
+    while (ix->slots[s]) {
+        size_t j = ix->slots[s] - 1;
+        ntl_perf_instance_path_name(&ix->obj->instances[j], name, sizeof name);
+        if (!strcmp(name, key))
+            return (long)j;
+        s = (s + 1) & ix->mask;
+    }
+    return -1;
+}
+
+/* The raw sample of a column in block b; false when it is not there. */
+static bool column_raw(const struct column *c, const struct ntl_perf_block *b,
+                       struct inst_index *ixs, size_t *nixs, struct ntl_perf_raw *raw)
+{
+    const struct ntl_perf_object *o = ntl_perf_block_find_object(b, c->object_index);
+    struct ntl_error err;
+    if (!o)
+        return false;
+    size_t pos = c->counter_pos;
+    if (pos >= o->ncounters || o->counters[pos].name_index != c->counter_index) {
+        int f = ntl_perf_object_find_counter(o, c->counter_index);
+        if (f < 0)
+            return false;
+        pos = (size_t)f;
+    }
+    size_t inst = 0;
+    if (c->instance) {
+        if (o->num_instances == NTL_PERF_NO_INSTANCES)
+            return false;
+        size_t k;
+        for (k = 0; k < *nixs; k++)
+            if (ixs[k].obj == o)
+                break;
+        if (k == *nixs) {
+            if (k == MAX_INDEXED || index_build(&ixs[k], o) < 0)
+                return false;
+            (*nixs)++;
+        }
+        long j = index_find(&ixs[k], c->instance);
+        if (j < 0)
+            return false;
+        inst = (size_t)j;
+    } else if (o->num_instances != NTL_PERF_NO_INSTANCES) {
+        return false;
+    }
+    return ntl_perf_raw_get(b, o, pos, inst, raw, &err) == 0;
+}
+
+static void format_time(const struct ntl_perf_block *b, bool iso, char *buf, size_t size)
+{
+    int64_t secs;
+    unsigned ms = b->system_time.milliseconds % 1000;
+    if (!ntl_perf_systemtime_to_unix(&b->system_time, &secs)) {
+        int64_t ns = perf_now_unix_ns();
+        secs = ns / 1000000000;
+        ms = (unsigned)(ns / 1000000 % 1000);
+    }
+    time_t t = (time_t)secs;
+    struct tm *tm = iso ? gmtime(&t) : localtime(&t);
+    if (!tm) {
+        snprintf(buf, size, "?");
+        return;
+    }
+    if (iso)
+        snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ", tm->tm_year + 1900,
+                 tm->tm_mon + 1, tm->tm_mday, tm->tm_hour, tm->tm_min, tm->tm_sec, ms);
+    else /* typeperf: local time, MM/DD/YYYY HH:MM:SS.mmm */
+        snprintf(buf, size, "%02d/%02d/%04d %02d:%02d:%02d.%03u", tm->tm_mon + 1, tm->tm_mday,
+                 tm->tm_year + 1900, tm->tm_hour, tm->tm_min, tm->tm_sec, ms);
+}
+
+static void print_header(const struct columns *cols, enum out_format fmt)
+{
+    if (fmt != OUT_CSV)
+        return;
+    out_csv_field(stdout, "(PDH-CSV 4.0)", true);
+    for (size_t i = 0; i < cols->n; i++) {
+        fputc(',', stdout);
+        out_csv_field(stdout, cols->v[i].path, true);
+    }
+    fputc('\n', stdout);
+}
+
+/* One row from block b; updates each column's previous sample. */
+static int print_row(const struct sample_opts *o, struct columns *cols,
+                     const struct ntl_perf_block *b, struct out_table *table, bool print)
+{
+    struct inst_index ixs[MAX_INDEXED];
+    size_t nixs = 0;
+    char when[64], val[64];
+    format_time(b, o->fmt == OUT_JSON, when, sizeof when);
+    if (print && o->fmt == OUT_CSV)
+        out_csv_field(stdout, when, true);
+    else if (print && o->fmt == OUT_JSON) {
+        fputs("{\"time\":", stdout);
+        out_json_string(stdout, when);
+        fputs(",\"values\":{", stdout);
+    } else if (print)
+        out_table_str(table, when);
+    for (size_t i = 0; i < cols->n; i++) {
+        struct column *c = &cols->v[i];
+        struct ntl_perf_raw raw;
+        double v = 0;
+        int st = -1;
+        bool have = column_raw(c, b, ixs, &nixs, &raw);
+        if (have) {
+            st = ntl_perf_value_compute(&raw, c->have_prev ? &c->prev : NULL, &v);
+            c->prev = raw;
+            c->have_prev = true;
+        } else {
+            c->have_prev = false;
+        }
+        /* no time passed (the same snapshot twice) gives no value, not 0 */
+        bool ok = have && (st == NTL_PERF_VALUE_OK || st == NTL_PERF_VALUE_UNKNOWN_TYPE);
+        if (ok && o->scale)
+            v *= ntl_perf_scale(c->scale);
+        if (!print)
+            continue;
+        snprintf(val, sizeof val, "%f", v);
+        if (o->fmt == OUT_CSV) {
+            fputc(',', stdout);
+            out_csv_field(stdout, ok ? val : " ", true);
+        } else if (o->fmt == OUT_JSON) {
+            if (i)
+                fputc(',', stdout);
+            out_json_string(stdout, c->path);
+            fputc(':', stdout);
+            if (ok)
+                fprintf(stdout, "%.17g", v);
+            else
+                fputs("null", stdout);
+        } else if (ok) {
+            out_table_num(table, v, 6);
+        } else {
+            out_table_null(table);
+        }
+    }
+    for (size_t k = 0; k < nixs; k++)
+        free(ixs[k].slots);
+    if (print && o->fmt == OUT_CSV)
+        fputc('\n', stdout);
+    else if (print && o->fmt == OUT_JSON)
+        fputs("}}\n", stdout);
+    else if (print)
+        out_table_row_end(table);
+    fflush(stdout);
+    return ferror(stdout) ? -1 : 0;
+}
+
+static int run(const char *cmd, const struct sample_opts *o, struct ntl_source *src,
+               char **paths, int npaths)
+{
+    struct ntl_perf_titles *titles = ntl_perf_titles_new();
+    struct ntl_buf raw;
+    struct ntl_perf_block *b = NULL;
+    struct ntl_error err;
+    struct columns cols = {0};
+    struct out_table *table = NULL;
+    bool live = ntl_source_is_live(src);
+    int rc;
+
+    ntl_buf_init(&raw, 0);
+    if (!titles) {
+        rc = cli_failf(cmd, "out of memory");
+        goto out;
+    }
+    if ((rc = perf_titles_load(cmd, src, o->lang, false, titles, NULL)) != EXIT_OK)
+        goto out;
+    if (perf_snapshot(src, o->query, &raw, &b, &err) < 0) {
+        rc = err.status == NTL_ERR_EOF ? cli_failf(cmd, "%s holds no snapshot",
+                                                   ntl_source_describe(src))
+                                       : cli_fail(cmd, &err, ntl_source_describe(src));
+        goto out;
+    }
+    for (int i = 0; i < npaths; i++) {
+        long n = expand(cmd, paths[i], b, titles, &cols);
+        if (n == -2) {
+            rc = EXIT_USAGE;
+            goto out;
+        }
+        if (n < 0) {
+            rc = EXIT_FAIL;
+            goto out;
+        }
+        if (n == 0) {
+            rc = cli_failf(cmd, "no counter matches %s in %s", paths[i],
+                           ntl_source_describe(src));
+            goto out;
+        }
+    }
+    bool prime = false;
+    for (size_t i = 0; i < cols.n; i++) {
+        const struct ntl_perf_object *ob = ntl_perf_block_find_object(b, cols.v[i].object_index);
+        prime = prime || ntl_perf_type_needs_two_samples(ob->counters[cols.v[i].counter_pos].type);
+    }
+    if (o->fmt == OUT_TABLE) {
+        table = out_table_new();
+        out_table_column(table, "time", "Time", OUT_LEFT);
+        for (size_t i = 0; i < cols.n; i++)
+            out_table_column(table, cols.v[i].path, NULL, OUT_RIGHT);
+    }
+    print_header(&cols, o->fmt);
+    long rows = 0;
+    if (print_row(o, &cols, b, table, !prime) < 0)
+        goto write_error;
+    if (!prime)
+        rows++;
+    while (o->count == 0 || rows < o->count) {
+        if (live)
+            perf_sleep_ms((unsigned)(o->interval * 1000.0 + 0.5));
+        ntl_perf_block_free(b);
+        int r = perf_snapshot(src, o->query, &raw, &b, &err);
+        if (r == NTL_ERR_EOF)
+            break;
+        if (r < 0) {
+            rc = cli_fail(cmd, &err, ntl_source_describe(src));
+            goto out;
+        }
+        if (print_row(o, &cols, b, table, true) < 0)
+            goto write_error;
+        rows++;
+    }
+    if (table && out_table_render(table, stdout, OUT_TABLE) < 0)
+        goto write_error;
+    if (rows == 0)
+        cli_warn(cmd, "%s ended before a second snapshot: rates need two",
+                 ntl_source_describe(src));
+    rc = EXIT_OK;
+    goto out;
+write_error:
+    rc = cli_failf(cmd, "cannot write the output");
+out:
+    out_table_free(table);
+    free_columns(&cols);
+    ntl_perf_block_free(b);
+    ntl_buf_free(&raw);
+    ntl_perf_titles_free(titles);
+    return rc;
+}
 
 int cmd_sample(int argc, char **argv)
 {
-    (void)argc;
-    return cli_failf(argv[0], "not implemented yet");
+    static const struct option longopts[] = {
+        {"interval", required_argument, NULL, OPT_SI},
+        {"count", required_argument, NULL, OPT_SC},
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"scale", no_argument, NULL, OPT_SCALE},
+        {"lang", required_argument, NULL, OPT_LANG},
+        {"query", required_argument, NULL, OPT_QUERY},
+        {"help", no_argument, NULL, 'h'},
+        CLI_SOURCE_LONGOPTS,
+        {NULL, 0, NULL, 0},
+    };
+    const char *cmd = argv[0];
+    struct sample_opts o = {.interval = 1.0, .fmt = OUT_CSV, .lang = NTL_PERF_LANG_ENGLISH,
+                            .query = "Global"};
+    struct cli_sources cs;
+    int c, r;
+
+    /* typeperf's single-dash long options: -si SECONDS, -sc COUNT. */
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--"))
+            break;
+        if (!strcmp(argv[i], "-si"))
+            argv[i] = (char *)"--interval";
+        else if (!strcmp(argv[i], "-sc"))
+            argv[i] = (char *)"--count";
+    }
+
+    cli_sources_init(&cs);
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h" CLI_SOURCE_SHORTOPTS, longopts, NULL)) != -1) {
+        if ((r = cli_sources_option(&cs, cmd, c, optarg)) != 0) {
+            if (r < 0)
+                return EXIT_USAGE;
+            continue;
+        }
+        switch (c) {
+        case OPT_SI:
+            if (!cli_parse_double(optarg, &o.interval) || o.interval < 0 || o.interval > 86400)
+                return cli_usage_error(cmd, "-si takes seconds from 0 to 86400, not '%s'",
+                                       optarg);
+            break;
+        case OPT_SC:
+            if (!cli_parse_int(optarg, 1, 100000000, &o.count))
+                return cli_usage_error(cmd, "-sc takes a count from 1, not '%s'", optarg);
+            break;
+        case OPT_FORMAT:
+            if (!out_format_parse(optarg, &o.fmt))
+                return cli_usage_error(cmd, "--format takes csv, json or table, not '%s'",
+                                       optarg);
+            break;
+        case OPT_SCALE: o.scale = true; break;
+        case OPT_QUERY: o.query = optarg; break;
+        case OPT_LANG:
+            if (!perf_parse_lang(optarg, &o.lang))
+                return cli_usage_error(cmd, "--lang takes a hex language id such as 009, "
+                                            "not '%s'", optarg);
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            fputs(cli_source_help, stdout);
+            return EXIT_OK;
+        default:
+            return cli_usage_error(cmd, "unknown option or missing value: '%s'",
+                                   argv[optind - 1]);
+        }
+    }
+    if (optind >= argc)
+        return cli_usage_error(cmd, "give at least one counter path, e.g. "
+                                    "\\Processor(_Total)\\%% Processor Time");
+    if (cs.nspecs > 1)
+        return cli_usage_error(cmd, "one source at a time (-S given %zu times)", cs.nspecs);
+
+    /* \\MACHINE in the paths names the source when -S does not */
+    char remote[300];
+    struct perf_path p;
+    if (cs.nspecs == 0 && !perf_path_parse(argv[optind], &p) && p.machine[0] &&
+        strcmp(p.machine, ".") && strcasecmp(p.machine, "localhost")) {
+        for (int i = optind + 1; i < argc; i++) {
+            struct perf_path q;
+            if (!perf_path_parse(argv[i], &q) && strcasecmp(q.machine, p.machine))
+                return cli_usage_error(cmd, "all paths must name the same machine");
+        }
+        snprintf(remote, sizeof remote, "\\\\%s", p.machine);
+        cli_sources_add(&cs, cmd, remote);
+    }
+
+    struct ntl_source *src;
+    if ((r = cli_sources_open(&cs, cmd, &src)) != EXIT_OK) {
+        cli_sources_clear(&cs);
+        return r;
+    }
+    cli_sources_clear(&cs);
+    r = run(cmd, &o, src, argv + optind, argc - optind);
+    cli_sources_close(&src, 1);
+    return r;
 }
