@@ -25,8 +25,11 @@ static void usage(FILE *f)
           "Options:\n"
           "  -s, --section NAME   only one table: streams, system, threads, modules, memory\n"
           "                       (default: all, one after another in table format)\n"
-          "  -f, --format FMT     table (default), csv or json; csv and json need --section\n"
-          "                       unless json, which prints one object with every table\n"
+          "  -f, --format FMT     table (default), csv or json; csv needs --section, json\n"
+          "                       without --section prints one object with every table\n"
+          "  -r, --read ADDR[:LEN]\n"
+          "                       instead, hex-dump LEN bytes (default 64, at most 1 MiB) of\n"
+          "                       the dump's memory at virtual address ADDR\n"
           "  -h, --help           show this help\n",
           f);
 }
@@ -191,22 +194,70 @@ static const struct {
 };
 #define NSECTIONS (sizeof sections / sizeof sections[0])
 
+#define READ_MAX (1u << 20)
+
+static bool parse_read(const char *arg, uint64_t *addr, uint64_t *len)
+{
+    char buf[64];
+    char *colon;
+    snprintf(buf, sizeof buf, "%s", arg);
+    colon = strchr(buf, ':');
+    *len = 64;
+    if (colon) {
+        *colon = 0;
+        if (!cli_parse_u64(colon + 1, len) || *len == 0 || *len > READ_MAX)
+            return false;
+    }
+    return cli_parse_u64(buf, addr);
+}
+
+/* 16 bytes a line: "ADDR: hex bytes  |ascii|". */
+static int hexdump(const char *cmd, const struct ntl_minidump *md, uint64_t addr, uint64_t len)
+{
+    uint8_t *buf = malloc((size_t)len);
+    size_t got;
+    if (!buf)
+        return cli_failf(cmd, "out of memory");
+    got = ntl_md_read(md, addr, buf, (size_t)len);
+    for (size_t i = 0; i < got; i += 16) {
+        size_t n = got - i < 16 ? got - i : 16;
+        printf("%016" PRIx64 ":", addr + i);
+        for (size_t k = 0; k < 16; k++)
+            if (k < n)
+                printf(" %02x", buf[i + k]);
+            else
+                fputs("   ", stdout);
+        fputs("  |", stdout);
+        for (size_t k = 0; k < n; k++)
+            putchar(buf[i + k] >= 0x20 && buf[i + k] < 0x7f ? buf[i + k] : '.');
+        puts("|");
+    }
+    free(buf);
+    if (got < len)
+        return cli_failf(cmd, "the dump holds no memory at 0x%" PRIx64 " (%zu of %" PRIu64
+                         " bytes read)", addr + got, got, len);
+    return EXIT_OK;
+}
+
 int cmd_dump_show(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"section", required_argument, NULL, 's'},
         {"format", required_argument, NULL, 'f'},
+        {"read", required_argument, NULL, 'r'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *cmd = argv[0];
     int only = -1, opt, rc = EXIT_OK;
+    bool read_mode = false;
+    uint64_t read_addr = 0, read_len = 0;
     struct ntl_buf file;
     struct ntl_minidump md;
     struct ntl_error err = {0};
 
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "s:f:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "s:f:r:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 's':
             for (size_t i = 0; i < NSECTIONS; i++)
@@ -218,6 +269,11 @@ int cmd_dump_show(int argc, char **argv)
         case 'f':
             if (!out_format_parse(optarg, &fmt))
                 return cli_usage_error(cmd, "unknown format '%s'", optarg);
+            break;
+        case 'r':
+            if (!parse_read(optarg, &read_addr, &read_len))
+                return cli_usage_error(cmd, "--read wants ADDR[:LEN], LEN 1..%u", READ_MAX);
+            read_mode = true;
             break;
         case 'h': usage(stdout); return EXIT_OK;
         default: return cli_usage_error(cmd, "unknown option");
@@ -232,6 +288,12 @@ int cmd_dump_show(int argc, char **argv)
     if (ntl_md_parse(file.data, file.len, &md, &err) < 0) {
         ntl_buf_free(&file);
         return cli_fail(cmd, &err, argv[optind]);
+    }
+    if (read_mode) {
+        rc = hexdump(cmd, &md, read_addr, read_len);
+        ntl_md_free(&md);
+        ntl_buf_free(&file);
+        return rc;
     }
     if (fmt == OUT_JSON && only < 0)
         fputs("{", stdout);
