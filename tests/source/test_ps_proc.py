@@ -216,6 +216,21 @@ try:
     idle = [r["cpu"] for r in lines if r["pid"] == 0]
     check(idle and all(0 <= c <= 100.5 for c in idle), f"Idle CPU % within 0..100: {idle}")
 
+    # ---- a capture as the source: snapshots replayed, -s walks through them ----
+    cap = os.path.join(tmp, "snap.ntlcap")
+    c = subprocess.run([NTLENS, "capture", "-n", "3", "-i", "0.2", "-o", cap], capture_output=True,
+                       text=True, timeout=120)
+    check(c.returncode == 0, f"ntlens capture: {c.stderr.strip()}")
+    if c.returncode == 0:
+        rows = ps_json("-S", cap, str(threaded.pid))
+        check(len(rows) == 1 and rows[0]["thd"] == 4, f"ps -S CAPTURE: {rows}")
+        rows = ps_json("-d", "-S", cap, str(threaded.pid))
+        check({r["tid"] for r in rows} == tasks(threaded.pid), "ps -d -S CAPTURE lists the threads")
+        p = ps("-s", "-S", cap, "--format", "json")
+        pids = [json.loads(l)["pid"] for l in p.stdout.splitlines() if l.strip()]
+        check(pids.count(0) == 2, f"-s over 3 snapshots shows 2 refreshes, not {pids.count(0)}")
+        os.unlink(cap)
+
     # ---- usage ----
     p = ps("--help")
     check(p.stdout.startswith("usage: ntlens ps"), "--help on stdout")

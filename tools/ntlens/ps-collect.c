@@ -221,21 +221,50 @@ int ps_sample_take(struct ntl_source *src, const struct ps_indices *ix, bool thr
     return 0;
 }
 
+struct pid_index {
+    uint64_t pid;
+    size_t idx;
+};
+
+static int by_pid(const void *a, const void *b)
+{
+    const struct pid_index *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
 void ps_sample_cpu(struct ps_sample *cur, const struct ps_sample *prev)
 {
+    struct pid_index *order = malloc((prev->nprocs ? prev->nprocs : 1) * sizeof *order);
+
+    if (!order)
+        return; /* no CPU % this round rather than a failure */
+    for (size_t k = 0; k < prev->nprocs; k++) {
+        order[k].pid = prev->procs[k].v[PF_PID];
+        order[k].idx = k;
+    }
+    qsort(order, prev->nprocs, sizeof *order, by_pid);
     for (size_t i = 0; i < cur->nprocs; i++) {
         struct ps_proc *p = &cur->procs[i];
         const struct ps_proc *q = NULL;
+        size_t lo = 0, hi = prev->nprocs;
         double v;
 
         p->have_cpu_pct = false;
         if (!p->have_cpu_raw || !(p->have & (1u << PF_PID)))
             continue;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (order[mid].pid < p->v[PF_PID])
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
         /* The same process: same pid and name (pids are reused). */
-        for (size_t k = 0; k < prev->nprocs && !q; k++)
-            if (prev->procs[k].v[PF_PID] == p->v[PF_PID] && prev->procs[k].have_cpu_raw &&
-                !strcmp(prev->procs[k].name, p->name))
-                q = &prev->procs[k];
+        for (; lo < prev->nprocs && order[lo].pid == p->v[PF_PID] && !q; lo++)
+            if (prev->procs[order[lo].idx].have_cpu_raw && !strcmp(prev->procs[order[lo].idx].name, p->name))
+                q = &prev->procs[order[lo].idx];
         if (!q)
             continue;
         if (ntl_perf_value_compute(&p->cpu_raw, &q->cpu_raw, &v) > NTL_PERF_VALUE_ZERO_DELTA)
@@ -243,6 +272,7 @@ void ps_sample_cpu(struct ps_sample *cur, const struct ps_sample *prev)
         p->cpu_pct = cur->ncpu ? v / cur->ncpu : v;
         p->have_cpu_pct = true;
     }
+    free(order);
 }
 
 void ps_sample_free(struct ps_sample *s)
