@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ntlens/error.h"
 
@@ -122,6 +123,7 @@ struct ntl_ipt_decoder {
     uint64_t origin;      /* offset of buf[0] in the user's input, for errors */
     uint8_t bip_size;     /* inside a BBP block: bytes per BIP payload; 0 outside */
     uint8_t fault;        /* enum ntl_ipt_fault of the last error */
+    uint8_t skip_pad;     /* set by the caller: PAD packets are skipped, not returned */
 };
 
 /* A decoder over buf[0, size) positioned at offset 0 (not synchronised; see
@@ -132,8 +134,12 @@ void ntl_ipt_decoder_init(struct ntl_ipt_decoder *d, const uint8_t *buf, size_t 
 /* Decodes the packet at d->pos into *p and advances. 0 on success,
  * NTL_ERR_EOF at the end of the buffer, NTL_ERR_TRUNCATED when the packet
  * runs past the end, NTL_ERR_FORMAT for an unknown opcode or a reserved
- * encoding (d->fault says which). On error the position does not move. */
-int ntl_ipt_next(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struct ntl_error *err);
+ * encoding (d->fault says which). On error the position does not move.
+ * The common packets are decoded inline (below); the rest, and every packet
+ * in the last 16 bytes of the buffer, by ntl_ipt_next_slow. */
+static inline int ntl_ipt_next(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p,
+                               struct ntl_error *err);
+int ntl_ipt_next_slow(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struct ntl_error *err);
 
 /* Moves to the first PSB at or after the start of the buffer. */
 int ntl_ipt_sync_first(struct ntl_ipt_decoder *d, struct ntl_error *err);
@@ -169,6 +175,74 @@ static inline void ntl_ipt_last_ip_init(struct ntl_ipt_last_ip *l)
  * reserved compression. */
 int ntl_ipt_last_ip_update(struct ntl_ipt_last_ip *l, unsigned ipc, uint64_t raw);
 int ntl_ipt_last_ip_query(const struct ntl_ipt_last_ip *l, uint64_t *ip);
+
+
+/* The inline fast path of ntl_ipt_next. With at least 16 bytes left every
+ * fixed-size packet fits, so one table lookup on the first byte decodes the
+ * common packets; the payload is an unaligned 64-bit load, masked. */
+struct ntl_ipt_fast_ {
+    uint8_t head[8]; /* the first 8 bytes of the packet: type, size, count, 0... */
+    uint32_t konst;  /* payload bits known from the first byte */
+    uint8_t mask;    /* which bytes after the first are payload */
+    uint8_t ip_kind; /* 1 TIP, 2 TIP.PGE, 3 TIP.PGD, 4 FUP, else 0 */
+    uint8_t unused[2];
+};
+extern const struct ntl_ipt_fast_ ntl_ipt_fast_table_[256];
+
+static inline uint64_t ntl_ipt_load64_(const uint8_t *q)
+{
+    uint64_t v;
+    memcpy(&v, q, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
+/* Payload masks by ntl_ipt_fast_.mask. */
+#define NTL_IPT_FAST_MASKS_                                                                     \
+    { 0, 0xffff, 0xffffffff, 0xffffffffffffull, ~0ull, 0xff, 0xffffffffffffffull, 0 }
+
+static inline int ntl_ipt_next(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p,
+                               struct ntl_error *err)
+{
+    static const uint64_t masks[8] = NTL_IPT_FAST_MASKS_;
+    size_t pos = d->pos;
+    if (d->skip_pad) {
+        /* Runs of PAD, eight bytes at a time. */
+        while (d->size - pos >= 24) {
+            uint64_t w = ntl_ipt_load64_(d->buf + pos);
+            if (w) {
+                pos += (size_t)__builtin_ctzll(w) >> 3;
+                break;
+            }
+            pos += 8;
+        }
+        while (pos < d->size && d->buf[pos] == 0)
+            pos++;
+        d->pos = pos;
+    }
+    if (d->size - pos >= 16 && !d->bip_size) {
+        const uint8_t *q = d->buf + pos;
+        unsigned b = q[0];
+        const struct ntl_ipt_fast_ *e = &ntl_ipt_fast_table_[b];
+        /* PAD and TNT-8 are one byte: branching on that (predictably, in
+         * runs) lets the next packet start before the table load is done. */
+        if ((b & 1) == 0 && b != 2) {
+            memcpy(p, e->head, 8);
+            p->payload = e->konst;
+            d->pos = pos + 1;
+            return 0;
+        }
+        if (e->head[0]) {
+            memcpy(p, e->head, 8);
+            p->payload = (ntl_ipt_load64_(q + 1) & masks[e->mask]) | e->konst;
+            d->pos = pos + e->head[1];
+            return 0;
+        }
+    }
+    return ntl_ipt_next_slow(d, p, err);
+}
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /* Intel PT packet decoder (ntlens/ipt_packet.h), from the Intel SDM's packet
  * encodings. The hot path is one switch on a 256-entry class table; every
  * read is checked against the end of the buffer before it is made. */
+#include <stddef.h>
 #include <string.h>
 
 #include "ntlens/ipt_packet.h"
@@ -12,6 +13,15 @@ enum cls {
     C_BAD = 0, C_PAD, C_TNT8, C_EXT, C_TIP, C_PGE, C_PGD, C_FUP, C_CYC,
     C_TSC, C_MTC, C_MODE, C_TRIG,
 };
+
+/* The inline fast path copies ntl_ipt_fast_.head over these fields. */
+_Static_assert(offsetof(struct ntl_ipt_packet, type) == 0 &&
+               offsetof(struct ntl_ipt_packet, size) == 1 &&
+               offsetof(struct ntl_ipt_packet, count) == 2 &&
+               offsetof(struct ntl_ipt_packet, flags) == 3 &&
+               offsetof(struct ntl_ipt_packet, aux) == 4 &&
+               offsetof(struct ntl_ipt_packet, payload) == 8,
+               "ntl_ipt_packet layout");
 
 static uint8_t cls_table[256];
 
@@ -256,7 +266,7 @@ static int next_ext(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, const u
     return NTL_OK;
 }
 
-int ntl_ipt_next(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struct ntl_error *err)
+int ntl_ipt_next_slow(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struct ntl_error *err)
 {
     size_t left = d->size - d->pos;
     if (!left)
@@ -472,28 +482,19 @@ const char *ntl_ipt_fault_str(int fault)
 
 int ntl_ipt_last_ip_update(struct ntl_ipt_last_ip *l, unsigned ipc, uint64_t raw)
 {
-    switch (ipc) {
-    case NTL_IPT_IPC_SUPPRESSED:
+    /* Bits of the last IP each compression keeps; the rest come from raw. */
+    static const uint64_t keep[8] = {
+        0, ~0xffffull, ~0xffffffffull, 0, ~0xffffffffffffull, 0, 0, 0,
+    };
+    if (ipc == NTL_IPT_IPC_SUPPRESSED) {
         l->suppressed = true;
         return NTL_ERR_NOT_FOUND;
-    case NTL_IPT_IPC_UPDATE_16:
-        l->ip = (l->ip & ~0xffffull) | (raw & 0xffffull);
-        break;
-    case NTL_IPT_IPC_UPDATE_32:
-        l->ip = (l->ip & ~0xffffffffull) | (raw & 0xffffffffull);
-        break;
-    case NTL_IPT_IPC_SEXT_48:
-        l->ip = (raw & (1ull << 47)) ? (raw | 0xffff000000000000ull) : (raw & 0xffffffffffffull);
-        break;
-    case NTL_IPT_IPC_UPDATE_48:
-        l->ip = (l->ip & ~0xffffffffffffull) | (raw & 0xffffffffffffull);
-        break;
-    case NTL_IPT_IPC_FULL:
-        l->ip = raw;
-        break;
-    default:
-        return NTL_ERR_FORMAT;
     }
+    if (ipc > 7 || ipc == 5 || ipc == 7)
+        return NTL_ERR_FORMAT;
+    if (ipc == NTL_IPT_IPC_SEXT_48)
+        raw = (uint64_t)((int64_t)(raw << 16) >> 16);
+    l->ip = (l->ip & keep[ipc]) | (raw & ~keep[ipc]);
     l->have_ip = true;
     l->suppressed = false;
     return NTL_OK;

@@ -1,0 +1,232 @@
+/* Intel PT packet decoding and quick analysis: ntlens against libipt
+ * (Debian's libipt-dev, the rival; never linked into the product) on the real
+ * recordings, each repeated in memory to about 64 MB, best of 5 runs, with
+ * memcpy as the limit. Prints MB/s and ratios.
+ *   bench_ipt [TRACE...]   default: the kafl-* recordings in shared data */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <intel-pt.h>
+
+#include "ntlens/buf.h"
+#include "ntlens/ipt_modules.h"
+#include "ntlens/ipt_packet.h"
+
+#define TARGET_BYTES (64u << 20)
+#define RUNS 5
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t); /* CPU time: the machine is shared */
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static volatile uint64_t sink;
+
+struct trace {
+    uint8_t *data;
+    size_t size;
+};
+
+static uint64_t run_memcpy(const struct trace *t)
+{
+    static uint8_t *dst;
+    static size_t cap;
+    if (cap < t->size) {
+        free(dst);
+        dst = malloc(t->size);
+        cap = t->size;
+    }
+    memcpy(dst, t->data, t->size);
+    sink += dst[t->size / 2];
+    return t->size;
+}
+
+static uint64_t run_ntl(const struct trace *t, int skip_pad)
+{
+    struct ntl_ipt_decoder d;
+    struct ntl_ipt_packet p;
+    struct ntl_error err;
+    uint64_t n = 0, x = 0;
+    ntl_ipt_decoder_init(&d, t->data, t->size, 0);
+    d.skip_pad = (uint8_t)skip_pad;
+    if (ntl_ipt_sync_first(&d, &err) < 0)
+        return 0;
+    for (;;) {
+        int rc = ntl_ipt_next(&d, &p, &err);
+        if (rc == 0) {
+            n++;
+            x += p.payload;
+            continue;
+        }
+        if (rc == NTL_ERR_EOF || ntl_ipt_resync(&d, &err) < 0)
+            break;
+    }
+    sink += x;
+    return n;
+}
+
+static uint64_t run_libipt(const struct trace *t)
+{
+    struct pt_config config;
+    pt_config_init(&config);
+    config.begin = t->data;
+    config.end = t->data + t->size;
+    struct pt_packet_decoder *d = pt_pkt_alloc_decoder(&config);
+    uint64_t n = 0, x = 0;
+    if (!d)
+        return 0;
+    if (pt_pkt_sync_forward(d) >= 0) {
+        for (;;) {
+            struct pt_packet p;
+            int rc = pt_pkt_next(d, &p, sizeof p);
+            if (rc >= 0) {
+                n++;
+                x += p.payload.ip.ip;
+                continue;
+            }
+            if (rc == -pte_eos || pt_pkt_sync_forward(d) < 0)
+                break;
+        }
+    }
+    pt_pkt_free_decoder(d);
+    sink += x;
+    return n;
+}
+
+static uint64_t run_ntl_targets(const struct trace *t)
+{
+    struct ntl_ipt_targets tg;
+    struct ntl_error err;
+    ntl_ipt_targets_init(&tg, 0);
+    ntl_ipt_targets_scan(&tg, t->data, t->size, &err);
+    uint64_t n = tg.total;
+    sink += tg.used;
+    ntl_ipt_targets_free(&tg);
+    return n;
+}
+
+/* libipt's query decoder driven without an image: drain events, take TIPs
+ * as indirect branches and TNTs as conditional branches. Counts the
+ * addresses it reports (event IPs and indirect-branch targets). */
+static uint64_t run_libipt_query(const struct trace *t)
+{
+    struct pt_config config;
+    pt_config_init(&config);
+    config.begin = t->data;
+    config.end = t->data + t->size;
+    struct pt_query_decoder *q = pt_qry_alloc_decoder(&config);
+    uint64_t n = 0, ip;
+    if (!q)
+        return 0;
+    int status = pt_qry_sync_forward(q, &ip);
+    while (status != -pte_eos) {
+        if (status < 0) {
+            status = pt_qry_sync_forward(q, &ip);
+            continue;
+        }
+        if (!(status & pts_ip_suppressed))
+            n++;
+        while (status >= 0 && (status & pts_event_pending)) {
+            struct pt_event ev;
+            status = pt_qry_event(q, &ev, sizeof ev);
+            if (status >= 0 && !ev.ip_suppressed)
+                n++;
+        }
+        if (status < 0)
+            continue;
+        if (status & pts_eos)
+            break;
+        status = pt_qry_indirect_branch(q, &ip);
+        if (status == -pte_bad_query) {
+            int taken;
+            status = pt_qry_cond_branch(q, &taken);
+            if (status >= 0)
+                status &= ~pts_ip_suppressed, status |= 0;
+            if (status >= 0)
+                n--; /* a TNT bit carries no address */
+        }
+    }
+    pt_qry_free_decoder(q);
+    sink += n;
+    return n;
+}
+
+static double best_rate(uint64_t (*fn)(const struct trace *), const struct trace *t, uint64_t *out)
+{
+    double best = 0;
+    for (int i = 0; i < RUNS; i++) {
+        double t0 = now();
+        *out = fn(t);
+        double dt = now() - t0;
+        if (dt > 0 && (double)t->size / dt > best)
+            best = (double)t->size / dt;
+    }
+    return best / 1e6;
+}
+
+static uint64_t ntl_all(const struct trace *t) { return run_ntl(t, 0); }
+static uint64_t ntl_nopad(const struct trace *t) { return run_ntl(t, 1); }
+
+static int bench_file(const char *path)
+{
+    struct ntl_buf b;
+    struct ntl_error err;
+    if (ntl_file_read(path, (size_t)1 << 30, &b, &err) < 0 || b.len == 0) {
+        fprintf(stderr, "bench_ipt: cannot read %s\n", path);
+        ntl_buf_free(&b);
+        return 1;
+    }
+    size_t reps = TARGET_BYTES / b.len + 1;
+    struct trace t = {malloc(b.len * reps), b.len * reps};
+    for (size_t i = 0; i < reps; i++)
+        memcpy(t.data + i * b.len, b.data, b.len);
+    uint64_t n_cpy, n_ntl, n_nopad, n_ipt, n_tg, n_q;
+    double memcpy_rate = best_rate(run_memcpy, &t, &n_cpy);
+    double ntl_rate = best_rate(ntl_all, &t, &n_ntl);
+    double nopad_rate = best_rate(ntl_nopad, &t, &n_nopad);
+    double ipt_rate = best_rate(run_libipt, &t, &n_ipt);
+
+    double tg_rate = best_rate(run_ntl_targets, &t, &n_tg);
+    double q_rate = best_rate(run_libipt_query, &t, &n_q);
+    const char *name = strrchr(path, '/');
+    name = name && name > path ? name : path;
+    printf("%s: %zu bytes x %zu = %.1f MB\n", path, b.len, reps, (double)t.size / 1e6);
+    printf("  memcpy                          %8.0f MB/s\n", memcpy_rate);
+    printf("  libipt pt_pkt_next              %8.0f MB/s  %" PRIu64 " packets\n", ipt_rate, n_ipt);
+    printf("  ntlens ntl_ipt_next             %8.0f MB/s  %" PRIu64 " packets  %.2fx libipt\n",
+           ntl_rate, n_ntl, ntl_rate / ipt_rate);
+    printf("  ntlens ntl_ipt_next, skip PAD   %8.0f MB/s  %" PRIu64 " packets  %.2fx libipt\n",
+           nopad_rate, n_nopad, nopad_rate / ipt_rate);
+    printf("  libipt query decoder            %8.0f MB/s  %" PRIu64 " addresses\n", q_rate, n_q);
+    printf("  ntlens quick analysis (targets) %8.0f MB/s  %" PRIu64 " targets  %.2fx libipt query\n",
+           tg_rate, n_tg, tg_rate / q_rate);
+    if (n_ntl != n_ipt)
+        printf("  NOTE: packet counts differ\n");
+    free(t.data);
+    ntl_buf_free(&b);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int rc = 0;
+    if (argc > 1) {
+        for (int i = 1; i < argc; i++)
+            rc |= bench_file(argv[i]);
+        return rc;
+    }
+    static const char *const names[] = {"kafl-mruby", "kafl-avscript32", "kafl-foo", "kafl-unzip"};
+    const char *root = getenv("NTLENS_SHARED_DATA");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/ipt/real/%s/trace.pt", root ? root : NTL_SHARED_DATA,
+                 names[i]);
+        rc |= bench_file(path);
+    }
+    return rc;
+}
