@@ -4,6 +4,8 @@
   ntoskrnl.exe  exports the routines the driver imports (one alias, one
                 ordinal-only export) and has a DIR64 base relocation
   hal.dll       one routine of its own and a forwarder to ntoskrnl
+  x86dll.dll    a PE32 DLL: exports, HIGHLOW relocations, a 32-bit load config
+                and DVRT
   testdrv.sys   a driver whose import calls are retpoline-style sites listed
                 in a dynamic value relocation table (see testdrv.s), with a
                 load config pointing at it and a CodeView record
@@ -46,7 +48,12 @@ def build(out):
     run("lld-link-14", "/driver", "/entry:DriverEntry", "/base:0x140000000", "/out:testdrv.sys",
         "/pdb:testdrv.pdb", "testdrv.obj", "hal.lib", "ntoskrnl.lib", *common, cwd=out)
     run(sys.executable, os.path.join(HERE, "fill_iat_index.py"), "testdrv.sys", cwd=out)
-    return {n: os.path.join(out, n) for n in ("ntoskrnl.exe", "hal.dll", "testdrv.sys")}
+    run("clang-14", "--target=i686-pc-windows-msvc", "-c", os.path.join(HERE, "x86dll.s"),
+        "-o", "x86dll.obj", cwd=out)
+    run("lld-link-14", "/dll", "/machine:x86", "/safeseh:no", "/entry:X86Entry", "/base:0x10000000",
+        "/def:" + os.path.join(HERE, "x86dll.def"), "/out:x86dll.dll", "/pdb:x86dll.pdb",
+        "x86dll.obj", *common, cwd=out)
+    return {n: os.path.join(out, n) for n in ("ntoskrnl.exe", "hal.dll", "testdrv.sys", "x86dll.dll")}
 
 
 if __name__ == "__main__":

@@ -159,6 +159,11 @@ def main():
         drv = compare_with_pefile(inspect, imgs["testdrv.sys"])
         compare_with_pefile(inspect, imgs["ntoskrnl.exe"])
         compare_with_pefile(inspect, imgs["hal.dll"])
+        x86 = compare_with_pefile(inspect, imgs["x86dll.dll"])
+        check(not x86["pe32plus"] and x86["relocs"] and all(t == 3 for _, t in x86["relocs"]),
+              "PE32 image with HIGHLOW relocations")
+        check([(f["iat_index"], f["indirect_call"]) for f in x86["dvrt"]["relocs"][0]["fixups"]]
+              == [(0x1234, 1), (0x7FFFF, 0)], "PE32 DVRT entries")
         check(len(drv["dvrt"]["relocs"][0]["fixups"]) == 5, "testdrv: five import sites")
 
         kexp = export_rvas(imgs["ntoskrnl.exe"])
@@ -200,6 +205,20 @@ def main():
         check(show["system"][0]["architecture"] == "AMD64", "SystemInfo architecture")
         check(sorted(r["start"] for r in show["memory"]) == sorted([KBASE, DBASE, HBASE]), "ranges")
         check(any(m["pdb"].endswith("testdrv.pdb") for m in show["modules"]), "CodeView in dump")
+
+        def read64(dump, addr):
+            text = run(ntlens, "dump", "show", "--read", f"{addr:#x}:8", dump).stdout
+            return int.from_bytes(bytes.fromhex("".join(text.split(":", 1)[1].split("|")[0].split())), "little")
+
+        # Rebased: ntoskrnl's DIR64 pointer now points into the kernel-address image.
+        kpe = pefile.PE(imgs["ntoskrnl.exe"])
+        ptr_rva = [e.rva for b in kpe.DIRECTORY_ENTRY_BASERELOC for e in b.entries if e.type == 10][0]
+        orig = kpe.get_qword_at_rva(ptr_rva)
+        check(read64(out, KBASE + ptr_rva) == KBASE + orig - kpe.OPTIONAL_HEADER.ImageBase,
+              "base relocation applied at the kernel base")
+        # Bound: the driver's IAT slots hold the exports' kernel addresses (HAL via ntoskrnl).
+        for func in ("ExAllocatePool2", "KeStallExecutionProcessor"):
+            check(read64(out, DBASE + imports[func]) == KBASE + kexp[func], f"IAT slot of {func} bound")
 
         # lldb: modules at kernel addresses, optimized sites disassemble as the kernel leaves them.
         if shutil.which("lldb-14"):
@@ -273,6 +292,30 @@ def main():
                     imgs["ntoskrnl.exe"], "-b", "testdrv.sys=0xfffff80500000000", "-o", fromtrace)
             show = json.loads(run(ntlens, "dump", "show", "-s", "modules", "--format", "json", fromtrace).stdout)
             check(show[0]["base"] == 0xFFFFF80500000000, "--base overrides the trace")
+
+        # The real trace's kernel rundown places ntoskrnl.exe and hal.dll.
+        real = os.path.join(os.environ.get("NTLENS_SHARED_DATA", ""), "etl", "ShutdownPerfDiagLogger.etl")
+        if os.path.exists(real):
+            rundown = json.loads(run(ntlens, "etl", "images", "--kernel", "--format", "json", real).stdout)
+            where = {}
+            for e in rundown:
+                if e["kind"] in ("DCStart", "Load", "DCEnd"):
+                    where[e["name"].split("\\")[-1].lower()] = int(str(e["base"]), 0)
+            kb = where["ntoskrnl.exe"]
+            realdmp = os.path.join(tmp, "real.dmp")
+            p = run(ntlens, "dump", "build", "--format", "json", "--etl", real, "-m", imgs["ntoskrnl.exe"],
+                    "-m", imgs["hal.dll"], "-m", imgs["testdrv.sys"], "-b", f"testdrv.sys={kb + 0x10000000:#x}",
+                    "-o", realdmp)
+            sites = json.loads(p.stdout)
+            check(sum(s["result"] == "patched" for s in sites) == 4, f"patched against the real trace {sites}")
+            check(all(s["target"] - kb in kexp.values() for s in sites if s["result"] == "patched"),
+                  "targets at the real kernel base")
+            show = json.loads(run(ntlens, "dump", "show", "--format", "json", realdmp).stdout)
+            bases = {m["name"].split("\\")[-1].lower(): m["base"] for m in show["modules"]}
+            check(bases["ntoskrnl.exe"] == kb and bases["hal.dll"] == where["hal.dll"],
+                  f"real trace bases {bases} vs {where.get('hal.dll')}")
+        else:
+            print("skipping the real-trace check:", real, "missing")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"{checks} checks, {failures} failed")
