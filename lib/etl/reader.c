@@ -12,6 +12,7 @@
  *     +6; the others keep their size at +0.
  * A compressed buffer keeps its header as is; BufferSize is its size on disk
  * and SavedOffset the size it decompresses to, header included. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,12 +48,19 @@ static inline size_t align8(size_t v) { return (v + 7) & ~(size_t)7; }
 
 /* ---- events ---------------------------------------------------------- */
 
-/* Describes a buffer position for errors: absolute in uncompressed buffers. */
-static int ev_error(const struct etl_cur *c, int status, size_t pos, const char *fmt, const char *what,
-                    unsigned long long a, unsigned long long b)
+/* An error in a record at pos of the current buffer: the absolute file
+ * offset in uncompressed buffers, the buffer's offset and the position
+ * after decompression in compressed ones. */
+static int ev_error(const struct etl_cur *c, int status, size_t pos, const char *what,
+                    const char *fmt, ...) NTL_PRINTF(5, 6);
+static int ev_error(const struct etl_cur *c, int status, size_t pos, const char *what,
+                    const char *fmt, ...)
 {
     char msg[200];
-    snprintf(msg, sizeof msg, fmt, a, b);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
     if (c->compressed)
         return ntl_error_set(c->err, status, what, c->buf_offset,
                              "buffer %u, offset 0x%zx after decompression: %s", c->index, pos, msg);
@@ -69,8 +77,8 @@ int etl_parse_event(const struct etl_cur *c, size_t pos, struct ntl_etl_event *e
     size_t size, hdr;
 
     if (left < 8)
-        return ev_error(c, NTL_ERR_TRUNCATED, pos, "%llu bytes left, too few for an event header%.0llu",
-                        "event header", left, 0);
+        return ev_error(c, NTL_ERR_TRUNCATED, pos, "event header",
+                        "%zu bytes left, too few for an event header", left);
     memset(ev, 0, sizeof *ev);
     htype = p[2];
     mflags = p[3];
@@ -96,28 +104,28 @@ int etl_parse_event(const struct etl_cur *c, size_t pos, struct ntl_etl_event *e
         case TYPE_EVENT32: case TYPE_EVENT64:
             ev->kind = NTL_ETL_KIND_EVENT; hdr = 0x50; break;
         default:
-            return ev_error(c, NTL_ERR_FORMAT, pos, "unknown header type %llu (marker flags 0x%llx)",
-                            "event header", htype, mflags);
+            return ev_error(c, NTL_ERR_FORMAT, pos, "event header",
+                            "unknown header type %u (marker flags 0x%02x)", htype, mflags);
         }
     } else if ((mflags & 0xC0) == 0x80) {
         ev->kind = NTL_ETL_KIND_MESSAGE;
         hdr = 8;
     } else {
-        return ev_error(c, NTL_ERR_FORMAT, pos, "marker 0x%08llx has no TRACE_HEADER_FLAG%.0llu",
-                        "event header", ntl_le32(p), 0);
+        return ev_error(c, NTL_ERR_FORMAT, pos, "event header",
+                        "marker 0x%08x has no TRACE_HEADER_FLAG", (unsigned)ntl_le32(p));
     }
 
     bool kernel = ev->kind <= NTL_ETL_KIND_PERFINFO;
     size = kernel ? ntl_le16(p + 4) : ntl_le16(p);
     if (size == 0)
-        return ev_error(c, NTL_ERR_FORMAT, pos, "zero-size event%.0llu%.0llu", "event header", 0, 0);
+        return ev_error(c, NTL_ERR_FORMAT, pos, "event header", "zero-size event");
     if (size < hdr)
-        return ev_error(c, NTL_ERR_FORMAT, pos, "event size %llu smaller than its %llu-byte header",
-                        "event header", size, hdr);
+        return ev_error(c, NTL_ERR_FORMAT, pos, "event header",
+                        "event size %zu smaller than its %zu-byte header", size, hdr);
     if (size > left)
-        return ev_error(c, NTL_ERR_FORMAT, pos,
-                        "event of %llu bytes runs past the end of the buffer's data (%llu left)",
-                        "event header", size, left);
+        return ev_error(c, NTL_ERR_FORMAT, pos, "event header",
+                        "event of %zu bytes runs past the end of the buffer's data (%zu left)",
+                        size, left);
     ev->size = (uint16_t)size;
     size_t body = hdr; /* where extensions or the payload start */
 
@@ -144,8 +152,8 @@ int etl_parse_event(const struct etl_cur *c, size_t pos, struct ntl_etl_event *e
         }
         if (ver & PEBS_INDEX_FLAG) {
             if (size - body < 8)
-                return ev_error(c, NTL_ERR_FORMAT, pos, "PEBS index past the event's %llu bytes%.0llu",
-                                "event header", size, 0);
+                return ev_error(c, NTL_ERR_FORMAT, pos, "event header",
+                                "PEBS index past the event's %zu bytes", size);
             ev->has_pebs = true;
             ev->pebs_index = ntl_le64(p + body);
             body += 8;
@@ -153,8 +161,8 @@ int etl_parse_event(const struct etl_cur *c, size_t pos, struct ntl_etl_event *e
         ev->pmc_count = (ver & PMC_COUNTERS_MASK) >> 8;
         if (ev->pmc_count) {
             if (size - body < 8u * ev->pmc_count)
-                return ev_error(c, NTL_ERR_FORMAT, pos, "%llu PMC counters past the event's %llu bytes",
-                                "event header", ev->pmc_count, size);
+                return ev_error(c, NTL_ERR_FORMAT, pos, "event header",
+                                "%u PMC counters past the event's %zu bytes", ev->pmc_count, size);
             ev->pmc = p + body;
             body += 8u * ev->pmc_count;
         }
@@ -205,15 +213,13 @@ int etl_parse_event(const struct etl_cur *c, size_t pos, struct ntl_etl_event *e
             size_t q = body;
             for (;;) {
                 if (size - q < 8)
-                    return ev_error(c, NTL_ERR_FORMAT, pos + q,
-                                    "extended data item header past the event's %llu bytes%.0llu",
-                                    "EVENT_HEADER_EXTENDED_DATA_ITEM", size, 0);
+                    return ev_error(c, NTL_ERR_FORMAT, pos + q, "EVENT_HEADER_EXTENDED_DATA_ITEM",
+                                    "item header past the event's %zu bytes", size);
                 size_t dsize = ntl_le16(p + q + 6);
                 uint16_t link = ntl_le16(p + q + 4);
                 if (size - q - 8 < dsize)
-                    return ev_error(c, NTL_ERR_FORMAT, pos + q,
-                                    "extended data item of %llu bytes past the event's %llu bytes",
-                                    "EVENT_HEADER_EXTENDED_DATA_ITEM", dsize, size);
+                    return ev_error(c, NTL_ERR_FORMAT, pos + q, "EVENT_HEADER_EXTENDED_DATA_ITEM",
+                                    "item of %zu bytes past the event's %zu bytes", dsize, size);
                 q += 8 + dsize;
                 q = align8(q) <= size ? align8(q) : size;
                 if (!(link & 1))
@@ -232,8 +238,8 @@ int etl_parse_event(const struct etl_cur *c, size_t pos, struct ntl_etl_event *e
         size_t need = (f & MSG_SEQUENCE ? 4 : 0) + (f & MSG_GUID ? 16 : f & MSG_COMPONENTID ? 4 : 0) +
                       (f & MSG_TIMESTAMP ? 8 : 0) + (f & MSG_SYSTEMINFO ? 8 : 0);
         if (size - body < need)
-            return ev_error(c, NTL_ERR_FORMAT, pos, "message fields (%llu bytes) past its %llu bytes",
-                            "MESSAGE_TRACE_HEADER", need, size);
+            return ev_error(c, NTL_ERR_FORMAT, pos, "MESSAGE_TRACE_HEADER",
+                            "message fields (%zu bytes) past its %zu bytes", need, size);
         ev->is64 = c->pointer_size == 8;
         if (f & MSG_SEQUENCE)
             body += 4;
