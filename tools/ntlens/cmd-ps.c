@@ -427,7 +427,32 @@ struct host {
     struct ps_indices ix;
     struct ps_sample prev, cur;
     bool have_prev, done;
+    int rc;                  /* of the last job */
+    struct ntl_error err;
 };
+
+struct sample_job {
+    struct host *hosts;
+    bool threads, cpus;
+};
+
+/* One host's part of a round, run in parallel with the others'. */
+static void take_sample(void *arg, size_t i)
+{
+    struct sample_job *j = arg;
+    struct host *h = &j->hosts[i];
+    if (h->done)
+        return;
+    ntl_error_clear(&h->err);
+    h->rc = ps_sample_take(h->src, &h->ix, j->threads, j->cpus, &h->cur, &h->err);
+}
+
+static void load_titles(void *arg, size_t i)
+{
+    struct host *h = &((struct host *)arg)[i];
+    ntl_error_clear(&h->err);
+    h->rc = ps_titles_load(h->src, &h->titles, &h->ix, &h->err);
+}
 
 static int snapshot_once(struct host *hosts, size_t n, const struct ps_opts *o, const char *cmd)
 {
@@ -439,13 +464,13 @@ static int snapshot_once(struct host *hosts, size_t n, const struct ps_opts *o, 
 
     proc_columns(pt, o, pv);
     thread_columns(tt, o);
+    ps_parallel(n, take_sample, &(struct sample_job){hosts, threads, false});
     for (size_t h = 0; h < n; h++) {
-        struct ntl_error err;
-        ntl_error_clear(&err);
-        if (ps_sample_take(hosts[h].src, &hosts[h].ix, threads, false, &hosts[h].cur, &err) < 0) {
-            if (err.status == NTL_ERR_EOF)
-                ntl_error_set(&err, NTL_ERR_EOF, NULL, NTL_NO_OFFSET, "the capture holds no snapshot");
-            status = cli_fail(cmd, &err, hosts[h].spec);
+        if (hosts[h].rc < 0) {
+            if (hosts[h].err.status == NTL_ERR_EOF)
+                ntl_error_set(&hosts[h].err, NTL_ERR_EOF, NULL, NTL_NO_OFFSET,
+                              "the capture holds no snapshot");
+            status = cli_fail(cmd, &hosts[h].err, hosts[h].spec);
             ps_sample_free(&hosts[h].cur);
             continue;
         }
@@ -493,15 +518,14 @@ static int task_manager(struct host *hosts, size_t n, const struct ps_opts *o, c
         if (round > 0 && live)
             ps_sleep_ms((unsigned)o->refresh * 1000u);
         proc_columns(t, o, VIEW_TASK);
+        ps_parallel(n, take_sample, &(struct sample_job){hosts, false, true});
         for (size_t h = 0; h < n; h++) {
             struct host *x = &hosts[h];
-            struct ntl_error err;
             if (x->done)
                 continue;
-            ntl_error_clear(&err);
-            if (ps_sample_take(x->src, &x->ix, false, true, &x->cur, &err) < 0) {
-                if (err.status != NTL_ERR_EOF)
-                    status = cli_fail(cmd, &err, x->spec);
+            if (x->rc < 0) {
+                if (x->err.status != NTL_ERR_EOF)
+                    status = cli_fail(cmd, &x->err, x->spec);
                 ps_sample_free(&x->cur);
                 x->done = true;
                 continue;
@@ -656,14 +680,14 @@ int cmd_ps(int argc, char **argv)
         cli_sources_close(sources, cs.nspecs);
         return cli_failf(argv[0], "out of memory");
     }
-    for (size_t h = 0; h < cs.nspecs && rc == EXIT_OK; h++) {
-        struct ntl_error err;
-        ntl_error_clear(&err);
+    for (size_t h = 0; h < cs.nspecs; h++) {
         hosts[h].spec = cs.specs[h];
         hosts[h].src = sources[h];
-        if (ps_titles_load(sources[h], &hosts[h].titles, &hosts[h].ix, &err) < 0)
-            rc = cli_fail(argv[0], &err, cs.specs[h]);
     }
+    ps_parallel(cs.nspecs, load_titles, hosts);
+    for (size_t h = 0; h < cs.nspecs && rc == EXIT_OK; h++)
+        if (hosts[h].rc < 0)
+            rc = cli_fail(argv[0], &hosts[h].err, cs.specs[h]);
     if (rc == EXIT_OK)
         rc = o.task ? task_manager(hosts, cs.nspecs, &o, argv[0])
                     : snapshot_once(hosts, cs.nspecs, &o, argv[0]);

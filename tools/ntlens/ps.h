@@ -77,6 +77,10 @@ void ps_sample_free(struct ps_sample *s);
 /* "Running", "Wait:UserReq", ... as PsList shows thread states. */
 const char *ps_thread_state(char *buf, size_t size, const struct ps_thread *t);
 
+/* Calls fn(arg, i) for i in [0, n), each in its own thread when n > 1, and
+ * returns when all are done (platform code: ps-parallel-*.c). */
+void ps_parallel(size_t n, void (*fn)(void *arg, size_t i), void *arg);
+
 /* Sleeps (platform code: ps-sleep-linux.c, ps-sleep-win32.c). */
 void ps_sleep_ms(unsigned ms);
 bool ps_stdout_is_terminal(void);
