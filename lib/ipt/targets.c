@@ -35,8 +35,6 @@ static inline size_t slot_of(uint64_t ip, size_t cap)
 static int grow(struct ntl_ipt_targets *t)
 {
     size_t cap = t->cap ? t->cap * 2 : 1024;
-    if (t->used >= t->limit)
-        return NTL_ERR_LIMIT;
     struct ntl_ipt_target *s = calloc(cap, sizeof *s);
     if (!s)
         return NTL_ERR_NOMEM;
@@ -70,6 +68,8 @@ static inline int count_ip(struct ntl_ipt_targets *t, uint64_t ip)
             return NTL_OK;
         }
         if (!s->count) {
+            if (t->used >= t->limit)
+                return NTL_ERR_LIMIT;
             s->ip = ip;
             s->count = 1;
             t->used++;

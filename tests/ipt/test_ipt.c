@@ -3,6 +3,7 @@
  * search, circular-buffer unwrapping, last-IP and time tracking. */
 #include "check.h"
 
+#include "ntlens/ipt_modules.h"
 #include "ntlens/ipt_packet.h"
 #include "ntlens/ipt_sync.h"
 #include "ntlens/ipt_time.h"
@@ -403,8 +404,164 @@ static void test_time(void)
     CHECK(!ntl_ipt_cpu_parse("6/1/2/3", &cpu));
 }
 
+static size_t compare_paths(const uint8_t *buf, size_t size, size_t *packets, size_t *errors);
+
+/* The inline fast path and the slow path decode every byte sequence the
+ * same way: random bytes with PSBs sprinkled in, packet by packet. */
+static void test_fast_equals_slow(void)
+{
+    static uint8_t buf[1 << 16];
+    static const uint8_t psb[] = {PSB};
+    uint32_t x = 12345;
+    for (size_t i = 0; i < sizeof buf; i++) {
+        x = x * 1103515245u + 12345u;
+        uint8_t b = (uint8_t)(x >> 16);
+        /* Bias towards the common packets so long runs decode. */
+        buf[i] = (x >> 8) % 3 == 0 ? 0 : (x >> 8) % 3 == 1 ? (uint8_t)(b | 0x80) & 0xfe : b;
+    }
+    for (size_t i = 0; i + 16 < sizeof buf; i += 512)
+        memcpy(buf + i, psb, 16);
+    size_t packets = 0, errors = 0;
+    CHECK_EQ_U64(compare_paths(buf, sizeof buf, &packets, &errors), 0);
+    CHECK(packets > 2000);
+    CHECK(errors > 0);
+
+    /* And a real recording (kAFL, 16 KB). */
+    struct ntl_buf rec;
+    struct ntl_error err;
+    if (ntl_file_read(check_data_path("ipt/real/kafl-unzip/trace.pt"), 1 << 24, &rec, &err) == 0) {
+        packets = errors = 0;
+        CHECK_EQ_U64(compare_paths(rec.data, rec.len, &packets, &errors), 0);
+        CHECK_EQ_U64(packets, 12497);
+        CHECK_EQ_U64(errors, 0);
+    } else {
+        CHECK(!"shared data: kafl-unzip/trace.pt");
+    }
+    ntl_buf_free(&rec);
+}
+
+/* Mismatches between ntl_ipt_next and ntl_ipt_next_slow over buf. */
+static size_t compare_paths(const uint8_t *buf, size_t size, size_t *packets, size_t *errors)
+{
+    struct ntl_ipt_decoder a, b;
+    struct ntl_ipt_packet pa, pb;
+    struct ntl_error err;
+    ntl_ipt_decoder_init(&a, buf, size, 0);
+    ntl_ipt_decoder_init(&b, buf, size, 0);
+    size_t mismatches = 0;
+    for (;;) {
+        int ra = ntl_ipt_next(&a, &pa, &err);
+        int rb = ntl_ipt_next_slow(&b, &pb, &err);
+        if (ra != rb || a.pos != b.pos ||
+            (ra == 0 && (pa.type != pb.type || pa.size != pb.size || pa.count != pb.count ||
+                         pa.flags != pb.flags || pa.aux != pb.aux || pa.payload != pb.payload)))
+            mismatches++;
+        if (ra == NTL_ERR_EOF || ra != rb)
+            break;
+        if (ra < 0) {
+            (*errors)++;
+            if (ntl_ipt_resync(&a, &err) < 0 || ntl_ipt_resync(&b, &err) < 0)
+                break;
+            continue;
+        }
+        (*packets)++;
+    }
+    return mismatches;
+}
+
+static void test_targets(void)
+{
+    /* PSB, FUP full, PSBEND, TIP update-16, TNT, PAD run, TIP.PGD suppressed,
+     * TIP.PGE sext-48, TIP update-32, another PSB, TIP update-16 (the last IP
+     * was reset: 0x1234), then a bad opcode and a PSB. */
+    static const uint8_t t[] = {
+        PSB, 0xdd, 0x00, 0x10, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x23,
+        0x2d, 0x34, 0x12, 0x06, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01,
+        0x71, 0x00, 0x20, 0x00, 0x00, 0x00, 0x80, 0x4d, 0x78, 0x56, 0x34, 0x12,
+        PSB, 0x2d, 0x34, 0x12, 0xc9, PSB, 0x2d, 0x34, 0x12,
+    };
+    struct ntl_ipt_targets tg;
+    struct ntl_error err;
+    ntl_ipt_targets_init(&tg, 0);
+    CHECK_EQ_INT(ntl_ipt_targets_scan(&tg, t, sizeof t, &err), 0);
+    CHECK_EQ_U64(tg.total, 6);
+    CHECK_EQ_U64(tg.suppressed, 1);
+    CHECK_EQ_U64(tg.psbs, 3);
+    CHECK_EQ_U64(tg.errors, 1);
+    CHECK_EQ_U64(tg.by_type[0], 4);
+    CHECK_EQ_U64(tg.by_type[1], 1);
+    CHECK_EQ_U64(tg.by_type[2], 1);
+    CHECK_EQ_U64(tg.by_type[3], 1);
+    struct ntl_ipt_target *v;
+    size_t n;
+    CHECK_EQ_INT(ntl_ipt_targets_sorted(&tg, &v, &n, &err), 0);
+    CHECK_EQ_U64(n, 5);
+    if (n == 5) {
+        CHECK_EQ_U64(v[0].ip, 0x1234);
+        CHECK_EQ_U64(v[0].count, 2);
+        CHECK_EQ_U64(v[1].ip, 0x401000);
+        CHECK_EQ_U64(v[2].ip, 0x401234);
+        CHECK_EQ_U64(v[3].ip, 0xffff800000002000ull);
+        CHECK_EQ_U64(v[4].ip, 0xffff800012345678ull);
+    }
+    free(v);
+    ntl_ipt_targets_free(&tg);
+
+    /* The table bound is enforced. */
+    ntl_ipt_targets_init(&tg, 2);
+    CHECK_EQ_INT(ntl_ipt_targets_scan(&tg, t, sizeof t, &err), NTL_ERR_LIMIT);
+    ntl_ipt_targets_free(&tg);
+    /* No PSB. */
+    ntl_ipt_targets_init(&tg, 0);
+    CHECK_EQ_INT(ntl_ipt_targets_scan(&tg, t + 1, 20, &err), NTL_ERR_NOT_FOUND);
+    ntl_ipt_targets_free(&tg);
+}
+
+static void test_module_map(void)
+{
+    static const char text[] =
+        "# base size name\n"
+        "fffff80312000000 1046000 \\SystemRoot\\system32\\ntoskrnl.exe\n"
+        "\n"
+        "  0x7ff6a0000000  0x2000   C:\\Program Files\\app.exe   # comment\n"
+        "0x7ff6a0001000 0x100 nested.dll\r\n";
+    struct ntl_ipt_module_map map;
+    struct ntl_error err;
+    CHECK_EQ_INT(ntl_ipt_module_map_parse(text, sizeof text - 1, &map, &err), 0);
+    CHECK_EQ_U64(map.n, 3);
+    if (map.n == 3) {
+        CHECK_EQ_STR(map.mods[0].name, "C:\\Program Files\\app.exe");
+        CHECK_EQ_STR(map.mods[1].name, "nested.dll");
+        CHECK_EQ_STR(map.mods[2].name, "\\SystemRoot\\system32\\ntoskrnl.exe");
+    }
+    CHECK_EQ_INT(ntl_ipt_module_map_find(&map, 0x7ff6a0000000ull), 0);
+    CHECK_EQ_INT(ntl_ipt_module_map_find(&map, 0x7ff6a0001010ull), 1);
+    CHECK_EQ_INT(ntl_ipt_module_map_find(&map, 0x7ff6a0001100ull), 0);
+    CHECK_EQ_INT(ntl_ipt_module_map_find(&map, 0x7ff6a0002000ull), -1);
+    CHECK_EQ_INT(ntl_ipt_module_map_find(&map, 0xfffff80312000000ull + 0x1045fff), 2);
+    CHECK_EQ_INT(ntl_ipt_module_map_find(&map, 0xfffff80312000000ull + 0x1046000), -1);
+    CHECK_EQ_INT(ntl_ipt_module_map_find(&map, 0), -1);
+    ntl_ipt_module_map_free(&map);
+
+    static const char *const bad[] = {
+        "1000 10\n", "xyz 10 a\n", "1000 10x a\n", "1000 0 empty\n",
+        "ffffffffffffff00 200 wraps\n", "11112222333344445 10 long\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ntl_error_clear(&err);
+        CHECK_EQ_INT(ntl_ipt_module_map_parse(bad[i], strlen(bad[i]), &map, &err), NTL_ERR_FORMAT);
+        CHECK(strstr(err.message, "line 1") != NULL);
+    }
+    static const char second[] = "1000 10 a\n2000 x b\n";
+    CHECK_EQ_INT(ntl_ipt_module_map_parse(second, sizeof second - 1, &map, &err), NTL_ERR_FORMAT);
+    CHECK_EQ_U64(err.offset, 10);
+}
+
 int main(void)
 {
+    test_fast_equals_slow();
+    test_targets();
+    test_module_map();
     test_packets();
     test_errors();
     test_resync();
