@@ -17,8 +17,38 @@ struct resolver {
     struct ntl_iopt_module *mods;
     size_t n;
     struct ntl_pe_exports *exports; /* per module, parsed on first use */
+    const struct ntl_pe_export ***by_name; /* per module: named exports sorted by name */
+    size_t *named;
     bool *parsed;
 };
+
+static int cmp_export_name(const void *a, const void *b)
+{
+    const struct ntl_pe_export *x = *(const struct ntl_pe_export *const *)a;
+    const struct ntl_pe_export *y = *(const struct ntl_pe_export *const *)b;
+    return strcmp(x->name, y->name);
+}
+
+/* Exported names are looked up once per import: a sorted index keeps a
+ * module with thousands of imports from being quadratic. */
+static const struct ntl_pe_export *find_export(const struct resolver *r, size_t m,
+                                               const char *name, uint32_t ordinal)
+{
+    size_t lo = 0, hi = r->named[m];
+    if (!name)
+        return ntl_pe_export_find(&r->exports[m], NULL, ordinal);
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(r->by_name[m][mid]->name, name);
+        if (c == 0)
+            return r->by_name[m][mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
 
 static const char *base_name(const char *path)
 {
@@ -69,12 +99,22 @@ static const struct ntl_pe_exports *exports_of(struct resolver *r, size_t m, str
 {
     *rc = NTL_OK;
     if (!r->parsed[m]) {
-        *rc = ntl_pe_exports_parse(r->mods[m].pe, &r->exports[m], err);
+        struct ntl_pe_exports *ex = &r->exports[m];
+        *rc = ntl_pe_exports_parse(r->mods[m].pe, ex, err);
         if (*rc < 0) {
             ntl_error_prefix(err, "exports of %s", base_name(r->mods[m].name));
             return NULL;
         }
         r->parsed[m] = true;
+        r->by_name[m] = malloc((ex->count ? ex->count : 1) * sizeof *r->by_name[m]);
+        if (!r->by_name[m]) {
+            *rc = ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
+            return NULL;
+        }
+        for (size_t i = 0; i < ex->count; i++)
+            if (ex->entries[i].name && ex->entries[i].rva)
+                r->by_name[m][r->named[m]++] = &ex->entries[i];
+        qsort(r->by_name[m], r->named[m], sizeof *r->by_name[m], cmp_export_name);
     }
     return &r->exports[m];
 }
@@ -100,7 +140,7 @@ static int resolve(struct resolver *r, const char *dll, const char *name, uint32
                 ex = exports_of(r, m, err, &rc);
                 if (!ex)
                     return rc;
-                e = ntl_pe_export_find(ex, name, ordinal);
+                e = find_export(r, m, name, ordinal);
                 if (!e)
                     m = SIZE_MAX;
             }
@@ -115,7 +155,7 @@ static int resolve(struct resolver *r, const char *dll, const char *name, uint32
             ex = exports_of(r, m, err, &rc);
             if (!ex)
                 return rc;
-            e = ntl_pe_export_find(ex, name, ordinal);
+            e = find_export(r, m, name, ordinal);
         }
         if (!e) {
             s->status = NTL_IOPT_SKIP_NO_EXPORT;
@@ -165,7 +205,34 @@ static void set_import_name(struct ntl_iopt_site *s, const struct ntl_pe_import 
         snprintf(s->import_name, sizeof s->import_name, "#%u", imp->ordinal);
 }
 
-static int do_site(struct resolver *r, size_t mi, const struct ntl_pe_imports *im,
+struct iat_index {
+    const struct ntl_pe_import **v; /* imports sorted by IAT slot */
+    size_t n;
+};
+
+static int cmp_iat(const void *a, const void *b)
+{
+    uint32_t x = (*(const struct ntl_pe_import *const *)a)->iat_rva;
+    uint32_t y = (*(const struct ntl_pe_import *const *)b)->iat_rva;
+    return x < y ? -1 : x > y;
+}
+
+static const struct ntl_pe_import *import_at(const struct iat_index *ix, uint32_t slot)
+{
+    size_t lo = 0, hi = ix->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ix->v[mid]->iat_rva == slot)
+            return ix->v[mid];
+        if (ix->v[mid]->iat_rva < slot)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+static int do_site(struct resolver *r, size_t mi, const struct iat_index *im,
                    const struct ntl_dvrt_fixup *f, struct ntl_iopt_site *s, struct ntl_error *err)
 {
     struct ntl_iopt_module *mod = &r->mods[mi];
@@ -191,7 +258,7 @@ static int do_site(struct resolver *r, size_t mi, const struct ntl_pe_imports *i
         return NTL_OK;
     }
     slot = pe->dirs[NTL_PE_DIR_IAT].rva + f->iat_index * 8;
-    imp = pe->dirs[NTL_PE_DIR_IAT].rva ? ntl_pe_import_by_iat(im, slot) : NULL;
+    imp = pe->dirs[NTL_PE_DIR_IAT].rva ? import_at(im, slot) : NULL;
     if (!imp) {
         s->status = NTL_IOPT_SKIP_BAD_IAT_INDEX;
         snprintf(s->detail, sizeof s->detail, "no import at IAT slot %u (RVA 0x%x)", f->iat_index,
@@ -244,9 +311,13 @@ static int resolver_init(struct resolver *r, struct ntl_iopt_module *mods, size_
     r->mods = mods;
     r->n = n;
     r->exports = calloc(n ? n : 1, sizeof *r->exports);
+    r->by_name = calloc(n ? n : 1, sizeof *r->by_name);
+    r->named = calloc(n ? n : 1, sizeof *r->named);
     r->parsed = calloc(n ? n : 1, sizeof *r->parsed);
-    if (!r->exports || !r->parsed) {
+    if (!r->exports || !r->by_name || !r->named || !r->parsed) {
         free(r->exports);
+        free(r->by_name);
+        free(r->named);
         free(r->parsed);
         return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
     }
@@ -255,10 +326,14 @@ static int resolver_init(struct resolver *r, struct ntl_iopt_module *mods, size_
 
 static void resolver_free(struct resolver *r)
 {
-    for (size_t i = 0; i < r->n; i++)
+    for (size_t i = 0; i < r->n; i++) {
         if (r->parsed[i])
             ntl_pe_exports_free(&r->exports[i]);
+        free(r->by_name[i]);
+    }
     free(r->exports);
+    free(r->by_name);
+    free(r->named);
     free(r->parsed);
 }
 
@@ -276,6 +351,7 @@ int ntl_importopt_apply(struct ntl_iopt_module *mods, size_t n, struct ntl_iopt_
     for (size_t mi = 0; mi < n && rc >= 0; mi++) {
         struct ntl_dvrt d;
         struct ntl_pe_imports im;
+        struct iat_index ix = {NULL, 0};
 
         rc = ntl_pe_dvrt(mods[mi].pe, &d, err);
         if (rc < 0) {
@@ -288,6 +364,13 @@ int ntl_importopt_apply(struct ntl_iopt_module *mods, size_t n, struct ntl_iopt_
             ntl_dvrt_free(&d);
             break;
         }
+        ix.v = malloc((im.count ? im.count : 1) * sizeof *ix.v);
+        if (!ix.v)
+            rc = ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
+        for (size_t k = 0; ix.v && k < im.count; k++)
+            ix.v[ix.n++] = &im.entries[k];
+        if (ix.v)
+            qsort(ix.v, ix.n, sizeof *ix.v, cmp_iat);
         for (size_t k = 0; k < d.reloc_count && rc >= 0; k++) {
             const struct ntl_dvrt_reloc *dr = &d.relocs[k];
             if (dr->symbol != NTL_DVRT_GUARD_IMPORT_CONTROL_TRANSFER)
@@ -305,7 +388,7 @@ int ntl_importopt_apply(struct ntl_iopt_module *mods, size_t n, struct ntl_iopt_
                     cap = ncap;
                 }
                 s = &rep->sites[rep->count];
-                rc = do_site(&r, mi, &im, &d.fixups[dr->first_fixup + j], s, err);
+                rc = do_site(&r, mi, &ix, &d.fixups[dr->first_fixup + j], s, err);
                 if (rc < 0)
                     break;
                 rep->count++;
@@ -315,6 +398,7 @@ int ntl_importopt_apply(struct ntl_iopt_module *mods, size_t n, struct ntl_iopt_
                     rep->skipped++;
             }
         }
+        free(ix.v);
         ntl_pe_imports_free(&im);
         ntl_dvrt_free(&d);
     }
