@@ -161,8 +161,18 @@ long ntl_xpress_huff_decompress(const uint8_t *in, size_t in_size, uint8_t *out,
                                    "match past the end of the output");
                 goto out;
             }
-            for (size_t i = 0; i < mlen; i++, op++)
-                out[op] = out[op - offset];
+            if (offset >= 8 && out_size - op >= mlen + 8) {
+                /* Eight bytes at a time, overshooting into room that the
+                 * next symbols overwrite. */
+                uint8_t *d = out + op;
+                const uint8_t *src = d - offset;
+                for (size_t i = 0; i < mlen; i += 8)
+                    memcpy(d + i, src + i, 8);
+                op += mlen;
+            } else {
+                for (size_t i = 0; i < mlen; i++, op++)
+                    out[op] = out[op - offset];
+            }
         }
         ip = b.pos;
     }
