@@ -26,19 +26,13 @@ const char *ntl_md_stream_name(uint32_t type)
         "IptTraceStream", "ThreadNamesStream"};
     if (type < sizeof names / sizeof names[0])
         return names[type];
-    switch (type) {
-    case 0x47670001: return "LinuxCPUInfo (Breakpad)";
-    case 0x47670002: return "LinuxProcStatus (Breakpad)";
-    case 0x47670003: return "LinuxLSBRelease (Breakpad)";
-    case 0x47670004: return "LinuxCMDLine (Breakpad)";
-    case 0x47670005: return "LinuxEnviron (Breakpad)";
-    case 0x47670006: return "LinuxAuxv (Breakpad)";
-    case 0x47670007: return "LinuxMaps (Breakpad)";
-    case 0x47670008: return "LinuxDSODebug (Breakpad)";
-    case 0x4b6b0002: return "FacebookAppCustomData";
-    case 0x4b6b0005: return "FacebookBuildID";
-    case 0x4b6b0003: return "FacebookAppVersion";
-    }
+    /* Breakpad's Linux streams, as lldb writes them. */
+    static const char *const breakpad[] = {
+        NULL, "BreakpadInfo", "AssertionInfo", "LinuxCPUInfo", "LinuxProcStatus",
+        "LinuxLSBRelease", "LinuxCMDLine", "LinuxEnviron", "LinuxAuxv", "LinuxMaps",
+        "LinuxDSODebug", "LinuxProcStat", "LinuxProcUptime", "LinuxProcFD"};
+    if (type > 0x47670000 && type - 0x47670000 < sizeof breakpad / sizeof breakpad[0])
+        return breakpad[type - 0x47670000];
     return NULL;
 }
 

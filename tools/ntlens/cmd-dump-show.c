@@ -58,6 +58,26 @@ static const char *arch_name(uint16_t a)
     }
 }
 
+/* MINIDUMP_SYSTEM_INFO.PlatformId: Windows' VER_PLATFORM_* and Breakpad's. */
+static const char *platform_name(uint32_t p)
+{
+    switch (p) {
+    case 0: return "Win32s";
+    case 1: return "Windows 9x";
+    case 2: return "Windows NT";
+    case 0x8000: return "Unix";
+    case 0x8101: return "macOS";
+    case 0x8102: return "iOS";
+    case 0x8201: return "Linux";
+    case 0x8202: return "Solaris";
+    case 0x8203: return "Android";
+    case 0x8204: return "PS3";
+    case 0x8205: return "NaCl";
+    case 0x8206: return "Fuchsia";
+    default: return NULL;
+    }
+}
+
 static struct out_table *streams_table(const struct ntl_minidump *md)
 {
     struct out_table *t = out_table_new();
@@ -69,7 +89,13 @@ static struct out_table *streams_table(const struct ntl_minidump *md)
     for (size_t i = 0; i < md->stream_count; i++) {
         const char *n = ntl_md_stream_name(md->streams[i].type);
         out_table_u64(t, i);
-        out_table_u64(t, md->streams[i].type);
+        if (md->streams[i].type > 0xffff) {
+            char buf[16];
+            snprintf(buf, sizeof buf, "0x%x", md->streams[i].type);
+            out_table_num_text(t, md->streams[i].type, buf);
+        } else {
+            out_table_u64(t, md->streams[i].type);
+        }
         if (n)
             out_table_str(t, n);
         else
@@ -89,7 +115,7 @@ static struct out_table *system_table(const struct ntl_minidump *md)
     out_table_column(t, "processors", NULL, OUT_RIGHT);
     out_table_column(t, "product_type", NULL, OUT_RIGHT);
     out_table_column(t, "version", NULL, OUT_LEFT);
-    out_table_column(t, "platform", NULL, OUT_RIGHT);
+    out_table_column(t, "platform", NULL, OUT_LEFT);
     out_table_column(t, "csd_version", NULL, OUT_LEFT);
     out_table_column(t, "process_id", NULL, OUT_RIGHT);
     out_table_column(t, "timestamp", NULL, OUT_RIGHT);
@@ -98,7 +124,10 @@ static struct out_table *system_table(const struct ntl_minidump *md)
         out_table_u64(t, s->processors);
         out_table_u64(t, s->product_type);
         out_table_strf(t, "%u.%u.%u", s->major, s->minor, s->build);
-        out_table_u64(t, s->platform);
+        if (platform_name(s->platform))
+            out_table_str(t, platform_name(s->platform));
+        else
+            out_table_strf(t, "0x%x", s->platform);
         out_table_str(t, s->csd_version);
         if (md->has_misc && (md->misc_flags & 1))
             out_table_u64(t, md->process_id);
