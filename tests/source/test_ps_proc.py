@@ -231,6 +231,10 @@ try:
         check(pids.count(0) == 2, f"-s over 3 snapshots shows 2 refreshes, not {pids.count(0)}")
         os.unlink(cap)
 
+    # ---- PsList's \\COMPUTER operand is a remote source ----
+    p = ps("\\\\127.0.0.1", "-N", "--timeout", "2", expect=1)
+    check(p.stderr.startswith("ntlens ps: \\\\127.0.0.1: "), f"\\\\COMPUTER names the host: {p.stderr}")
+
     # ---- usage ----
     p = ps("--help")
     check(p.stdout.startswith("usage: ntlens ps"), "--help on stdout")

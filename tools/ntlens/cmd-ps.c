@@ -268,7 +268,9 @@ static size_t add_tree_rows(struct out_table *t, const struct ps_opts *o, const 
     struct pid_slot *slots = calloc(n ? n : 1, sizeof *slots);
     size_t *parent = calloc(n ? n : 1, sizeof *parent), *first = calloc(n ? n : 1, sizeof *first);
     size_t *next = calloc(n ? n : 1, sizeof *next), *last = calloc(n ? n : 1, sizeof *last);
-    struct { size_t idx; int depth; bool shown; } *stack = calloc(n ? n : 1, sizeof *stack);
+    /* shown: display depth of the parent's row, -1 when the parent is hidden
+     * (a NAME or PID filter shows each match's subtree from depth 0). */
+    struct { size_t idx; int shown; } *stack = calloc(n ? n : 1, sizeof *stack);
     bool *seen = calloc(n ? n : 1, sizeof *seen);
     size_t *kids = calloc(n ? n : 1, sizeof *kids);
 
@@ -302,16 +304,15 @@ static size_t add_tree_rows(struct out_table *t, const struct ps_opts *o, const 
             if (seen[r] || (pass == 0 && parent[r] != SIZE_MAX))
                 continue;
             stack[sp].idx = r;
-            stack[sp].depth = 0;
-            stack[sp].shown = false;
+            stack[sp].shown = -1;
             sp++;
             seen[r] = true;
             while (sp) {
                 size_t i = stack[--sp].idx;
-                int depth = stack[sp].depth;
-                bool shown = stack[sp].shown || proc_matches(o, &s->procs[i]);
+                int depth = stack[sp].shown >= 0 ? stack[sp].shown + 1
+                            : proc_matches(o, &s->procs[i]) ? 0 : -1;
                 size_t nk = 0;
-                if (shown) {
+                if (depth >= 0) {
                     proc_row(t, o, VIEW_TREE, s->host, &s->procs[i], depth);
                     rows++;
                 }
@@ -323,8 +324,7 @@ static size_t add_tree_rows(struct out_table *t, const struct ps_opts *o, const 
                     size_t c = kids[--nk];
                     seen[c] = true;
                     stack[sp].idx = c;
-                    stack[sp].depth = depth < 1000 ? depth + 1 : depth;
-                    stack[sp].shown = shown;
+                    stack[sp].shown = depth < 1000 ? depth : 999;
                     sp++;
                 }
             }
