@@ -63,9 +63,14 @@ struct ntl_dvrt_reloc {
     uint32_t block_count;
     size_t first_fixup;      /* index into ntl_dvrt.fixups */
     size_t fixup_count;
-    /* RF prologue (v2 header data): the prologue bytes */
+    /* RF prologue (v2 header data): IMAGE_PROLOGUE_DYNAMIC_RELOCATION_HEADER */
     uint8_t prologue_size;
-    uint64_t prologue_offset;
+    uint64_t prologue_offset;  /* file offset of the prologue bytes */
+    /* RF epilogue (v2 header data): IMAGE_EPILOGUE_DYNAMIC_RELOCATION_HEADER */
+    uint32_t epilogue_count;
+    uint8_t epilogue_size;
+    uint8_t branch_descriptor_size;
+    uint16_t branch_descriptor_count;
 };
 
 struct ntl_dvrt {

@@ -179,6 +179,26 @@ int ntl_dvrt_parse(const uint8_t *data, size_t size, uint64_t origin, uint32_t r
                     break;
                 }
             }
+            if (r->symbol == NTL_DVRT_GUARD_RF_EPILOGUE && hdr > fixed) {
+                const uint8_t *e = h + fixed;
+                if (hdr - fixed < 8) {
+                    rc = ntl_error_set(err, NTL_ERR_FORMAT, "IMAGE_EPILOGUE_DYNAMIC_RELOCATION_HEADER",
+                                       origin + pos + fixed, "needs 8 bytes, the header has %u",
+                                       hdr - fixed);
+                    break;
+                }
+                r->epilogue_count = ntl_le32(e);
+                r->epilogue_size = e[4];
+                r->branch_descriptor_size = e[5];
+                r->branch_descriptor_count = ntl_le16(e + 6);
+                if ((uint64_t)r->branch_descriptor_size * r->branch_descriptor_count > hdr - fixed - 8) {
+                    rc = ntl_error_set(err, NTL_ERR_FORMAT, "IMAGE_EPILOGUE_DYNAMIC_RELOCATION_HEADER",
+                                       origin + pos + fixed, "%u branch descriptors of %u bytes "
+                                       "overrun the 0x%x-byte header", r->branch_descriptor_count,
+                                       r->branch_descriptor_size, hdr - fixed - 8);
+                    break;
+                }
+            }
         }
         r->fixup_size = fixups;
         if (fixups > left - hdr) {

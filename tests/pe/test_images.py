@@ -270,6 +270,16 @@ def main():
         run(ntlens, "dump", "build", "-o", plain, ok=2)
         run(ntlens, "dump", "build", "--help")
         run(ntlens, "dump", "show", os.path.join(tmp, "testdrv.obj"), ok=1)
+        # Malformed input: a truncated dump and a truncated image fail with the structure and offset.
+        cut = os.path.join(tmp, "cut.dmp")
+        open(cut, "wb").write(open(out, "rb").read()[:3000])
+        p = run(ntlens, "dump", "show", cut, ok=1)
+        check(re.search(r"MINIDUMP_\w+ at offset 0x[0-9a-f]+: .*outside the file", p.stderr), p.stderr)
+        cutsys = os.path.join(tmp, "cut.sys")
+        open(cutsys, "wb").write(open(imgs["testdrv.sys"], "rb").read()[:700])
+        p = run(ntlens, "dump", "build", "-b", f"cut.sys={DBASE:#x}", cutsys, "-o", cut, ok=1)
+        check(re.search(r"IMAGE_SECTION_HEADER at offset 0x[0-9a-f]+: .*beyond the end of the file", p.stderr),
+              p.stderr)
 
         # Bases from an ETW trace's image events.
         if mketl:

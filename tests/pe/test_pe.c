@@ -300,6 +300,35 @@ static void test_dvrt_v2_and_bad(void)
     }
     ntl_dvrt_free(&d);
 
+    /* v2 RF epilogue: 2 epilogues of 5 bytes, 3 branch descriptors of 2 bytes */
+    memset(t, 0, sizeof t);
+    ntl_put_le32(t, 2);
+    ntl_put_le32(t + 4, 40);
+    ntl_put_le32(t + 8, 40);
+    ntl_put_le64(t + 16, 2);
+    ntl_put_le32(t + 32, 2);
+    t[36] = 5;
+    t[37] = 2;
+    ntl_put_le16(t + 38, 3);
+    CHECK_EQ_INT(ntl_dvrt_parse(t, 48, 0x100, 0x5000, true, &d, &err), 0);
+    CHECK(d.reloc_count == 1 && d.relocs[0].epilogue_count == 2 && d.relocs[0].epilogue_size == 5 &&
+          d.relocs[0].branch_descriptor_size == 2 && d.relocs[0].branch_descriptor_count == 3);
+    ntl_dvrt_free(&d);
+    ntl_put_le16(t + 38, 9); /* descriptors overrunning the header */
+    CHECK_EQ_INT(ntl_dvrt_parse(t, 48, 0x100, 0x5000, true, &d, &err), NTL_ERR_FORMAT);
+    CHECK_EQ_U64(err.offset, 0x100 + 8 + 24);
+    memset(t, 0, sizeof t);
+    ntl_put_le32(t, 2);
+    ntl_put_le32(t + 4, 28 + 0 + 24 + 12);
+    ntl_put_le32(t + 8, 28);
+    ntl_put_le64(t + 16, 1);
+    t[8 + 24] = 3;
+    ntl_put_le32(t + 36, 24);
+    ntl_put_le32(t + 40, 12);
+    ntl_put_le64(t + 44, 5);
+    ntl_put_le32(t + 60, 0x3000);
+    ntl_put_le32(t + 64, 12);
+    ntl_put_le16(t + 68, 0x123 | 7u << 12);
     /* Size overrunning the data */
     ntl_put_le32(t + 4, 200);
     CHECK_EQ_INT(ntl_dvrt_parse(t, sizeof t, 0x100, 0x5000, true, &d, &err), NTL_ERR_TRUNCATED);
