@@ -136,6 +136,16 @@ long ntl_xpress_huff_decompress(const uint8_t *in, size_t in_size, uint8_t *out,
                     }
                     mlen = ntl_le16(in + b.pos);
                     b.pos += 2;
+                    if (mlen == 0) {
+                        /* A u32 length follows (newer MS-XCA revisions). */
+                        if (in_size - b.pos < 4) {
+                            rc = ntl_error_set(err, NTL_ERR_TRUNCATED, "XPRESS Huffman stream",
+                                               origin + b.pos, "length u32 missing");
+                            goto out;
+                        }
+                        mlen = ntl_le32(in + b.pos);
+                        b.pos += 4;
+                    }
                     if (mlen < 15) {
                         rc = ntl_error_set(err, NTL_ERR_FORMAT, "XPRESS Huffman stream",
                                            origin + tok_pos, "match length too small");
