@@ -22,11 +22,13 @@ struct clock_info {
     uint64_t hz;
 };
 
-/* Reads a small /proc file into buf (NUL-terminated). -1 when it cannot be
- * read (errno set), else the length. */
-static ssize_t read_small(const char *path, char *buf, size_t size)
+/* Reads a small /proc file (relative to the directory dir, or AT_FDCWD) into
+ * buf (NUL-terminated). -1 when it cannot be read (errno set), else the
+ * length. Opening relative to an open /proc/PID saves the kernel a path
+ * walk per file, which is most of the cost of a listing. */
+static ssize_t read_small_at(int dir, const char *path, char *buf, size_t size)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = openat(dir, path, O_RDONLY | O_CLOEXEC);
     ssize_t n, total = 0;
 
     if (fd < 0)
@@ -169,13 +171,17 @@ static uint64_t kb_field(const char *text, const char *key)
     return 0;
 }
 
-static uint32_t count_fds(const char *path)
+static uint32_t count_fds(int pdir)
 {
-    DIR *d = opendir(path);
+    int fd = openat(pdir, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     struct dirent *e;
     uint32_t n = 0;
-    if (!d)
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
         return 0;
+    }
     while ((e = readdir(d)) != NULL)
         if (e->d_name[0] != '.')
             n++;
@@ -184,15 +190,11 @@ static uint32_t count_fds(const char *path)
 }
 
 /* comm is cut at 15 bytes; argv[0] often has the whole name. */
-static void full_name(uint32_t pid, char *name, size_t size)
+static void full_name(int pdir, char *name, size_t size)
 {
-    char path[64], buf[512], *base;
-    ssize_t n;
+    char buf[512], *base;
 
-    if (strlen(name) < 15)
-        return;
-    snprintf(path, sizeof path, "/proc/%u/cmdline", pid);
-    if ((n = read_small(path, buf, sizeof buf)) <= 0)
+    if (strlen(name) < 15 || read_small_at(pdir, "cmdline", buf, sizeof buf) <= 0)
         return;
     base = strrchr(buf, '/');
     base = base ? base + 1 : buf;
@@ -231,17 +233,20 @@ static void windows_state(char st, uint32_t *state, uint32_t *reason)
     }
 }
 
-static int read_threads(struct lp_snapshot *s, struct lp_proc *p, uint64_t hz)
+static int read_threads(struct lp_snapshot *s, struct lp_proc *p, int pdir, uint64_t hz)
 {
-    char path[96], buf[1024];
-    DIR *d;
+    char path[64], buf[1024];
+    int tfd = openat(pdir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = tfd >= 0 ? fdopendir(tfd) : NULL;
     struct dirent *e;
 
     p->first_thread = s->nthread;
     p->nthread = 0;
-    snprintf(path, sizeof path, "/proc/%u/task", p->pid);
-    if (!(d = opendir(path)))
-        return 0; /* gone */
+    if (!d) { /* gone */
+        if (tfd >= 0)
+            close(tfd);
+        return 0;
+    }
     while ((e = readdir(d)) != NULL) {
         struct stat_fields f;
         struct lp_thread *t;
@@ -251,8 +256,8 @@ static int read_threads(struct lp_snapshot *s, struct lp_proc *p, uint64_t hz)
 
         if (*end || e->d_name[0] < '0' || e->d_name[0] > '9')
             continue;
-        snprintf(path, sizeof path, "/proc/%u/task/%lu/stat", p->pid, tid);
-        if (read_small(path, buf, sizeof buf) <= 0 || !parse_stat(buf, &f))
+        snprintf(path, sizeof path, "%lu/stat", tid);
+        if (read_small_at(dirfd(d), path, buf, sizeof buf) <= 0 || !parse_stat(buf, &f))
             continue;
         if (!(grown = grow(s->thread, &s->capthread, s->nthread + 1, sizeof *s->thread))) {
             closedir(d);
@@ -271,15 +276,15 @@ static int read_threads(struct lp_snapshot *s, struct lp_proc *p, uint64_t hz)
         t->start_100ns = ticks_to_100ns(f.starttime, hz);
         /* schedstat's third field counts the times the thread was switched
          * onto a CPU, which is what Windows counts; status is the fallback. */
-        snprintf(path, sizeof path, "/proc/%u/task/%lu/schedstat", p->pid, tid);
-        if (read_small(path, buf, sizeof buf) > 0) {
+        snprintf(path, sizeof path, "%lu/schedstat", tid);
+        if (read_small_at(dirfd(d), path, buf, sizeof buf) > 0) {
             char *q = buf;
             strtoull(q, &q, 10);
             strtoull(q, &q, 10);
             t->cswitch = strtoull(q, NULL, 10);
         } else {
-            snprintf(path, sizeof path, "/proc/%u/task/%lu/status", p->pid, tid);
-            if (read_small(path, buf, sizeof buf) > 0) {
+            snprintf(path, sizeof path, "%lu/status", tid);
+            if (read_small_at(dirfd(d), path, buf, sizeof buf) > 0) {
                 char *v = strstr(buf, "voluntary_ctxt_switches:");
                 char *nv = strstr(buf, "nonvoluntary_ctxt_switches:");
                 if (v)
@@ -298,17 +303,22 @@ static int read_threads(struct lp_snapshot *s, struct lp_proc *p, uint64_t hz)
 /* 0 read, 1 gone (skip), -1 out of memory. */
 static int read_process(struct lp_snapshot *s, uint32_t pid, uint64_t hz, struct lp_proc *p)
 {
-    char path[64], buf[4096];
+    char path[32], buf[4096];
     struct stat_fields f;
+    int pdir, rc = 0;
 
     memset(p, 0, sizeof *p);
-    snprintf(path, sizeof path, "/proc/%u/stat", pid);
-    if (read_small(path, buf, sizeof buf) <= 0 || !parse_stat(buf, &f))
+    snprintf(path, sizeof path, "/proc/%u", pid);
+    if ((pdir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
         return 1;
+    if (read_small_at(pdir, "stat", buf, sizeof buf) <= 0 || !parse_stat(buf, &f)) {
+        close(pdir);
+        return 1;
+    }
     p->pid = pid;
     p->ppid = (uint32_t)f.ppid;
     memcpy(p->name, f.comm, sizeof p->name);
-    full_name(pid, p->name, sizeof p->name);
+    full_name(pdir, p->name, sizeof p->name);
     p->pri_base = windows_priority(f.nice, f.rt_priority, f.policy);
     p->threads = (uint32_t)f.num_threads;
     p->user_100ns = ticks_to_100ns(f.utime, hz);
@@ -316,8 +326,7 @@ static int read_process(struct lp_snapshot *s, uint32_t pid, uint64_t hz, struct
     p->start_100ns = ticks_to_100ns(f.starttime, hz);
     p->vsize = f.vsize;
     p->faults = f.minflt + f.majflt;
-    snprintf(path, sizeof path, "/proc/%u/status", pid);
-    if (s->want_details && read_small(path, buf, sizeof buf) > 0) {
+    if (s->want_details && read_small_at(pdir, "status", buf, sizeof buf) > 0) {
         p->vpeak = kb_field(buf, "VmPeak");
         p->hwm = kb_field(buf, "VmHWM");
         p->rss = kb_field(buf, "VmRSS");
@@ -326,13 +335,12 @@ static int read_process(struct lp_snapshot *s, uint32_t pid, uint64_t hz, struct
     } else {
         p->rss = f.rss * (uint64_t)sysconf(_SC_PAGESIZE);
     }
-    if (s->want_details) {
-        snprintf(path, sizeof path, "/proc/%u/fd", pid);
-        p->handles = count_fds(path);
-    }
-    if (s->want_threads && read_threads(s, p, hz) < 0)
-        return -1;
-    return 0;
+    if (s->want_details)
+        p->handles = count_fds(pdir);
+    if (s->want_threads && read_threads(s, p, pdir, hz) < 0)
+        rc = -1;
+    close(pdir);
+    return rc;
 }
 
 static int read_processes(struct lp_snapshot *s, uint64_t hz, struct ntl_error *err)
@@ -483,7 +491,7 @@ static int read_cpus(struct lp_snapshot *s, uint64_t hz, struct ntl_error *err)
 static void read_memory(struct lp_snapshot *s)
 {
     char buf[8192];
-    if (read_small("/proc/meminfo", buf, sizeof buf) > 0) {
+    if (read_small_at(AT_FDCWD, "/proc/meminfo", buf, sizeof buf) > 0) {
         s->mem_available = kb_field(buf, "MemAvailable");
         s->committed = kb_field(buf, "Committed_AS");
         s->commit_limit = kb_field(buf, "CommitLimit");
@@ -491,7 +499,7 @@ static void read_memory(struct lp_snapshot *s)
         s->slab_reclaimable = kb_field(buf, "SReclaimable");
         s->slab_unreclaimable = kb_field(buf, "SUnreclaim");
     }
-    if (read_small("/proc/vmstat", buf, sizeof buf) > 0) {
+    if (read_small_at(AT_FDCWD, "/proc/vmstat", buf, sizeof buf) > 0) {
         char *p = strstr(buf, "\npgfault ");
         s->page_faults = p ? strtoull(p + 9, NULL, 10) : 0;
     }
