@@ -78,7 +78,7 @@ static int list_start(const struct ntl_md_stream *s, uint32_t count, uint32_t es
 static int parse_modules(struct ntl_minidump *md, const struct ntl_md_stream *s,
                          struct ntl_error *err)
 {
-    uint32_t n, first;
+    uint32_t n, first = 0;
     int rc;
 
     if (s->size < 4)
@@ -174,7 +174,7 @@ static int parse_memory64(struct ntl_minidump *md, const struct ntl_md_stream *s
 static int parse_memory32(struct ntl_minidump *md, const struct ntl_md_stream *s, size_t *cap,
                           struct ntl_error *err)
 {
-    uint32_t n, first;
+    uint32_t n, first = 0;
     int rc;
 
     if (s->size < 4)
@@ -195,7 +195,7 @@ static int parse_memory32(struct ntl_minidump *md, const struct ntl_md_stream *s
 static int parse_threads(struct ntl_minidump *md, const struct ntl_md_stream *s,
                          struct ntl_error *err)
 {
-    uint32_t n, first;
+    uint32_t n, first = 0;
     int rc;
 
     if (s->size < 4)
