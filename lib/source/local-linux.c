@@ -163,7 +163,7 @@ static int put_system(struct ntl_perf_builder *b, const struct lp_snapshot *s, c
         threads += s->proc[i].threads;
     v[SYS_CSWITCH] = s->ctxt;
     v[SYS_UPTIME] = (uint64_t)t->boot_ft;
-    v[SYS_QUEUE] = s->procs_running > s->ncpu ? s->procs_running - s->ncpu : 0;
+    v[SYS_QUEUE] = s->procs_running > s->nonline ? s->procs_running - s->nonline : 0;
     v[SYS_PROCESSES] = s->nproc;
     v[SYS_THREADS] = threads;
     if ((rc = ntl_perf_build_object(b, &o, err)) < 0 || (rc = ntl_perf_build_counters(b, v, err)) < 0)
@@ -218,12 +218,14 @@ static int put_processor(struct ntl_perf_builder *b, const struct lp_snapshot *s
     if ((rc = ntl_perf_build_object(b, &o, err)) < 0)
         return rc;
     for (size_t i = 0; i < s->ncpu; i++) {
+        if (!s->cpu[i].present) /* offline: Windows lists active processors */
+            continue;
         snprintf(name, sizeof name, "%zu", i);
         if ((rc = put_cpu(b, name, &s->cpu[i], 1, err)) < 0)
             return rc;
     }
     /* _Total is the average over processors, as Windows reports it. */
-    if ((rc = put_cpu(b, "_Total", &s->cpu_total, s->ncpu ? s->ncpu : 1, err)) < 0)
+    if ((rc = put_cpu(b, "_Total", &s->cpu_total, s->nonline ? s->nonline : 1, err)) < 0)
         return rc;
     return ntl_perf_build_end_object(b, err);
 }
@@ -262,7 +264,7 @@ static int put_process(struct ntl_perf_builder *b, const struct lp_snapshot *s,
         return rc;
     /* Windows' Idle process (pid 0): one thread per processor, idle time. */
     snprintf(idle.name, sizeof idle.name, "Idle");
-    idle.threads = (uint32_t)s->ncpu;
+    idle.threads = (uint32_t)s->nonline;
     idle.kernel_100ns = s->cpu_total.idle + s->cpu_total.iowait;
     for (size_t i = 0; i <= s->nproc; i++) {
         const struct lp_proc *p = i == 0 ? &idle : &s->proc[i - 1];
@@ -311,13 +313,15 @@ static int put_thread(struct ntl_perf_builder *b, const struct lp_snapshot *s,
     if ((rc = ntl_perf_build_object(b, &o, err)) < 0)
         return rc;
     inst.name = name;
-    for (size_t i = 0; i < s->ncpu; i++) {
+    for (size_t i = 0, k = 0; i < s->ncpu; i++) {
         struct lp_thread idle = {0};
+        if (!s->cpu[i].present)
+            continue;
         idle.kernel_100ns = s->cpu[i].idle + s->cpu[i].iowait;
         idle.state = 2;
         thread_values(v, &idle, t);
         v[TH_ELAPSED] = (uint64_t)t->boot_ft;
-        snprintf(name, sizeof name, "%zu", i);
+        snprintf(name, sizeof name, "%zu", k++);
         if ((rc = ntl_perf_build_instance(b, &inst, v, err)) < 0)
             return rc;
     }

@@ -461,6 +461,7 @@ static int read_cpus(struct lp_snapshot *s, uint64_t hz, struct ntl_error *err)
             while (s->ncpu <= id)
                 memset(&s->cpu[s->ncpu++], 0, sizeof *s->cpu);
             c = &s->cpu[id];
+            c->present = true;
             c->user = ticks_to_100ns(t[0] + t[1], hz); /* user + nice */
             c->system = ticks_to_100ns(t[2], hz);
             c->idle = ticks_to_100ns(t[3], hz);
@@ -476,7 +477,9 @@ static int read_cpus(struct lp_snapshot *s, uint64_t hz, struct ntl_error *err)
     ntl_buf_free(&b);
     read_interrupts(s);
     memset(&s->cpu_total, 0, sizeof s->cpu_total);
+    s->nonline = 0;
     for (size_t i = 0; i < s->ncpu; i++) {
+        s->nonline += s->cpu[i].present;
         s->cpu_total.user += s->cpu[i].user;
         s->cpu_total.system += s->cpu[i].system;
         s->cpu_total.idle += s->cpu[i].idle;

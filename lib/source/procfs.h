@@ -35,6 +35,7 @@ struct lp_thread {
 };
 
 struct lp_cpu {              /* all in 100 ns */
+    bool present;            /* listed in /proc/stat (online) */
     uint64_t user, system, idle, iowait, irq, softirq;
     uint64_t interrupts;
 };
@@ -47,8 +48,9 @@ struct lp_snapshot {
     size_t nproc, capproc;
     struct lp_thread *thread;
     size_t nthread, capthread;
-    struct lp_cpu *cpu;      /* ncpu per-CPU entries */
+    struct lp_cpu *cpu;      /* indexed by CPU number, ncpu entries */
     size_t ncpu, capcpu;
+    size_t nonline;          /* entries present */
     struct lp_cpu cpu_total; /* sums over all CPUs */
 
     uint64_t uptime_100ns;   /* CLOCK_BOOTTIME when read */

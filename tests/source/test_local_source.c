@@ -196,7 +196,7 @@ static void test_self(struct ntl_source *s)
     CHECK_EQ_STR(proc->instances[0].name, "Idle");
     CHECK_EQ_STR(proc->instances[proc->ninstances - 1].name, "_Total");
     CHECK_EQ_STR(cpu->instances[cpu->ninstances - 1].name, "_Total");
-    CHECK_EQ_U64(cpu->ninstances, (uint64_t)sysconf(_SC_NPROCESSORS_CONF) + 1);
+    CHECK_EQ_U64(cpu->ninstances, (uint64_t)sysconf(_SC_NPROCESSORS_ONLN) + 1);
 
     /* Our one thread: ID Thread = pid, parented to our Process instance. */
     {
