@@ -192,8 +192,8 @@ static size_t build_dump(const uint8_t *k, const uint8_t *d, size_t n, struct nt
     *patched = rep.patched;
     ntl_iopt_report_free(&rep);
     struct ntl_md_module_spec ms[2] = {
-        {"ntoskrnl.exe", mods[0].base, kp.size_of_image, 0, 0, NULL, 0, km.data, km.len},
-        {"drv.sys", mods[1].base, dp.size_of_image, 0, 0, NULL, 0, dm.data, dm.len},
+        {"ntoskrnl.exe", mods[0].base, kp.size_of_image, 0, 0, NULL, 0, km.data, km.len, NULL, 0},
+        {"drv.sys", mods[1].base, dp.size_of_image, 0, 0, NULL, 0, dm.data, dm.len, NULL, 0},
     };
     struct ntl_md_spec spec = {.arch = NTL_MD_ARCH_AMD64, .modules = ms, .module_count = 2};
     ntl_md_write(&spec, out, &err);

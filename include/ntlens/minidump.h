@@ -47,6 +47,10 @@ struct ntl_md_module_spec {
     uint32_t cv_size;
     const uint8_t *memory;     /* bytes at base, or NULL for none */
     size_t memory_size;
+    /* Which parts of memory to write, as (offset, size) pairs in ascending
+     * order; range_count 0 writes all of it. */
+    const uint64_t (*ranges)[2];
+    size_t range_count;
 };
 
 struct ntl_md_spec {

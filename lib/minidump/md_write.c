@@ -59,11 +59,22 @@ int ntl_md_write(const struct ntl_md_spec *spec, struct ntl_buf *b, struct ntl_e
     if (n > 65535)
         return ntl_error_set(err, NTL_ERR_LIMIT, "minidump", NTL_NO_OFFSET,
                              "%zu modules (at most 65535)", n);
-    for (size_t i = 0; i < n; i++)
-        if (spec->modules[i].memory && spec->modules[i].memory_size) {
+    for (size_t i = 0; i < n; i++) {
+        const struct ntl_md_module_spec *m = &spec->modules[i];
+        if (!m->memory || !m->memory_size)
+            continue;
+        if (!m->range_count) {
             nmem++;
-            total += spec->modules[i].memory_size;
+            total += m->memory_size;
         }
+        for (size_t k = 0; k < m->range_count; k++) {
+            if (m->ranges[k][0] > m->memory_size || m->ranges[k][1] > m->memory_size - m->ranges[k][0])
+                return ntl_error_set(err, NTL_ERR_ARGUMENT, "minidump", NTL_NO_OFFSET,
+                                     "range %zu of module %zu lies outside its memory", k, i);
+            nmem++;
+            total += m->ranges[k][1];
+        }
+    }
     if (total > NTL_MD_MAX_WRITE)
         return fail(err, NTL_ERR_LIMIT);
 
@@ -167,13 +178,17 @@ int ntl_md_write(const struct ntl_md_spec *spec, struct ntl_buf *b, struct ntl_e
     ntl_put_le64(p + 8, data_rva);
     for (size_t i = 0, k = 0; i < n; i++) {
         const struct ntl_md_module_spec *m = &spec->modules[i];
+        const uint64_t whole[1][2] = {{0, m->memory_size}};
+        const uint64_t (*r)[2] = m->range_count ? m->ranges : whole;
+        size_t nr = m->range_count ? m->range_count : 1;
         if (!m->memory || !m->memory_size)
             continue;
-        ntl_put_le64(b->data + mem + 16 + 16 * k, m->base);
-        ntl_put_le64(b->data + mem + 16 + 16 * k + 8, m->memory_size);
-        k++;
-        if ((rc = ntl_buf_append(b, m->memory, m->memory_size)) < 0)
-            return fail(err, rc);
+        for (size_t j = 0; j < nr; j++, k++) {
+            ntl_put_le64(b->data + mem + 16 + 16 * k, m->base + r[j][0]);
+            ntl_put_le64(b->data + mem + 16 + 16 * k + 8, r[j][1]);
+            if ((rc = ntl_buf_append(b, m->memory + r[j][0], (size_t)r[j][1])) < 0)
+                return fail(err, rc);
+        }
     }
 
     p = b->data;

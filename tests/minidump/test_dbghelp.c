@@ -19,9 +19,9 @@ static void test_dbghelp_reads_ours(void)
 {
     struct ntl_md_module_spec mods[2] = {
         {"\\SystemRoot\\system32\\ntoskrnl.exe", 0xfffff80312400000ull, 0x2000, 0x1111, 0x2222,
-         NULL, 0, image, sizeof image},
+         NULL, 0, image, sizeof image, NULL, 0},
         {"\\SystemRoot\\system32\\drivers\\testdrv.sys", 0xfffff80356780000ull, 0x1000, 0, 0x3333,
-         (const uint8_t *)"RSDS0123456789abcdef\x01\0\0\0t.pdb", 30, image, 0x1000},
+         (const uint8_t *)"RSDS0123456789abcdef\x01\0\0\0t.pdb", 30, image, 0x1000, NULL, 0},
     };
     struct ntl_md_spec spec = {.arch = NTL_MD_ARCH_AMD64, .major = 10, .build = 19041,
                                .processors = 2, .thread_id = 8, .modules = mods, .module_count = 2};

@@ -16,10 +16,10 @@ static void build(struct ntl_buf *out)
 {
     struct ntl_md_module_spec mods[3] = {
         {"\\SystemRoot\\system32\\ntoskrnl.exe", 0xfffff80000000000ull, 0x3000, 0x1234, 0x5678,
-         NULL, 0, mem_a, sizeof mem_a},
+         NULL, 0, mem_a, sizeof mem_a, NULL, 0},
         {"\\SystemRoot\\system32\\drivers\\caf\xc3\xa9.sys", 0xfffff80000003000ull, 0x1000, 0, 0x9abc,
-         cv, sizeof cv, mem_b, sizeof mem_b},
-        {"nomemory.sys", 0xfffff80001000000ull, 0x2000, 0, 0, NULL, 0, NULL, 0},
+         cv, sizeof cv, mem_b, sizeof mem_b, NULL, 0},
+        {"nomemory.sys", 0xfffff80001000000ull, 0x2000, 0, 0, NULL, 0, NULL, 0, NULL, 0},
     };
     struct ntl_md_spec spec = {.timestamp = 0x61000000, .arch = NTL_MD_ARCH_AMD64, .major = 10,
                                .build = 22621, .processors = 8, .product_type = 1,
@@ -81,6 +81,34 @@ static void test_roundtrip(void)
     ntl_buf_free(&b);
 }
 
+static void test_ranges(void)
+{
+    static const uint64_t parts[2][2] = {{0, 0x1000}, {0x2000, 0x800}};
+    static const uint64_t outside[1][2] = {{0x2000, 0x1001}};
+    struct ntl_md_module_spec m = {"k.sys", 0x10000, 0x3000, 0, 0, NULL, 0, mem_a, sizeof mem_a,
+                                   parts, 2};
+    struct ntl_md_spec spec = {.arch = NTL_MD_ARCH_AMD64, .modules = &m, .module_count = 1};
+    struct ntl_buf b;
+    struct ntl_minidump md;
+    struct ntl_error err = {0};
+    uint8_t x[4];
+
+    CHECK_EQ_INT(ntl_md_write(&spec, &b, &err), 0);
+    CHECK_EQ_INT(ntl_md_parse(b.data, b.len, &md, &err), 0);
+    CHECK_EQ_U64(md.range_count, 2);
+    CHECK(md.range_count == 2 && md.ranges[1].start == 0x12000 && md.ranges[1].size == 0x800);
+    CHECK_EQ_U64(ntl_md_read(&md, 0x12004, x, 4), 4);
+    CHECK(x[0] == (uint8_t)(0x2004 * 7));
+    CHECK_EQ_U64(ntl_md_read(&md, 0x11000, x, 4), 0); /* the gap */
+    ntl_md_free(&md);
+    CHECK_EQ_INT(ntl_md_relocate(b.data, b.len, "K.SYS", 0x50000, &err), 2);
+    ntl_buf_free(&b);
+    m.ranges = outside;
+    m.range_count = 1;
+    CHECK_EQ_INT(ntl_md_write(&spec, &b, &err), NTL_ERR_ARGUMENT);
+    ntl_buf_free(&b);
+}
+
 static void test_bad(void)
 {
     struct ntl_buf b;
@@ -128,6 +156,7 @@ static void test_bad(void)
 int main(void)
 {
     test_roundtrip();
+    test_ranges();
     test_bad();
     return check_exit();
 }

@@ -265,6 +265,25 @@ def main():
             text = lldb(plain, f"disassemble -s {DBASE + 0x1004:#x} -c 1")
             check(re.search(r"call\s+qword ptr \[rip", text), f"unoptimized site:\n{text}")
 
+        # --code-only: headers and executable sections only; the code still disassembles.
+        code = os.path.join(tmp, "code.dmp")
+        run(ntlens, "dump", "build", "-q", "--code-only", "-b", f"ntoskrnl.exe={KBASE:#x}", "-b",
+            f"testdrv.sys={DBASE:#x}", "-m", imgs["ntoskrnl.exe"], "-m", imgs["testdrv.sys"], "-o", code)
+        show = json.loads(run(ntlens, "dump", "show", "--format", "json", code).stdout)
+        text_end = max(s.VirtualAddress + s.Misc_VirtualSize for s in dpe.sections
+                       if s.Characteristics & 0x20000000)
+        check(any(r["start"] == DBASE and r["end"] >= DBASE + text_end for r in show["memory"]),
+              f"code-only ranges {show['memory']}")
+        data_rva = [s.VirtualAddress for s in dpe.sections if s.Name.startswith(b".data")][0]
+        check(all(not (r["start"] <= DBASE + data_rva < r["end"]) for r in show["memory"]),
+              ".data left out of a code-only dump")
+        run(ntlens, "dump", "show", "--read", f"{DBASE + data_rva:#x}:8", code, ok=1)
+        check(os.path.getsize(code) < os.path.getsize(out), "code-only dump is smaller")
+        if shutil.which("lldb-14"):
+            text = lldb(code, f"disassemble -s {DBASE + 0x1004:#x} -c 2")
+            check(re.search(rf"call\s+{KBASE + kexp['KeAcquireSpinLockAtDpcLevel']:#x}", text),
+                  f"code-only dump in lldb:\n{text}")
+
         # Usage and failures.
         run(ntlens, "dump", "build", "-m", imgs["testdrv.sys"], "-o", plain, ok=1)  # no base
         run(ntlens, "dump", "build", "-o", plain, ok=2)

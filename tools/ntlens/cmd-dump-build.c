@@ -35,6 +35,8 @@ static void usage(FILE *f)
           "                         files may also be given as arguments\n"
           "  -b, --base NAME=ADDR   load address of module NAME (overrides the trace)\n"
           "  -o, --output FILE      the minidump to write (required)\n"
+          "  -c, --code-only        write only each module's headers and executable sections\n"
+          "                         (the seed's MiniDumpWithCodeSegs; smaller dumps)\n"
           "      --no-import-optimization\n"
           "                         leave call sites as in the files (the remote system\n"
           "                         does not use import optimization)\n"
@@ -55,7 +57,44 @@ struct module {
     struct ntl_buf image;
     uint64_t base;
     const char *origin;
+    uint64_t (*ranges)[2];
+    size_t range_count;
 };
+
+/* The headers' page and each executable section (whole pages), merged where
+ * they touch. */
+static int code_ranges(struct module *m)
+{
+    const struct ntl_pe *pe = &m->pe;
+    uint64_t page = pe->section_alignment >= 0x1000 ? pe->section_alignment : 0x1000;
+    m->ranges = calloc((size_t)pe->section_count + 1, sizeof *m->ranges);
+    if (!m->ranges)
+        return -1;
+    m->ranges[0][0] = 0;
+    m->ranges[0][1] = (pe->size_of_headers + page - 1) / page * page;
+    m->range_count = 1;
+    for (uint16_t i = 0; i < pe->section_count; i++) {
+        const struct ntl_pe_section *s = &pe->sections[i];
+        uint64_t start = s->virtual_address, len = s->virtual_size ? s->virtual_size : s->raw_size;
+        uint64_t end = (start + len + page - 1) / page * page;
+        uint64_t (*last)[2] = &m->ranges[m->range_count - 1];
+        if (!(s->characteristics & 0x20000020u)) /* MEM_EXECUTE or CNT_CODE */
+            continue;
+        if (end > m->image.len)
+            end = m->image.len;
+        if (start <= (*last)[0] + (*last)[1]) {
+            if (end > (*last)[0] + (*last)[1])
+                (*last)[1] = end - (*last)[0];
+        } else if (start < end) {
+            m->ranges[m->range_count][0] = start;
+            m->ranges[m->range_count][1] = end - start;
+            m->range_count++;
+        }
+    }
+    if (m->ranges[0][1] > m->image.len)
+        m->ranges[0][1] = m->image.len;
+    return 0;
+}
 
 /* The module's load address from the trace: the last Load/DCStart/DCEnd
  * event naming it that is not followed by an Unload of the same base. */
@@ -155,6 +194,7 @@ int cmd_dump_build(int argc, char **argv)
         {"base", required_argument, NULL, 'b'},
         {"output", required_argument, NULL, 'o'},
         {"no-import-optimization", no_argument, NULL, OPT_NO_IOPT},
+        {"code-only", no_argument, NULL, 'c'},
         {"os-version", required_argument, NULL, OPT_OS_VERSION},
         {"format", required_argument, NULL, 'f'},
         {"quiet", no_argument, NULL, 'q'},
@@ -173,14 +213,14 @@ int cmd_dump_build(int argc, char **argv)
     struct ntl_error err = {0};
     enum out_format fmt = OUT_TABLE;
     size_t npaths = 0, nbases = 0, nimgs = 0;
-    bool iopt = true, quiet = false, version_set = false;
+    bool iopt = true, quiet = false, version_set = false, code_only = false;
     uint32_t version[3] = {10, 0, 0}, processors = 1;
     int opt, rc = EXIT_OK;
 
     if (!paths || !bases)
         return cli_failf(cmd, "out of memory");
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "e:m:b:o:f:qh", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "e:m:b:o:cf:qh", longopts, NULL)) != -1) {
         switch (opt) {
         case 'e': etl = optarg; break;
         case 'm': paths[npaths++] = optarg; break;
@@ -191,6 +231,7 @@ int cmd_dump_build(int argc, char **argv)
             break;
         case 'o': out = optarg; break;
         case OPT_NO_IOPT: iopt = false; break;
+        case 'c': code_only = true; break;
         case OPT_OS_VERSION:
             if (!parse_version(optarg, version))
                 { rc = cli_usage_error(cmd, "--os-version wants MAJOR.MINOR.BUILD"); goto done; }
@@ -281,12 +322,14 @@ int cmd_dump_build(int argc, char **argv)
 
     for (size_t i = 0; i < npaths; i++) {
         struct module *m = &mods[i];
+        if (code_only && code_ranges(m) < 0) { rc = cli_failf(cmd, "out of memory"); goto done; }
         specs[i] = (struct ntl_md_module_spec){
             .name = m->dump_name, .base = m->base, .size = m->pe.size_of_image,
             .checksum = m->pe.checksum, .timestamp = m->pe.timestamp,
             .cv_record = m->cv.present ? m->cv.record : NULL,
             .cv_size = m->cv.present ? m->cv.record_size : 0,
-            .memory = m->image.data, .memory_size = m->image.len};
+            .memory = m->image.data, .memory_size = m->image.len,
+            .ranges = (const uint64_t (*)[2])m->ranges, .range_count = m->range_count};
     }
     {
         struct ntl_md_spec spec = {
@@ -319,6 +362,7 @@ done:
         ntl_buf_free(&mods[i].file);
         ntl_buf_free(&mods[i].image);
         free(mods[i].dump_name);
+        free(mods[i].ranges);
     }
     for (size_t k = 0; k < nbases; k++)
         free(bases[k].name);
