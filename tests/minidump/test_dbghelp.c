@@ -69,25 +69,53 @@ static void test_dbghelp_reads_ours(void)
     ntl_buf_free(&b);
 }
 
+static int write_self(const char *path, MINIDUMP_TYPE type)
+{
+    HANDLE f = CreateFileA(path, GENERIC_READ | GENERIC_WRITE, 0, NULL, CREATE_ALWAYS, 0, NULL);
+    BOOL ok;
+    if (f == INVALID_HANDLE_VALUE)
+        return 0;
+    ok = MiniDumpWriteDump(GetCurrentProcess(), GetCurrentProcessId(), f, type, NULL, NULL, NULL);
+    CloseHandle(f);
+    return ok;
+}
+
+/* A full-memory dump (Memory64List): our image's headers and code read back
+ * through the address-based API equal the live bytes. */
+static void test_full_memory(void)
+{
+    char path[MAX_PATH], tmp[MAX_PATH];
+    struct ntl_buf b;
+    struct ntl_minidump md;
+    struct ntl_error err = {0};
+    const uint8_t *self = (const uint8_t *)GetModuleHandleA(NULL);
+    static uint8_t got[0x2000];
+
+    GetTempPathA(sizeof tmp, tmp);
+    snprintf(path, sizeof path, "%sntlens-dbghelp-full-%lu.dmp", tmp, GetCurrentProcessId());
+    CHECK(write_self(path, MiniDumpWithFullMemory));
+    CHECK_EQ_INT(ntl_file_read(path, 1u << 31, &b, &err), 0);
+    DeleteFileA(path);
+    CHECK_EQ_INT(ntl_md_parse(b.data, b.len, &md, &err), 0);
+    CHECK(md.memory64);
+    CHECK_EQ_U64(ntl_md_read(&md, (uint64_t)(uintptr_t)self, got, sizeof got), sizeof got);
+    CHECK(memcmp(got, self, sizeof got) == 0);
+    ntl_md_free(&md);
+    ntl_buf_free(&b);
+}
+
 static void test_ours_reads_dbghelp(void)
 {
     char path[MAX_PATH], tmp[MAX_PATH];
     struct ntl_buf b;
     struct ntl_minidump md;
     struct ntl_error err = {0};
-    HANDLE f;
-    BOOL ok;
     uint64_t self = (uint64_t)(uintptr_t)GetModuleHandleA(NULL);
     uint64_t ntdll = (uint64_t)(uintptr_t)GetModuleHandleA("ntdll.dll");
 
     GetTempPathA(sizeof tmp, tmp);
     snprintf(path, sizeof path, "%sntlens-dbghelp-%lu.dmp", tmp, GetCurrentProcessId());
-    f = CreateFileA(path, GENERIC_READ | GENERIC_WRITE, 0, NULL, CREATE_ALWAYS, 0, NULL);
-    CHECK(f != INVALID_HANDLE_VALUE);
-    ok = MiniDumpWriteDump(GetCurrentProcess(), GetCurrentProcessId(), f, MiniDumpNormal, NULL, NULL,
-                           NULL);
-    CHECK(ok);
-    CloseHandle(f);
+    CHECK(write_self(path, MiniDumpNormal));
     CHECK_EQ_INT(ntl_file_read(path, 1u << 30, &b, &err), 0);
     DeleteFileA(path);
     CHECK_EQ_INT(ntl_md_parse(b.data, b.len, &md, &err), 0);
@@ -116,5 +144,6 @@ int main(void)
 {
     test_dbghelp_reads_ours();
     test_ours_reads_dbghelp();
+    test_full_memory();
     return check_exit();
 }
