@@ -6,6 +6,8 @@
 #include "ntlens/ndr.h"
 #include "ntlens/winreg.h"
 
+static volatile uint8_t sink;
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct ntl_winreg_value v;
@@ -15,11 +17,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct ntl_error err;
     uint32_t werror;
 
-    if (ntl_winreg_parse_query_value_reply(data, size, &v, &err) == 0 && v.data) {
-        volatile uint8_t sink = 0;
+    /* Touch every data byte the parser vouched for. */
+    if (ntl_winreg_parse_query_value_reply(data, size, &v, &err) == 0 && v.data)
         for (uint32_t i = 0; i < v.data_len; i++)
             sink ^= v.data[i];
-    }
     ntl_winreg_parse_handle_reply(data, size, &h, &werror, &err);
     ntl_reader_init(&r, data, size, 0);
     ntl_ndr_get_cv_array(&r, 2, &a, "array", &err);

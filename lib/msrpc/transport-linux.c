@@ -2,10 +2,11 @@
  * Kerberos, signing and encryption are all libsmbclient's; this file opens
  * \\HOST\IPC$\PIPE\name and moves bytes.
  *
- * Every pipe has its own SMBCCTX, so pipes used from different threads
- * share no state of ours. libsmbclient keeps per-thread talloc stacks but
- * loads its configuration into process-wide state when a context is
- * initialised or freed, so those two steps (and only they) are serialised. */
+ * Every pipe has its own SMBCCTX. libsmbclient (Samba 4.17) is not safe to
+ * call from several threads at once even on separate contexts (its talloc
+ * stack frames and loadparm are process-wide), so every libsmbclient call
+ * holds smbc_lock: sources in different threads are safe, and overlap all
+ * their work except the SMB calls themselves. */
 #include "ntlens/msrpc.h"
 
 #include <errno.h>
@@ -35,7 +36,7 @@ struct ntl_smb_pipe {
     char password[256];
 };
 
-static pthread_mutex_t context_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t smbc_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void copy(char *dst, size_t size, const char *src)
 {
@@ -174,7 +175,7 @@ static int open_error(struct ntl_smb_pipe *p, int e, const char *name, struct nt
                          "cannot open \\PIPE\\%s at %s: %s", name, p->where, strerror(e));
 }
 
-/* Options for one context; called with context_lock held. On failure
+/* Options for one context; called with smbc_lock held. On failure
  * p->ctx is freed and NULL. */
 static void configure(struct ntl_smb_pipe *p, const struct ntl_smb_target *t, unsigned call_ms,
                       uint16_t port)
@@ -200,11 +201,11 @@ void ntl_smb_pipe_close(struct ntl_smb_pipe *p)
     if (!p)
         return;
     if (p->ctx) {
+        pthread_mutex_lock(&smbc_lock);
         if (p->file)
             smbc_getFunctionClose(p->ctx)(p->ctx, p->file);
-        pthread_mutex_lock(&context_lock);
         smbc_free_context(p->ctx, 1);
-        pthread_mutex_unlock(&context_lock);
+        pthread_mutex_unlock(&smbc_lock);
     }
     wipe(p, sizeof *p);
     free(p);
@@ -233,11 +234,11 @@ int ntl_smb_pipe_open(const struct ntl_smb_target *t, const char *name,
     if ((rc = probe_tcp(t->host, port, connect_ms, p->where, err)) < 0)
         goto fail;
 
-    pthread_mutex_lock(&context_lock);
+    pthread_mutex_lock(&smbc_lock);
     p->ctx = smbc_new_context();
     if (p->ctx)
         configure(p, t, call_ms, port);
-    pthread_mutex_unlock(&context_lock);
+    pthread_mutex_unlock(&smbc_lock);
     if (!p->ctx) {
         rc = ntl_error_set(err, NTL_ERR_SYSTEM, NULL, NTL_NO_OFFSET,
                            "cannot create an SMB client context (libsmbclient)");
@@ -245,12 +246,14 @@ int ntl_smb_pipe_open(const struct ntl_smb_target *t, const char *name,
     }
     snprintf(url, sizeof url, v6 ? "smb://[%s]/IPC$/%s" : "smb://%s/IPC$/%s", t->host, name);
     for (int attempt = 0; attempt < PIPE_OPEN_TRIES; attempt++) {
+        pthread_mutex_lock(&smbc_lock);
         logon_failed = false;
         errno = 0;
         p->file = smbc_getFunctionOpen(p->ctx)(p->ctx, url, O_RDWR, 0);
+        e = errno;
+        pthread_mutex_unlock(&smbc_lock);
         if (p->file)
             break;
-        e = errno;
         /* Windows starts RemoteRegistry on demand: the pipe appears after
          * a moment. */
         if (e != ENOENT && e != ENODEV && e != EBUSY && e != EAGAIN)
@@ -276,12 +279,16 @@ static int pipe_write(void *pipe, const void *data, size_t n, struct ntl_error *
 
     while (n > 0) {
         ssize_t w;
+        int e;
+        pthread_mutex_lock(&smbc_lock);
         errno = 0;
         w = smbc_getFunctionWrite(p->ctx)(p->ctx, p->file, d, n);
+        e = errno;
+        pthread_mutex_unlock(&smbc_lock);
         if (w <= 0)
-            return ntl_error_set(err, errno == ETIMEDOUT ? NTL_ERR_TIMEOUT : NTL_ERR_IO, NULL,
-                                 NTL_NO_OFFSET, "writing to \\PIPE\\winreg at %s: %s", p->where,
-                                 errno ? strerror(errno) : "connection closed");
+            return ntl_error_set(err, e == ETIMEDOUT ? NTL_ERR_TIMEOUT : NTL_ERR_IO, NULL,
+                                 NTL_NO_OFFSET, "writing to the pipe at %s: %s", p->where,
+                                 e ? strerror(e) : "connection closed");
         d += w;
         n -= (size_t)w;
     }
@@ -295,16 +302,20 @@ static int pipe_read(void *pipe, void *data, size_t n, struct ntl_error *err)
 
     while (n > 0) {
         ssize_t r;
+        int e;
+        pthread_mutex_lock(&smbc_lock);
         errno = 0;
         r = smbc_getFunctionRead(p->ctx)(p->ctx, p->file, d, n);
+        e = errno;
+        pthread_mutex_unlock(&smbc_lock);
         if (r == 0)
             return ntl_error_set(err, NTL_ERR_EOF, NULL, NTL_NO_OFFSET,
                                  "%s closed the pipe in the middle of a reply", p->where);
         if (r < 0)
-            return ntl_error_set(err, errno == ETIMEDOUT ? NTL_ERR_TIMEOUT : NTL_ERR_IO, NULL,
+            return ntl_error_set(err, e == ETIMEDOUT ? NTL_ERR_TIMEOUT : NTL_ERR_IO, NULL,
                                  NTL_NO_OFFSET, "reading a reply from %s: %s%s", p->where,
-                                 strerror(errno),
-                                 errno == ETIMEDOUT ? " (the server stopped answering)" : "");
+                                 strerror(e),
+                                 e == ETIMEDOUT ? " (the server stopped answering)" : "");
         d += r;
         n -= (size_t)r;
     }
