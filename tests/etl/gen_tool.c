@@ -2,12 +2,17 @@
  *   etl_gen_tool ipt FILE      five Intel PT events (plain, wrapped, no PSB)
  *   etl_gen_tool images FILE   kernel and user image events, 32- and 64-bit
  *   etl_gen_tool corrupt FILE  three buffers, the middle one broken
+ *   etl_gen_tool ring FILE TRACE.pt N   one IPT event whose 4 KiB << N circular
+ *                                       buffer holds the end of a real trace,
+ *                                       as if it had been recorded into it
  * The IPT traces are made of bytes 0x10..0x7f (so no stray PSB) with PSBs
  * placed where the test expects them. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "etl_gen.h"
+#include "ntlens/buf.h"
 #include "ntlens/error.h"
 
 #define START_FT 132500000000000000ull
@@ -84,10 +89,46 @@ static void gen_corrupt_file(struct gen *g)
     g->file.data[0x1000 + 0x48 + 5] = 0x08;
 }
 
+/* Byte j of the trace sits at j % size of the ring; TracePosition is where
+ * the next byte would go. */
+static int gen_ring_file(struct gen *g, const char *trace_path, int code)
+{
+    struct ntl_buf tr;
+    struct ntl_error err = {0};
+    ntl_buf_init(&tr, 0);
+    if (ntl_file_read(trace_path, 1u << 26, &tr, &err) < 0) {
+        fprintf(stderr, "etl_gen_tool: %s\n", err.message);
+        return -1;
+    }
+    size_t size = (size_t)4096 << code, len = tr.len;
+    if (len < size) {
+        fprintf(stderr, "etl_gen_tool: trace shorter than the ring\n");
+        return -1;
+    }
+    static uint8_t ring[32768];
+    for (size_t j = len - size; j < len; j++)
+        ring[j % size] = tr.data[j];
+    uint64_t option = 0x02000000ull | ((uint64_t)code << 16);
+    gen_init(g, 0x10000, 8, 0, 1000, 10000000, START_FT, 1, "ring", "C:\\ring.etl");
+    gen_ipt(g, false, 2000, 1990, 4, 100, option, (uint32_t)(len % size), ring, (uint32_t)size);
+    gen_finish(g);
+    ntl_buf_free(&tr);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct gen g;
     struct ntl_error err = {0};
+    if (argc == 5 && !strcmp(argv[1], "ring")) {
+        int code = atoi(argv[4]);
+        if (code < 0 || code > 3 || gen_ring_file(&g, argv[3], code) < 0)
+            return 1;
+        if (ntl_file_write(argv[2], g.file.data, g.file.len, &err) < 0)
+            return 1;
+        gen_free(&g);
+        return 0;
+    }
     if (argc != 3) {
         fprintf(stderr, "usage: etl_gen_tool ipt|images|corrupt FILE\n");
         return 2;

@@ -198,6 +198,27 @@ def test_generated(tmp):
     check(got["buffers_bad"] == 1 and got["events"] == 2, "info counts a bad buffer")
 
 
+def test_real_ring(tmp):
+    """Real Intel PT recordings put into 16 and 32 KiB ETW ring buffers: `etl ipt`
+    must give back the recording from the first whole PSB in the ring on."""
+    root = os.path.join(os.environ["NTLENS_SHARED_DATA"], "ipt", "real")
+    psb = bytes([2, 0x82] * 8)
+    for name, code in (("kafl-foo", 2), ("kafl-avscript32", 3), ("kafl-unzip", 2)):
+        trace = open(os.path.join(root, name, "trace.pt"), "rb").read()
+        size = 4096 << code
+        etl = os.path.join(tmp, name + ".etl")
+        subprocess.run([GEN, "ring", etl, os.path.join(root, name, "trace.pt"), str(code)], check=True)
+        out = os.path.join(tmp, name)
+        run("etl", "ipt", etl, "-o", out)
+        got = open(os.path.join(out, "ipt-0001.pt"), "rb").read()
+        k = trace.find(psb, len(trace) - size)
+        check(k >= 0 and got == trace[k:], "%s: ring unwrapped to the recording's tail (%d bytes, want %d)"
+              % (name, len(got), len(trace) - k))
+        side = json.load(open(os.path.join(out, "ipt-0001.json")))
+        check(side["wrapped"] and side["unwrapped"] and side["TracePosition"] == len(trace) % size,
+              name + " sidecar")
+
+
 def test_usage(tmp):
     for cmd in ("info", "events", "images", "ipt"):
         p = run("etl", cmd, "--help")
@@ -276,6 +297,7 @@ def main():
         test_shared()
         test_events()
         test_generated(tmp)
+        test_real_ring(tmp)
         test_usage(tmp)
         test_peers()
     print("%d checks, %d failed" % (checks, failures))
