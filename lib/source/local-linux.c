@@ -301,12 +301,20 @@ static void thread_values(uint64_t *v, const struct lp_thread *th, const struct 
 
 /* Thread instances are named by their number within their process, and
  * point at their process's instance in the Process object (Idle is 0). */
+static void add_times(uint64_t *total, const uint64_t *v)
+{
+    total[TH_PCT] += v[TH_PCT];
+    total[TH_USER] += v[TH_USER];
+    total[TH_PRIV] += v[TH_PRIV];
+    total[TH_CSWITCH] += v[TH_CSWITCH];
+}
+
 static int put_thread(struct ntl_perf_builder *b, const struct lp_snapshot *s,
                       const struct times *t, struct ntl_error *err)
 {
     struct ntl_perf_build_object o = OBJECT(LP_OBJ_THREAD, thread_counters, TH_N, true, t);
     struct ntl_perf_build_instance inst = {NULL, LP_OBJ_PROCESS, 0, NTL_PERF_BUILD_NO_UNIQUE_ID};
-    uint64_t v[TH_N];
+    uint64_t v[TH_N], total[TH_N] = {0};
     char name[24];
     int rc;
 
@@ -324,6 +332,7 @@ static int put_thread(struct ntl_perf_builder *b, const struct lp_snapshot *s,
         snprintf(name, sizeof name, "%zu", k++);
         if ((rc = ntl_perf_build_instance(b, &inst, v, err)) < 0)
             return rc;
+        add_times(total, v);
     }
     for (size_t i = 0; i < s->nproc; i++) {
         const struct lp_proc *p = &s->proc[i];
@@ -333,8 +342,15 @@ static int put_thread(struct ntl_perf_builder *b, const struct lp_snapshot *s,
             snprintf(name, sizeof name, "%zu", k);
             if ((rc = ntl_perf_build_instance(b, &inst, v, err)) < 0)
                 return rc;
+            add_times(total, v);
         }
     }
+    /* Windows' "_Total/_Total": the sums, under the Process object's _Total. */
+    inst.name = "_Total";
+    inst.parent_instance = (uint32_t)(s->nproc + 1);
+    total[TH_ELAPSED] = (uint64_t)t->boot_ft;
+    if ((rc = ntl_perf_build_instance(b, &inst, total, err)) < 0)
+        return rc;
     return ntl_perf_build_end_object(b, err);
 }
 

@@ -246,7 +246,7 @@ try:
     # ---- usage ----
     p = ps("--help")
     check(p.stdout.startswith("usage: ntlens ps"), "--help on stdout")
-    for bad in (["-q"], ["-d", "-m"], ["-t", "-s"], ["--format", "xml"], ["-r", "0"], ["-s0"],
+    for bad in (["-q"], ["-d", "-m"], ["-t", "-s"], ["--format", "xml"], ["-r", "0"], ["-s0"], ["-r", "2"],
                 ["a", "b"]):
         ps(*bad, expect=2)
 finally:

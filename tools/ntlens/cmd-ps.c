@@ -43,7 +43,7 @@ static const char usage_text[] =
     "  -x, --all                processes with all columns, then their threads\n"
     "  -t, --tree               the process tree, by creating process\n"
     "  -e, --exact              NAME must match exactly (default: names beginning with it)\n"
-    "  -s, --task-manager[=N]   refresh with CPU %% every -r seconds, for N seconds\n"
+    "  -s, --task-manager[=N]   refresh with CPU % every -r seconds, for N seconds\n"
     "                           (default: until interrupted)\n"
     "  -r, --refresh N          refresh interval for -s, in seconds (default 1)\n"
     "      --format FORMAT      table (default), csv or json (-s: JSON lines)\n"
@@ -591,6 +591,7 @@ static int parse_args(int argc, char **argv, struct ps_opts *o, struct cli_sourc
     };
     const char *cmd = argv[0];
     int c, views = 0;
+    bool refresh_given = false;
 
     memset(o, 0, sizeof *o);
     o->refresh = 1;
@@ -627,6 +628,7 @@ static int parse_args(int argc, char **argv, struct ps_opts *o, struct cli_sourc
         case 'r':
             if (!cli_parse_int(optarg, 1, 86400, &o->refresh))
                 return cli_usage_error(cmd, "-r takes seconds from 1 to 86400, not '%s'", optarg);
+            refresh_given = true;
             break;
         case OPT_FORMAT:
             if (!out_format_parse(optarg, &o->fmt))
@@ -648,6 +650,8 @@ static int parse_args(int argc, char **argv, struct ps_opts *o, struct cli_sourc
     }
     if (views > 1 || (o->task && views))
         return cli_usage_error(cmd, "-d, -m, -x, -t and -s do not combine");
+    if (refresh_given && !o->task)
+        return cli_usage_error(cmd, "-r sets the refresh interval of -s");
     for (; optind < argc; optind++)
         if ((c = add_operand(o, cs, cmd, argv[optind])) != EXIT_OK)
             return c;
