@@ -11,6 +11,7 @@ import ctypes.util
 import json
 import os
 import random
+import struct
 import subprocess
 import sys
 import tempfile
@@ -243,6 +244,50 @@ def decompress(fmt, blob, size):
     return p.stdout
 
 
+def lznt1_compress(data):
+    """A greedy LZNT1 compressor written here from MS-XCA 2.5's description,
+    so compressed chunks (not only stored ones) reach our decompressor."""
+    out = bytearray()
+    for c0 in range(0, len(data), 4096):
+        chunk = data[c0:c0 + 4096]
+        body = bytearray()
+        pos = 0
+        while pos < len(chunk):
+            flags_at = len(body)
+            body.append(0)
+            for bit in range(8):
+                if pos >= len(chunk):
+                    break
+                length_bits = 12
+                p = pos - 1
+                while p >= 0x10:
+                    length_bits -= 1
+                    p >>= 1
+                max_len = (1 << length_bits) + 2
+                max_off = 1 << (16 - length_bits)
+                best_len, best_off = 0, 0
+                for off in range(1, min(pos, max_off) + 1):
+                    n = 0
+                    while (n < max_len and pos + n < len(chunk)
+                           and chunk[pos + n] == chunk[pos + n - off]):
+                        n += 1
+                    if n > best_len:
+                        best_len, best_off = n, off
+                if pos > 0 and best_len >= 3:
+                    token = ((best_off - 1) << length_bits) | (best_len - 3)
+                    body += struct.pack("<H", token)
+                    body[flags_at] |= 1 << bit
+                    pos += best_len
+                else:
+                    body.append(chunk[pos])
+                    pos += 1
+        if len(body) < len(chunk):
+            out += struct.pack("<H", 0xB000 | (len(body) - 1)) + body
+        else:
+            out += struct.pack("<H", 0x3000 | (len(chunk) - 1)) + chunk
+    return bytes(out + b"\0\0")
+
+
 def samples():
     rnd = random.Random(5)
     text = b"".join(rnd.choice([b"the ", b"quick ", b"brown ", b"fox ", b"jumps ", b"\x00\x00\x00\x00",
@@ -253,6 +298,9 @@ def samples():
 
 def test_peers():
     tested = 0
+    for s in samples()[1:3] + [b"abcabcabcabd" * 700 + bytes(range(200))]:
+        blob = lznt1_compress(s)
+        check(decompress("lznt1", blob, len(s)) == s, "lznt1 vs the Python compressor, %d bytes" % len(s))
     samba = "/usr/lib/x86_64-linux-gnu/samba/libndr-samba-samba4.so.0"
     if os.path.exists(samba):
         lib = ctypes.CDLL(samba)
