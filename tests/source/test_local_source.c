@@ -198,6 +198,10 @@ static void test_self(struct ntl_source *s)
     CHECK_EQ_STR(cpu->instances[cpu->ninstances - 1].name, "_Total");
     CHECK_EQ_U64(cpu->ninstances, (uint64_t)sysconf(_SC_NPROCESSORS_ONLN) + 1);
 
+    /* Windows' _Total/_Total thread closes the Thread object. */
+    CHECK_EQ_STR(thr->instances[thr->ninstances - 1].name, "_Total");
+    CHECK(thr->instances[thr->ninstances - 1].parent == &proc->instances[proc->ninstances - 1]);
+
     /* Our one thread: ID Thread = pid, parented to our Process instance. */
     {
         bool found = false;
