@@ -51,6 +51,11 @@ static int win_error(DWORD e, const char *what, const char *host, struct ntl_err
     case ERROR_BAD_NET_NAME:
     case RPC_S_SERVER_UNAVAILABLE:
     case ERROR_NETNAME_DELETED:
+    case ERROR_NO_NETWORK:
+    case ERROR_NO_NET_OR_BAD_PATH:
+    case ERROR_NETWORK_UNREACHABLE:
+    case ERROR_HOST_UNREACHABLE:
+    case ERROR_CONNECTION_REFUSED:
         status = NTL_ERR_CONNECT;
         break;
     case ERROR_SEM_TIMEOUT:

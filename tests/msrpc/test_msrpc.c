@@ -12,6 +12,7 @@
 #include "ntlens/ndr.h"
 #include "ntlens/perf.h"
 #include "ntlens/reader.h"
+#include "ntlens/source.h"
 #include "ntlens/winreg.h"
 #include "../../fuzz/msrpc/replay.h"
 #include "../../lib/msrpc/smb-spec.h"
@@ -458,6 +459,31 @@ static void test_samba_records(const struct ntl_buf *global)
     ntl_perf_block_free(b);
 }
 
+/* Opening remote sources that cannot work fails cleanly on every platform
+ * (Linux: libsmbclient; Windows and Wine: RegConnectRegistryW), and the
+ * password never shows. */
+static void test_source_errors(void)
+{
+    struct ntl_source_options opt = {.user = "someone", .password = "pw-Secret-42",
+                                     .connect_timeout_ms = 2000};
+    struct ntl_source *s = NULL;
+    struct ntl_error err;
+    char text[512];
+
+    CHECK_EQ_INT(ntl_source_open("smb://u:pw@host", &opt, &s, &err), NTL_ERR_ARGUMENT);
+    CHECK(s == NULL);
+    CHECK_EQ_INT(ntl_source_open("\\\\no-such-host.invalid", &opt, &s, &err), NTL_ERR_CONNECT);
+    CHECK(s == NULL);
+    ntl_error_format(&err, text, sizeof text);
+    CHECK(strstr(text, "no-such-host.invalid") != NULL);
+    CHECK(strstr(text, "pw-Secret-42") == NULL);
+    /* Port 1 on loopback: refused on Linux; Windows only speaks port 445. */
+    CHECK(ntl_source_open("smb://u@127.0.0.1:1", &opt, &s, &err) < 0);
+    CHECK(s == NULL);
+    CHECK(err.status == NTL_ERR_CONNECT || err.status == NTL_ERR_UNSUPPORTED);
+    CHECK(strstr(err.message, "pw-Secret-42") == NULL);
+}
+
 int main(void)
 {
     test_bind();
@@ -466,6 +492,7 @@ int main(void)
     test_query_value_stub();
     test_query_value_reply();
     test_specs();
+    test_source_errors();
     {
         struct ntl_buf global;
         ntl_buf_init(&global, 0);
