@@ -138,6 +138,15 @@ check('"23.671108"' in p.stdout, "--scale applies DefaultScale -6: " + p.stdout)
 p = run("sample", "-S", cap, "--format", "table", "\\Processes\\*")
 check("Process Count" in p.stdout.splitlines()[0] and "122.000000" in p.stdout, "table")
 
+# several sources at once (typeperf's several machines); a \\MACHINE picks
+# the -S source whose system name it is
+p = run("sample", "-S", cap, "-S", cap, "\\Processes\\Process Count",
+        "\\\\HKPDTEST\\Memory\\Total Physical Kilobytes")
+lines = p.stdout.splitlines()
+check(lines[0].count("HKPDTEST") == 4 and lines[2].endswith(
+    '"122.000000","24684084.000000","122.000000","24684084.000000"'), "two sources: " + p.stdout)
+p = run("sample", "-S", cap, "\\\\OTHER\\Memory\\*", ok=1)
+check("no source is that machine" in p.stderr, p.stderr)
 run("sample", "-S", cap, ok=2)
 run("sample", "-S", cap, "Processor", ok=2)
 run("sample", "-S", cap, "-si", "x", "\\Memory\\*", ok=2)

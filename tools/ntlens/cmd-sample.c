@@ -47,6 +47,7 @@ static const char usage_text[] =
 enum { OPT_FORMAT = 0x2000, OPT_LANG, OPT_QUERY, OPT_SCALE, OPT_SI, OPT_SC };
 
 struct column {
+    size_t host;             /* which source */
     char *path;              /* \\MACHINE\Object(instance)\Counter as printed */
     uint32_t object_index;
     uint32_t counter_index;  /* name index of the counter */
@@ -71,8 +72,8 @@ struct columns {
     size_t n, cap;
 };
 
-static int add_column(struct columns *cols, const char *path, const struct ntl_perf_object *o,
-                      size_t counter, const char *instance)
+static int add_column(struct columns *cols, size_t host, const char *path,
+                      const struct ntl_perf_object *o, size_t counter, const char *instance)
 {
     if (cols->n == cols->cap) {
         size_t cap = cols->cap ? 2 * cols->cap : 16;
@@ -91,6 +92,7 @@ static int add_column(struct columns *cols, const char *path, const struct ntl_p
         free(c->instance);
         return -1;
     }
+    c->host = host;
     c->object_index = o->name_index;
     c->counter_index = o->counters[counter].name_index;
     c->counter_pos = counter;
@@ -108,56 +110,53 @@ static void free_columns(struct columns *cols)
     free(cols->v);
 }
 
-/* Expands one path against the first snapshot; returns the columns added
- * or -1 after printing an error. */
-static long expand(const char *cmd, const char *spec, const struct ntl_perf_block *b,
-                   const struct ntl_perf_titles *titles, struct columns *cols)
+/* Expands one parsed path against a host's first snapshot; returns the
+ * columns added or -1 after printing an error. */
+static long expand(const char *cmd, const char *spec, const struct perf_path *p, size_t host,
+                   const struct ntl_perf_block *b, const struct ntl_perf_titles *titles,
+                   struct columns *cols)
 {
-    struct perf_path p;
-    const char *why = perf_path_parse(spec, &p);
     char obuf[16], cbuf[16], inst[1024], path[2048];
     long added = 0;
-    if (why) {
-        cli_usage_error(cmd, "bad counter path '%s': %s", spec, why);
-        return -2;
-    }
-    const char *machine = p.machine[0] ? p.machine : (b->system_name[0] ? b->system_name : ".");
+    const char *machine = p->machine[0] ? p->machine
+                                        : (b->system_name[0] ? b->system_name : ".");
     for (size_t i = 0; i < b->nobjects; i++) {
         const struct ntl_perf_object *o = &b->objects[i];
         const char *oname = perf_name(titles, o->name_index, obuf, sizeof obuf);
-        if (!perf_spec_matches(p.object, o->name_index, oname))
+        if (!perf_spec_matches(p->object, o->name_index, oname))
             continue;
         bool has_instances = o->num_instances != NTL_PERF_NO_INSTANCES;
-        if (has_instances && !p.has_instance) {
+        if (has_instances && !p->has_instance) {
             cli_failf(cmd, "%s: object %s has instances; name one, e.g. \\%s(*)\\%s", spec,
-                      oname, oname, p.counter);
+                      oname, oname, p->counter);
             return -1;
         }
-        if (!has_instances && p.has_instance && strcmp(p.instance, "*")) {
+        if (!has_instances && p->has_instance && strcmp(p->instance, "*")) {
             cli_failf(cmd, "%s: object %s has no instances", spec, oname);
             return -1;
         }
         for (size_t c = 0; c < o->ncounters; c++) {
             const struct ntl_perf_counter_def *d = &o->counters[c];
             const char *cname = perf_name(titles, d->name_index, cbuf, sizeof cbuf);
-            if (!perf_spec_matches(p.counter, d->name_index, cname))
+            if (!perf_spec_matches(p->counter, d->name_index, cname))
                 continue;
-            if (ntl_perf_type_is_hidden(d->type) && perf_has_wildcard(p.counter))
+            if (ntl_perf_type_is_hidden(d->type) && perf_has_wildcard(p->counter))
                 continue;
             if (!has_instances) {
                 snprintf(path, sizeof path, "\\\\%s\\%s\\%s", machine, oname, cname);
-                if (add_column(cols, path, o, c, NULL) < 0)
+                if (add_column(cols, host, path, o, c, NULL) < 0)
                     return -1;
                 added++;
                 continue;
             }
             for (size_t j = 0; j < o->ninstances; j++) {
                 const struct ntl_perf_instance *in = &o->instances[j];
-                if (!perf_instance_matches(p.instance, in))
+                if (!perf_instance_matches(p->instance, in))
                     continue;
                 ntl_perf_instance_path_name(in, inst, sizeof inst);
-                snprintf(path, sizeof path, "\\\\%s\\%s(%s)\\%s", machine, oname, inst, cname);
-                if (add_column(cols, path, o, c, inst) < 0)
+                snprintf(path, sizeof path, "\\\\%s\\%s(%s)\\%s", machine, oname, inst,
+                         cname);
+                if (add_column(cols, host, path, o, c, inst) < 0)
                     return -1;
                 added++;
             }
@@ -292,14 +291,24 @@ static void print_header(const struct columns *cols, enum out_format fmt)
     fputc('\n', stdout);
 }
 
-/* One row from block b; updates each column's previous sample. */
-static int print_row(const struct sample_opts *o, struct columns *cols,
-                     const struct ntl_perf_block *b, struct out_table *table, bool print)
+struct host {
+    struct ntl_source *src;
+    const char *machine;        /* the \\MACHINE of paths it serves; NULL: paths without one */
+    struct ntl_perf_titles *titles;
+    struct ntl_buf raw;
+    struct ntl_perf_block *block;
+};
+
+/* One row from each host's current block; updates each column's previous
+ * sample. The row's time is the first host's. */
+static int print_row(const struct sample_opts *o, struct columns *cols, struct host *hosts,
+                     struct out_table *table, bool print)
 {
     struct inst_index ixs[MAX_INDEXED];
     size_t nixs = 0;
+    const struct ntl_perf_block *ixblock = NULL;
     char when[64], val[64];
-    format_time(b, o->fmt == OUT_JSON, when, sizeof when);
+    format_time(hosts[0].block, o->fmt == OUT_JSON, when, sizeof when);
     if (print && o->fmt == OUT_CSV)
         out_csv_field(stdout, when, true);
     else if (print && o->fmt == OUT_JSON) {
@@ -310,9 +319,16 @@ static int print_row(const struct sample_opts *o, struct columns *cols,
         out_table_str(table, when);
     for (size_t i = 0; i < cols->n; i++) {
         struct column *c = &cols->v[i];
+        const struct ntl_perf_block *b = hosts[c->host].block;
         struct ntl_perf_raw raw;
         double v = 0;
         int st = -1;
+        if (b != ixblock) { /* columns are grouped by host: one index set at a time */
+            for (size_t k = 0; k < nixs; k++)
+                free(ixs[k].slots);
+            nixs = 0;
+            ixblock = b;
+        }
         bool have = column_raw(c, b, ixs, &nixs, &raw);
         if (have) {
             st = ntl_perf_value_compute(&raw, c->have_prev ? &c->prev : NULL, &v);
@@ -358,50 +374,91 @@ static int print_row(const struct sample_opts *o, struct columns *cols,
     return ferror(stdout) ? -1 : 0;
 }
 
-static int run(const char *cmd, const struct sample_opts *o, struct ntl_source *src,
+/* Takes the next snapshot of every host. NTL_ERR_EOF when a capture ends. */
+static int snapshot_all(const char *cmd, const struct sample_opts *o, struct host *hosts,
+                        size_t nhosts)
+{
+    struct ntl_error err;
+    for (size_t h = 0; h < nhosts; h++) {
+        ntl_perf_block_free(hosts[h].block);
+        int r = perf_snapshot(hosts[h].src, o->query, &hosts[h].raw, &hosts[h].block, &err);
+        if (r == NTL_ERR_EOF)
+            return r;
+        if (r < 0) {
+            cli_fail(cmd, &err, ntl_source_describe(hosts[h].src));
+            return NTL_ERR_IO;
+        }
+    }
+    return 0;
+}
+
+static bool is_local_machine(const char *m)
+{
+    return !m[0] || !strcmp(m, ".") || !strcasecmp(m, "localhost");
+}
+
+static int run(const char *cmd, const struct sample_opts *o, struct host *hosts, size_t nhosts,
                char **paths, int npaths)
 {
-    struct ntl_perf_titles *titles = ntl_perf_titles_new();
-    struct ntl_buf raw;
-    struct ntl_perf_block *b = NULL;
-    struct ntl_error err;
     struct columns cols = {0};
     struct out_table *table = NULL;
-    bool live = ntl_source_is_live(src);
+    bool live = true;
     int rc;
 
-    ntl_buf_init(&raw, 0);
-    if (!titles) {
-        rc = cli_failf(cmd, "out of memory");
-        goto out;
+    for (size_t h = 0; h < nhosts; h++) {
+        live = live && ntl_source_is_live(hosts[h].src);
+        if (!(hosts[h].titles = ntl_perf_titles_new()))
+            return cli_failf(cmd, "out of memory");
+        if ((rc = perf_titles_load(cmd, hosts[h].src, o->lang, false, hosts[h].titles, NULL)) !=
+            EXIT_OK)
+            return rc;
     }
-    if ((rc = perf_titles_load(cmd, src, o->lang, false, titles, NULL)) != EXIT_OK)
-        goto out;
-    if (perf_snapshot(src, o->query, &raw, &b, &err) < 0) {
-        rc = err.status == NTL_ERR_EOF ? cli_failf(cmd, "%s holds no snapshot",
-                                                   ntl_source_describe(src))
-                                       : cli_fail(cmd, &err, ntl_source_describe(src));
-        goto out;
+    rc = snapshot_all(cmd, o, hosts, nhosts);
+    if (rc == NTL_ERR_EOF)
+        return cli_failf(cmd, "a capture source holds no snapshot");
+    if (rc < 0)
+        return EXIT_FAIL;
+    /* columns grouped by host, in path order within each */
+    unsigned char *served = calloc((size_t)npaths, 1);
+    if (!served)
+        return cli_failf(cmd, "out of memory");
+    for (size_t h = 0; h < nhosts; h++) {
+        for (int i = 0; i < npaths; i++) {
+            struct perf_path p;
+            perf_path_parse(paths[i], &p); /* checked before the sources were opened */
+            bool serves;
+            if (hosts[h].machine) /* opened for this \\MACHINE */
+                serves = !strcasecmp(hosts[h].machine, p.machine);
+            else /* -S or local: paths without a machine, and its own name */
+                serves = is_local_machine(p.machine) ||
+                         !strcasecmp(hosts[h].block->system_name, p.machine);
+            if (!serves)
+                continue;
+            served[i] = 1;
+            if (is_local_machine(p.machine))
+                p.machine[0] = '\0';
+            long n = expand(cmd, paths[i], &p, h, hosts[h].block, hosts[h].titles, &cols);
+            if (n < 0) {
+                rc = EXIT_FAIL;
+                goto out;
+            }
+            if (n == 0) {
+                rc = cli_failf(cmd, "no counter matches %s in %s", paths[i],
+                               ntl_source_describe(hosts[h].src));
+                goto out;
+            }
+        }
     }
-    for (int i = 0; i < npaths; i++) {
-        long n = expand(cmd, paths[i], b, titles, &cols);
-        if (n == -2) {
-            rc = EXIT_USAGE;
+    for (int i = 0; i < npaths; i++)
+        if (!served[i]) {
+            rc = cli_failf(cmd, "%s: no source is that machine (its name is not the -S "
+                                "source's system name)", paths[i]);
             goto out;
         }
-        if (n < 0) {
-            rc = EXIT_FAIL;
-            goto out;
-        }
-        if (n == 0) {
-            rc = cli_failf(cmd, "no counter matches %s in %s", paths[i],
-                           ntl_source_describe(src));
-            goto out;
-        }
-    }
     bool prime = false;
     for (size_t i = 0; i < cols.n; i++) {
-        const struct ntl_perf_object *ob = ntl_perf_block_find_object(b, cols.v[i].object_index);
+        const struct ntl_perf_object *ob =
+            ntl_perf_block_find_object(hosts[cols.v[i].host].block, cols.v[i].object_index);
         prime = prime || ntl_perf_type_needs_two_samples(ob->counters[cols.v[i].counter_pos].type);
     }
     if (o->fmt == OUT_TABLE) {
@@ -412,40 +469,36 @@ static int run(const char *cmd, const struct sample_opts *o, struct ntl_source *
     }
     print_header(&cols, o->fmt);
     long rows = 0;
-    if (print_row(o, &cols, b, table, !prime) < 0)
+    if (print_row(o, &cols, hosts, table, !prime) < 0)
         goto write_error;
     if (!prime)
         rows++;
     while (o->count == 0 || rows < o->count) {
         if (live)
             perf_sleep_ms((unsigned)(o->interval * 1000.0 + 0.5));
-        ntl_perf_block_free(b);
-        int r = perf_snapshot(src, o->query, &raw, &b, &err);
+        int r = snapshot_all(cmd, o, hosts, nhosts);
         if (r == NTL_ERR_EOF)
             break;
         if (r < 0) {
-            rc = cli_fail(cmd, &err, ntl_source_describe(src));
+            rc = EXIT_FAIL;
             goto out;
         }
-        if (print_row(o, &cols, b, table, true) < 0)
+        if (print_row(o, &cols, hosts, table, true) < 0)
             goto write_error;
         rows++;
     }
     if (table && out_table_render(table, stdout, OUT_TABLE) < 0)
         goto write_error;
     if (rows == 0)
-        cli_warn(cmd, "%s ended before a second snapshot: rates need two",
-                 ntl_source_describe(src));
+        cli_warn(cmd, "the source ended before a second snapshot: rates need two");
     rc = EXIT_OK;
     goto out;
 write_error:
     rc = cli_failf(cmd, "cannot write the output");
 out:
+    free(served);
     out_table_free(table);
     free_columns(&cols);
-    ntl_perf_block_free(b);
-    ntl_buf_free(&raw);
-    ntl_perf_titles_free(titles);
     return rc;
 }
 
@@ -521,30 +574,68 @@ int cmd_sample(int argc, char **argv)
     if (optind >= argc)
         return cli_usage_error(cmd, "give at least one counter path, e.g. "
                                     "\\Processor(_Total)\\%% Processor Time");
-    if (cs.nspecs > 1)
-        return cli_usage_error(cmd, "one source at a time (-S given %zu times)", cs.nspecs);
 
-    /* \\MACHINE in the paths names the source when -S does not */
-    char remote[300];
-    struct perf_path p;
-    if (cs.nspecs == 0 && !perf_path_parse(argv[optind], &p) && p.machine[0] &&
-        strcmp(p.machine, ".") && strcasecmp(p.machine, "localhost")) {
-        for (int i = optind + 1; i < argc; i++) {
-            struct perf_path q;
-            if (!perf_path_parse(argv[i], &q) && strcasecmp(q.machine, p.machine))
-                return cli_usage_error(cmd, "all paths must name the same machine");
+    /* Sources: without -S, each \\MACHINE in the paths is a source of its
+     * own, as in typeperf, and paths without one read the local source.
+     * With -S, the sources given serve every path; a \\MACHINE then picks
+     * the source whose system name it is. */
+    static char machine_specs[CLI_SOURCE_MAX][300];
+    const char *machines[CLI_SOURCE_MAX];
+    size_t nmachines = 0;
+    bool any_local = false;
+    for (int i = optind; i < argc; i++) {
+        struct perf_path p;
+        const char *why = perf_path_parse(argv[i], &p);
+        if (why)
+            return cli_usage_error(cmd, "bad counter path '%s': %s", argv[i], why);
+        if (is_local_machine(p.machine) || cs.nspecs) {
+            any_local = true; /* with -S, a machine name selects among the -S sources */
+            continue;
         }
-        snprintf(remote, sizeof remote, "\\\\%s", p.machine);
-        cli_sources_add(&cs, cmd, remote);
+        size_t k;
+        for (k = 0; k < nmachines; k++)
+            if (!strcasecmp(machines[k], p.machine))
+                break;
+        if (k < nmachines)
+            continue;
+        if (nmachines + cs.nspecs + 1 >= CLI_SOURCE_MAX)
+            return cli_usage_error(cmd, "too many machines");
+        snprintf(machine_specs[nmachines], sizeof machine_specs[0], "\\\\%s", p.machine);
+        machines[nmachines] = machine_specs[nmachines] + 2;
+        nmachines++;
     }
+    size_t nplain = cs.nspecs;
+    if (nplain == 0 && any_local) {
+        cli_sources_add(&cs, cmd, "local");
+        nplain = 1;
+    }
+    for (size_t k = 0; k < nmachines; k++)
+        cli_sources_add(&cs, cmd, machine_specs[k]);
 
-    struct ntl_source *src;
-    if ((r = cli_sources_open(&cs, cmd, &src)) != EXIT_OK) {
+    struct ntl_source *srcs[CLI_SOURCE_MAX];
+    if ((r = cli_sources_open(&cs, cmd, srcs)) != EXIT_OK) {
         cli_sources_clear(&cs);
         return r;
     }
     cli_sources_clear(&cs);
-    r = run(cmd, &o, src, argv + optind, argc - optind);
-    cli_sources_close(&src, 1);
+    size_t nhosts = cs.nspecs;
+    struct host *hosts = calloc(nhosts, sizeof *hosts);
+    if (!hosts) {
+        cli_sources_close(srcs, nhosts);
+        return cli_failf(cmd, "out of memory");
+    }
+    for (size_t h = 0; h < nhosts; h++) {
+        hosts[h].src = srcs[h];
+        hosts[h].machine = h < nplain ? NULL : machines[h - nplain];
+        ntl_buf_init(&hosts[h].raw, 0);
+    }
+    r = run(cmd, &o, hosts, nhosts, argv + optind, argc - optind);
+    for (size_t h = 0; h < nhosts; h++) {
+        ntl_perf_block_free(hosts[h].block);
+        ntl_buf_free(&hosts[h].raw);
+        ntl_perf_titles_free(hosts[h].titles);
+    }
+    free(hosts);
+    cli_sources_close(srcs, nhosts);
     return r;
 }
