@@ -24,8 +24,9 @@
  * TotalByteLength fields (block and objects) include their headers.
  *
  * All growth goes through the caller's ntl_buf, so its limit bounds the
- * block; hitting it returns NTL_ERR_LIMIT. After an error the builder and
- * the buffer's tail are unusable; start again. */
+ * block; hitting it returns NTL_ERR_LIMIT. A rejected instance (a name over
+ * NTL_PERF_BUILD_MAX_NAME, the limit) leaves the block as it was, so the
+ * object can still be closed; after any other error start again. */
 #ifndef NTLENS_PERF_BUILD_H
 #define NTLENS_PERF_BUILD_H
 

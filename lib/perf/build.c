@@ -38,18 +38,27 @@ static int block_len(const struct ntl_perf_builder *b, size_t end, uint32_t *len
  * multiple of 8 bytes; *name_bytes gets the length including the NUL. */
 static int put_name(struct ntl_buf *out, const char *s, uint32_t *name_bytes, struct ntl_error *err)
 {
-    size_t units = ntl_utf8_to_utf16(s, NULL, 0);
-    size_t bytes = (units + 1) * 2, padded = (bytes + 7) & ~(size_t)7;
+    size_t ascii = 0, units, bytes, padded;
     uint8_t *p;
     int rc;
 
+    /* Instance names are mostly ASCII ("svchost", "0"): one pass for those. */
+    while (s[ascii] && !((unsigned char)s[ascii] & 0x80))
+        ascii++;
+    units = s[ascii] ? ntl_utf8_to_utf16(s, NULL, 0) : ascii;
+    bytes = (units + 1) * 2;
+    padded = (bytes + 7) & ~(size_t)7;
     if (units > NTL_PERF_BUILD_MAX_NAME)
         return ntl_error_set(err, NTL_ERR_ARGUMENT, BUILD, NTL_NO_OFFSET,
                              "name of %zu UTF-16 units is longer than %u", units,
                              NTL_PERF_BUILD_MAX_NAME);
     if ((rc = ntl_buf_grow_zero(out, padded, &p)) < 0)
         return buf_status(err, rc, "name");
-    ntl_utf8_to_utf16(s, p, units);
+    if (s[ascii])
+        ntl_utf8_to_utf16(s, p, units);
+    else
+        for (size_t i = 0; i < ascii; i++)
+            p[2 * i] = (uint8_t)s[i];
     *name_bytes = (uint32_t)bytes;
     return 0;
 }
@@ -215,8 +224,10 @@ int ntl_perf_build_instance(struct ntl_perf_builder *b, const struct ntl_perf_bu
         return ntl_error_set(err, NTL_ERR_LIMIT, BUILD, NTL_NO_OFFSET, "too many instances");
     if ((rc = ntl_buf_grow_zero(b->out, NTL_PERF_BUILD_INSTANCE_SIZE, NULL)) < 0)
         return buf_status(err, rc, "instance definition");
-    if ((rc = put_name(b->out, inst->name ? inst->name : "", &name_bytes, err)) < 0)
+    if ((rc = put_name(b->out, inst->name ? inst->name : "", &name_bytes, err)) < 0) {
+        b->out->len = start; /* a rejected instance leaves the object as it was */
         return rc;
+    }
     p = at(b, start);
     ntl_put_le32(p + 0, (uint32_t)(b->out->len - start));
     ntl_put_le32(p + 4, inst->parent_object);
@@ -224,8 +235,10 @@ int ntl_perf_build_instance(struct ntl_perf_builder *b, const struct ntl_perf_bu
     ntl_put_le32(p + 12, (uint32_t)inst->unique_id);
     ntl_put_le32(p + 16, NTL_PERF_BUILD_INSTANCE_SIZE);
     ntl_put_le32(p + 20, name_bytes);
-    if ((rc = put_counter_block(b, values, err)) < 0)
+    if ((rc = put_counter_block(b, values, err)) < 0) {
+        b->out->len = start;
         return rc;
+    }
     b->num_instances++;
     return 0;
 }

@@ -249,6 +249,15 @@ static void test_errors(void)
         rc = ntl_perf_build_instance(&b, &in, v, &err);
     CHECK_EQ_INT(rc, NTL_ERR_LIMIT);
     CHECK(buf.len <= 4096);
+    /* The instances that fitted still make a valid block. */
+    CHECK_EQ_INT(ntl_perf_build_end_object(&b, &err), 0);
+    CHECK(ntl_perf_build_finish(&b, &err) > 0);
+    {
+        struct ntl_perf_block *pb = NULL;
+        CHECK_EQ_INT(ntl_perf_block_parse(buf.data, buf.len, &pb, &err), 0);
+        CHECK(pb && pb->nobjects == 1 && pb->objects[0].ninstances > 10);
+        ntl_perf_block_free(pb);
+    }
     ntl_buf_free(&buf);
 
     ntl_buf_init(&buf, 0);
@@ -258,15 +267,29 @@ static void test_errors(void)
     CHECK_EQ_INT(ntl_perf_build_object(&b, &o, &err), 0);
     CHECK_EQ_INT(ntl_perf_build_counters(&b, v, &err), NTL_ERR_ARGUMENT); /* has instances */
     CHECK_EQ_INT(ntl_perf_build_finish(&b, &err), NTL_ERR_ARGUMENT);      /* object open */
+    {   /* Names are bounded: 1024 UTF-16 units pass, 1025 do not. */
+        static char name[1026];
+        memset(name, 'a', 1024);
+        in.name = name;
+        CHECK_EQ_INT(ntl_perf_build_instance(&b, &in, v, &err), 0);
+        name[1024] = 'a';
+        CHECK_EQ_INT(ntl_perf_build_instance(&b, &in, v, &err), NTL_ERR_ARGUMENT);
+        memcpy(name + 1020, "\xc3\xa9", 3); /* non-ASCII: 1021 units */
+        CHECK_EQ_INT(ntl_perf_build_instance(&b, &in, v, &err), 0);
+    }
     CHECK_EQ_INT(ntl_perf_build_end_object(&b, &err), 0);
-    /* An object with zero instances is valid. */
+    /* A rejected instance leaves no trace. */
     CHECK(ntl_perf_build_finish(&b, &err) > 0);
     {
         struct ntl_perf_block *pb = NULL;
         CHECK_EQ_INT(ntl_perf_block_parse(buf.data, buf.len, &pb, &err), 0);
         if (pb) {
             CHECK_EQ_U64(pb->nobjects, 1);
-            CHECK_EQ_U64(pb->objects[0].ninstances, 0);
+            CHECK_EQ_U64(pb->objects[0].ninstances, 2);
+            if (pb->objects[0].ninstances == 2) {
+                CHECK_EQ_U64(strlen(pb->objects[0].instances[0].name), 1024);
+                CHECK_EQ_STR(pb->objects[0].instances[1].name + 1019, "a\xc3\xa9");
+            }
             CHECK_EQ_STR(pb->system_name, "");
         }
         ntl_perf_block_free(pb);
