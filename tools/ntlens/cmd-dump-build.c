@@ -36,7 +36,7 @@ static void usage(FILE *f)
           "  -b, --base NAME=ADDR   load address of module NAME (overrides the trace)\n"
           "  -o, --output FILE      the minidump to write (required)\n"
           "  -c, --code-only        write only each module's headers and executable sections\n"
-          "                         (the seed's MiniDumpWithCodeSegs; smaller dumps)\n"
+          "                         (like MiniDumpWithCodeSegs; smaller dumps)\n"
           "      --no-import-optimization\n"
           "                         leave call sites as in the files (the remote system\n"
           "                         does not use import optimization)\n"
