@@ -21,6 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (ntl_rpc_bind(&c, &ntl_winreg_syntax, &err) == 0 &&
         ntl_winreg_open_hkpd(&c, &h, &err) == 0) {
         ntl_winreg_fetch_value(&c, &h, "Global", NTL_WINREG_VALUE_PERF_DATA, &f, &out, &err);
+        f.initial_size = 512;
         ntl_winreg_fetch_value(&c, &h, "Counter 009", NTL_WINREG_VALUE_PLAIN, &f, &out, &err);
     }
     ntl_buf_free(&out);

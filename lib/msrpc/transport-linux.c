@@ -187,6 +187,8 @@ static void configure(struct ntl_smb_pipe *p, const struct ntl_smb_target *t, un
     smbc_setTimeout(p->ctx, (int)call_ms);
     smbc_setPort(p->ctx, port);
     smbc_setOptionProtocols(p->ctx, "SMB2_02", "SMB3");
+    /* Signing and encryption follow the server: libsmbclient signs, and
+     * encrypts (SMB3 AES-GCM) where the server requires it. */
     smbc_setOptionNoAutoAnonymousLogin(p->ctx, p->user[0] != '\0' || t->kerberos);
     smbc_setOptionUseKerberos(p->ctx, t->kerberos);
     smbc_setOptionFallbackAfterKerberos(p->ctx, !t->kerberos);

@@ -330,7 +330,67 @@ def test_server_death():
         srv.stop()
 
 
+def tdb_records(path):
+    """Keys and values of a tdb, through tdbdump (Debian tdb-tools)."""
+    out = run(["tdbdump", path]).stdout
+    recs, key = {}, None
+    for line in out.splitlines():
+        line = line.strip()
+        if line.startswith("key("):
+            key = line.split("= ", 1)[1].strip('"')
+        elif line.startswith("data(") and key is not None:
+            recs[key] = line.split("= ", 1)[1].strip('"')
+    return recs
+
+
+def test_provider_cli():
+    r = run([NTLENS, "samba-provider", "--help"])
+    check(r.returncode == 0 and "--state-dir" in r.stdout, "--help: exit 0 on stdout")
+    for args in ([], ["--state-dir", "/tmp", "--interval", "0"], ["--state-dir", "/tmp", "x"],
+                 ["--state-dir", "/tmp", "--bogus"]):
+        r = run([NTLENS, "samba-provider"] + args)
+        check(r.returncode == 2, "usage error %s: exit 2 (%s)" % (args, r.stderr.strip()))
+    r = run([NTLENS, "samba-provider", "--state-dir", "/proc/no/such/dir", "--once"])
+    check(r.returncode == 1 and "/proc/no/such/dir" in r.stderr,
+          "unwritable state dir: exit 1 (%s)" % r.stderr.strip())
+    d = tempfile.mkdtemp(prefix="ntlens-provider-")
+    try:
+        p = subprocess.Popen([NTLENS, "samba-provider", "--state-dir", d, "--interval", "1",
+                              "-v"], stderr=subprocess.PIPE, text=True)
+        names = os.path.join(d, "perfmon", "names.tdb")
+        data = os.path.join(d, "perfmon", "data.tdb")
+        first = 0
+        for _ in range(100):
+            if os.path.exists(names) and os.path.exists(data):
+                first = os.stat(data).st_ino
+                break
+            time.sleep(0.1)
+        time.sleep(2.5)
+        refreshed = os.path.exists(data) and os.stat(data).st_ino != first
+        p.send_signal(signal.SIGTERM)
+        try:
+            _, err = p.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+        check(p.returncode == 0, "SIGTERM ends the refresh loop with exit 0")
+        check(refreshed and err.count("objects") >= 2,
+              "the store is replaced at each refresh (%d refreshes)" % err.count("objects"))
+        n, dd = tdb_records(names), tdb_records(data)
+        check(n.get("230") == "Process" and n.get("230rel") == "p",
+              "names.tdb: Process object at 230")
+        check(n.get("784") == "ID Process" and n.get("784rel", "").startswith("c[230"),
+              "names.tdb: ID Process 784 is a counter of Process")
+        check(int(n.get("230inst", "0")) > 3 and "230i0name" in n, "names.tdb: process instances")
+        check("0PerfTime" in dd and "230i0" in dd and "0PerfFreq" in n, "data.tdb: values")
+        check(not [f for f in os.listdir(os.path.join(d, "perfmon")) if f.startswith(".")],
+              "no temporary files left behind")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 TESTS = {
+    "provider-cli": test_provider_cli,
     "remote-ps": test_remote_ps,
     "impacket-bytes": test_impacket_bytes,
     "buffer-growth": test_buffer_growth,
