@@ -126,6 +126,7 @@ struct ntl_etl_buffer {
     uint16_t type;
     bool compressed;
     uint32_t data_size;            /* bytes of events after decompression, header included */
+    uint32_t events;               /* events in it (filled by ntl_etl_next_buffer) */
 };
 
 /* One event. Pointers stay valid until the next ntl_etl_next call (or, in
@@ -225,6 +226,14 @@ uint64_t ntl_etl_input_done(const struct ntl_etl *t);
  * bad buffer and goes on (--keep-going), or the input is unusable. */
 int ntl_etl_next(struct ntl_etl *t, struct ntl_etl_event *ev, struct ntl_error *err);
 bool ntl_etl_can_continue(const struct ntl_etl *t);
+
+/* Buffer by buffer instead of event by event (streaming mode only): reads
+ * the next buffer and all its events, and fills *b with its header fields
+ * and event count. 1 with a buffer, 0 at the end, < 0 on an error, after
+ * which *b describes the bad buffer when its header could be read (b->size
+ * != 0) and ntl_etl_can_continue applies as for ntl_etl_next. Do not mix
+ * with ntl_etl_next on one handle. */
+int ntl_etl_next_buffer(struct ntl_etl *t, struct ntl_etl_buffer *b, struct ntl_error *err);
 
 /* The buffer the last event came from (streaming mode); in sorted mode the
  * buffer of the last event returned. */

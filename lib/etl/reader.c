@@ -434,6 +434,7 @@ static int load_buffer(struct ntl_etl *t, struct ntl_error *err)
 
     t->cur_valid = false;
     t->can_continue = false;
+    memset(&t->buf, 0, sizeof t->buf);
     if (left == 0)
         return 0;
     if (left < NTL_ETL_BUFFER_HEADER_SIZE)
@@ -590,6 +591,59 @@ static int stream_next(struct ntl_etl *t, struct ntl_etl_event *ev, struct ntl_e
         count_event(t, ev);
         return 1;
     }
+}
+
+int ntl_etl_next_buffer(struct ntl_etl *t, struct ntl_etl_buffer *b, struct ntl_error *err)
+{
+    struct ntl_etl_event ev;
+    uint32_t count = 0;
+    int rc;
+
+    memset(b, 0, sizeof *b);
+    if (t->sorted_mode)
+        return ntl_error_set(err, NTL_ERR_ARGUMENT, "etl", NTL_NO_OFFSET,
+                             "buffer iteration needs streaming mode");
+    if (t->pending_first) {
+        /* The first buffer is loaded and its header event read. */
+        t->pending_first = false;
+        count = 1;
+    } else {
+        if (t->fatal)
+            return 0;
+        rc = load_buffer(t, err);
+        if (rc <= 0) {
+            if (rc < 0) {
+                t->st.buffers_bad += t->can_continue;
+                t->fatal = !t->can_continue;
+                *b = t->buf; /* zeros unless the header was read */
+            }
+            return rc;
+        }
+    }
+    for (;;) {
+        struct etl_cur *c = &t->cur;
+        c->err = err;
+        if (c->end - c->pos < 4 || ntl_le32(c->data + c->pos) == 0xFFFFFFFFu)
+            break;
+        rc = etl_parse_event(c, c->pos, &ev);
+        if (rc < 0) {
+            t->cur_valid = false;
+            t->can_continue = true;
+            t->st.buffers_bad++;
+            *b = t->buf;
+            b->events = count;
+            return rc;
+        }
+        c->pos = align8(c->pos + ev.size);
+        if (c->pos > c->end)
+            c->pos = c->end;
+        count_event(t, &ev);
+        count++;
+    }
+    t->cur_valid = false;
+    *b = t->buf;
+    b->events = count;
+    return 1;
 }
 
 /* ---- sorted mode ----------------------------------------------------- */

@@ -699,6 +699,56 @@ static void test_broken(void)
     gen_free(&c);
 }
 
+/* Buffer by buffer: counts add up, and a bad buffer is described. */
+static void test_buffers(void)
+{
+    struct ntl_etl *t;
+    struct ntl_error err = {0};
+    struct ntl_etl_buffer b;
+    uint64_t n = 0, events = 0, compressed = 0, last_end = 0;
+    int rc;
+    CHECK_EQ_INT(ntl_etl_open_file(check_data_path("etl/net.4.5.2.x64.etl"), NULL, &t, &err), 0);
+    while ((rc = ntl_etl_next_buffer(t, &b, &err)) > 0) {
+        CHECK_EQ_U64(b.index, n);
+        CHECK_EQ_U64(b.offset, last_end);
+        last_end = b.offset + b.size;
+        events += b.events;
+        compressed += b.compressed;
+        n++;
+    }
+    CHECK_EQ_INT(rc, 0);
+    CHECK_EQ_U64(n, 360);
+    CHECK_EQ_U64(events, 179474);
+    CHECK_EQ_U64(compressed, 359);
+    ntl_etl_close(t);
+
+    struct gen g;
+    build_three(&g);
+    ntl_put_le16(g.file.data + 0x1000 + 0x48 + 0x28 + 4, 0x400); /* second event of buffer 1 */
+    CHECK_EQ_INT(ntl_etl_open_mem(g.file.data, g.file.len, NULL, &t, &err), 0);
+    CHECK_EQ_INT(ntl_etl_next_buffer(t, &b, &err), 1);
+    CHECK_EQ_U64(b.events, 1);
+    CHECK_EQ_INT(ntl_etl_next_buffer(t, &b, &err), NTL_ERR_FORMAT);
+    CHECK_EQ_U64(b.index, 1);
+    CHECK_EQ_U64(b.events, 1);
+    CHECK(ntl_etl_can_continue(t));
+    CHECK_EQ_INT(ntl_etl_next_buffer(t, &b, &err), 1);
+    CHECK_EQ_U64(b.index, 2);
+    CHECK_EQ_U64(b.processor, 1);
+    CHECK_EQ_INT(ntl_etl_next_buffer(t, &b, &err), 0);
+    ntl_etl_close(t);
+    g.file.len -= 8; /* the last buffer now runs past the end of the file */
+    CHECK_EQ_INT(ntl_etl_open_mem(g.file.data, g.file.len, NULL, &t, &err), 0);
+    ntl_etl_next_buffer(t, &b, &err);
+    ntl_etl_next_buffer(t, &b, &err);
+    CHECK_EQ_INT(ntl_etl_next_buffer(t, &b, &err), NTL_ERR_TRUNCATED);
+    CHECK_EQ_U64(b.size, 0);
+    CHECK(!ntl_etl_can_continue(t));
+    CHECK_EQ_INT(ntl_etl_next_buffer(t, &b, &err), 0);
+    ntl_etl_close(t);
+    gen_free(&g);
+}
+
 /* File mode on a generated trace written to disk (also under Wine). */
 static void test_file_mode(void)
 {
@@ -750,6 +800,7 @@ int main(void)
     test_ipt();
     test_broken();
     test_file_mode();
+    test_buffers();
     test_names();
     return check_exit();
 }

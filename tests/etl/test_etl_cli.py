@@ -81,6 +81,11 @@ def test_shared():
     check(net["buffers"] == 360 and net["buffers_compressed"] == 359, "net buffers")
     check(net["compressed"] is True and net["compression"] == "xpress", "net compression")
     check(net["log_file_mode"] == "0x04010001", "net LogFileMode")
+    rows = json.loads(run("etl", "info", "--buffers", "--format", "json",
+                          os.path.join(DATA, "net.4.5.2.x64.etl")).stdout)
+    check(len(rows) == 360 and sum(r["events"] for r in rows) == net["events"], "--buffers counts")
+    check(rows[1]["offset"] == "0x200" and rows[1]["size"] == 15016 and rows[1]["saved_offset"] == 65456
+          and rows[1]["cpu"] == 7 and rows[1]["compressed"] is True, "--buffers fields")
     kmap = run("etl", "images", "--kernel", "--map", diag).stdout.splitlines()
     check(any(line.startswith("0xfffff802424ab000 0xab6000 ") and line.endswith("ntoskrnl.exe")
               for line in kmap), "ntoskrnl in the kernel map")
@@ -197,6 +202,9 @@ def test_generated(tmp):
     check(len(p.stdout.splitlines()) == 2 and "skipping" in p.stderr, "--keep-going continues")
     got = json.loads(run("etl", "info", "--format", "json", "--keep-going", bad).stdout)
     check(got["buffers_bad"] == 1 and got["events"] == 2, "info counts a bad buffer")
+    rows = json.loads(run("etl", "info", "--buffers", "--keep-going", "--format", "json", bad).stdout)
+    check([(r["index"], r["events"], r["status"]) for r in rows] == [(0, 1, "ok"), (1, 0, "bad"), (2, 1, "ok")],
+          "info --buffers marks the bad buffer")
 
 
 def test_real_ring(tmp):

@@ -20,7 +20,9 @@ static void usage(FILE *f)
           "kind, events and buffers lost, the time span and the CPUs seen.\n"
           "\n"
           "Options:\n"
-          "  -f, --format FMT     table (default), csv or json\n" ETL_COMMON_HELP
+          "  -f, --format FMT     table (default), csv or json\n"
+          "  -b, --buffers        list every buffer instead: offset, sizes, CPU, timestamp,\n"
+          "                       sequence, flags, type, compression and event count\n" ETL_COMMON_HELP
           "  -h, --help           show this help\n",
           f);
 }
@@ -82,21 +84,81 @@ static const char *clock_name(enum ntl_etl_clock c)
     return "?";
 }
 
+/* One row per WMI buffer. */
+static int list_buffers(struct etl_cli *c, enum out_format fmt)
+{
+    struct out_table *t = out_table_new();
+    struct ntl_etl_buffer b;
+    struct ntl_error err = {0};
+    bool failed = false;
+    int rc;
+    static const char *const cols[] = {"index", "offset", "size", "saved_offset", "data_size", "cpu",
+                                       "timestamp", "sequence", "flags", "type", "compressed",
+                                       "events", "status"};
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
+        out_table_column(t, cols[i], NULL, i < 8 || i == 11 ? OUT_RIGHT : OUT_LEFT);
+    for (;;) {
+        rc = ntl_etl_next_buffer(c->t, &b, &err);
+        if (rc == 0)
+            break;
+        char msg[512] = "ok";
+        if (rc < 0) {
+            ntl_error_format(&err, msg, sizeof msg);
+            if (!c->keep_going || !ntl_etl_can_continue(c->t)) {
+                fprintf(stderr, "ntlens %s: %s%s\n", c->cmd, msg,
+                        ntl_etl_can_continue(c->t) ? " (--keep-going skips bad buffers)" : "");
+                failed = true;
+                if (!b.size)
+                    break;
+            } else {
+                cli_warn(c->cmd, "%s; skipping the rest of that buffer", msg);
+                c->skipped++;
+            }
+        }
+        out_table_u64(t, b.index);
+        out_table_strf(t, "0x%" PRIx64, b.offset);
+        out_table_u64(t, b.size);
+        out_table_u64(t, b.saved_offset);
+        out_table_u64(t, b.data_size);
+        out_table_u64(t, b.processor);
+        out_table_u64(t, b.timestamp);
+        out_table_u64(t, b.sequence);
+        out_table_strf(t, "0x%04x", b.flags);
+        out_table_u64(t, b.type);
+        out_table_bool(t, b.compressed);
+        out_table_u64(t, b.events);
+        out_table_str(t, rc < 0 ? "bad" : "ok");
+        out_table_row_end(t);
+        if (failed)
+            break;
+    }
+    int wr = out_table_render(t, stdout, fmt);
+    out_table_free(t);
+    if (wr < 0)
+        return cli_failf(c->cmd, "write error");
+    return failed ? EXIT_FAIL : EXIT_OK;
+}
+
 int cmd_etl_info(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"format", required_argument, NULL, 'f'},
+        {"buffers", no_argument, NULL, 'b'},
         {"help", no_argument, NULL, 'h'},
         ETL_COMMON_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
     struct etl_cli c = {.cmd = argv[0]};
     enum out_format fmt = OUT_TABLE;
+    bool buffers = false;
     int opt, rc = 0;
 
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "f:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "f:bh", longopts, NULL)) != -1) {
         switch (opt) {
+        case 'b':
+            buffers = true;
+            break;
         case 'f':
             if (!out_format_parse(optarg, &fmt))
                 return cli_usage_error(argv[0], "unknown format '%s' (table, csv, json)", optarg);
@@ -116,8 +178,15 @@ int cmd_etl_info(int argc, char **argv)
     if (optind + 1 != argc)
         return cli_usage_error(argv[0], "expected one trace file");
     const char *path = argv[optind];
+    if (buffers && c.sorted)
+        return cli_usage_error(argv[0], "--buffers lists buffers in file order; drop --sorted");
     if ((rc = etl_cli_open(&c, path)))
         return rc;
+    if (buffers) {
+        rc = list_buffers(&c, fmt);
+        etl_cli_close(&c);
+        return rc;
+    }
 
     struct ntl_etl_event ev;
     bool failed = false;
