@@ -93,9 +93,11 @@ helpers = []
 threaded = subprocess.Popen(["/usr/bin/python3", "-c", THREADS_SRC], stdout=subprocess.PIPE, text=True)
 helpers.append(threaded)
 threaded.stdout.readline()
-probe = spawn_named("ntlpsprobe_abc", "120")
-probe2 = spawn_named("ntlpsprobe_abd", "120")
-longname = spawn_named("ntlpsprobe_a_rather_long_name", "120")
+# Unique per run: other builds may run this test at the same time.
+PROBE = f"ntlp{os.getpid()}"
+probe = spawn_named(PROBE + "_abc", "120")
+probe2 = spawn_named(PROBE + "_abd", "120")
+longname = spawn_named(PROBE + "_a_rather_long_name", "120")
 helpers += [probe, probe2, longname]
 time.sleep(0.3)
 
@@ -125,7 +127,7 @@ try:
                   f"pid {pid}: name {r['name']!r} vs comm {s['comm']!r}")
     check(len(thd_differs) <= 2, f"Thd differs from /proc's num_threads: {thd_differs}")
     check(listed.get(threaded.pid, {}).get("thd") == 4, "helper with 3 extra threads has Thd 4")
-    check(listed.get(longname.pid, {}).get("name") == "ntlpsprobe_a_rather_long_name",
+    check(listed.get(longname.pid, {}).get("name") == PROBE + "_a_rather_long_name",
           "names longer than comm's 15 bytes come from argv[0]")
     me = listed.get(os.getpid(), {})
     check(me.get("priv_kb", 0) > 0 and me.get("elapsed_time", -1) >= 0 and me.get("cpu_time", -1) > 0,
@@ -176,12 +178,12 @@ try:
     check(extra <= 10, f"{extra} tids /proc did not show before or after")
 
     # ---- filters ----
-    check(len(ps_json("ntlpsprobe")) == 3, "a NAME matches names beginning with it")
-    one = ps_json("-e", "NTLPSPROBE_ABC")
+    check(len(ps_json(PROBE)) == 3, "a NAME matches names beginning with it")
+    one = ps_json("-e", PROBE.upper() + "_ABC")
     check(len(one) == 1 and one[0]["pid"] == probe.pid, "-e matches the whole name, any case")
-    ps("-e", "ntlpsprobe", expect=1)
+    ps("-e", PROBE, expect=1)
     one = ps_json(str(probe2.pid))
-    check(len(one) == 1 and one[0]["name"] == "ntlpsprobe_abd", "a PID selects that process")
+    check(len(one) == 1 and one[0]["name"] == PROBE + "_abd", "a PID selects that process")
     ps("ntlps_no_such_process", expect=1)
 
     # ---- formats ----
