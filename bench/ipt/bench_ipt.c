@@ -46,14 +46,13 @@ static uint64_t run_memcpy(const struct trace *t)
     return t->size;
 }
 
-static uint64_t run_ntl(const struct trace *t, int skip_pad)
+static uint64_t run_ntl(const struct trace *t)
 {
     struct ntl_ipt_decoder d;
     struct ntl_ipt_packet p;
     struct ntl_error err;
     uint64_t n = 0, x = 0;
     ntl_ipt_decoder_init(&d, t->data, t->size, 0);
-    d.skip_pad = (uint8_t)skip_pad;
     if (ntl_ipt_sync_first(&d, &err) < 0)
         return 0;
     for (;;) {
@@ -169,8 +168,6 @@ static double best_rate(uint64_t (*fn)(const struct trace *), const struct trace
     return best / 1e6;
 }
 
-static uint64_t ntl_all(const struct trace *t) { return run_ntl(t, 0); }
-static uint64_t ntl_nopad(const struct trace *t) { return run_ntl(t, 1); }
 
 static int bench_file(const char *path)
 {
@@ -185,10 +182,9 @@ static int bench_file(const char *path)
     struct trace t = {malloc(b.len * reps), b.len * reps};
     for (size_t i = 0; i < reps; i++)
         memcpy(t.data + i * b.len, b.data, b.len);
-    uint64_t n_cpy, n_ntl, n_nopad, n_ipt, n_tg, n_q;
+    uint64_t n_cpy, n_ntl, n_ipt, n_tg, n_q;
     double memcpy_rate = best_rate(run_memcpy, &t, &n_cpy);
-    double ntl_rate = best_rate(ntl_all, &t, &n_ntl);
-    double nopad_rate = best_rate(ntl_nopad, &t, &n_nopad);
+    double ntl_rate = best_rate(run_ntl, &t, &n_ntl);
     double ipt_rate = best_rate(run_libipt, &t, &n_ipt);
 
     double tg_rate = best_rate(run_ntl_targets, &t, &n_tg);
@@ -200,8 +196,6 @@ static int bench_file(const char *path)
     printf("  libipt pt_pkt_next              %8.0f MB/s  %" PRIu64 " packets\n", ipt_rate, n_ipt);
     printf("  ntlens ntl_ipt_next             %8.0f MB/s  %" PRIu64 " packets  %.2fx libipt\n",
            ntl_rate, n_ntl, ntl_rate / ipt_rate);
-    printf("  ntlens ntl_ipt_next, skip PAD   %8.0f MB/s  %" PRIu64 " packets  %.2fx libipt\n",
-           nopad_rate, n_nopad, nopad_rate / ipt_rate);
     printf("  libipt query decoder            %8.0f MB/s  %" PRIu64 " addresses\n", q_rate, n_q);
     printf("  ntlens quick analysis (targets) %8.0f MB/s  %" PRIu64 " targets  %.2fx libipt query\n",
            tg_rate, n_tg, tg_rate / q_rate);

@@ -123,7 +123,6 @@ struct ntl_ipt_decoder {
     uint64_t origin;      /* offset of buf[0] in the user's input, for errors */
     uint8_t bip_size;     /* inside a BBP block: bytes per BIP payload; 0 outside */
     uint8_t fault;        /* enum ntl_ipt_fault of the last error */
-    uint8_t skip_pad;     /* set by the caller: PAD packets are skipped, not returned */
 };
 
 /* A decoder over buf[0, size) positioned at offset 0 (not synchronised; see
@@ -208,20 +207,6 @@ static inline int ntl_ipt_next(struct ntl_ipt_decoder *d, struct ntl_ipt_packet 
 {
     static const uint64_t masks[8] = NTL_IPT_FAST_MASKS_;
     size_t pos = d->pos;
-    if (d->skip_pad) {
-        /* Runs of PAD, eight bytes at a time. */
-        while (d->size - pos >= 24) {
-            uint64_t w = ntl_ipt_load64_(d->buf + pos);
-            if (w) {
-                pos += (size_t)__builtin_ctzll(w) >> 3;
-                break;
-            }
-            pos += 8;
-        }
-        while (pos < d->size && d->buf[pos] == 0)
-            pos++;
-        d->pos = pos;
-    }
     if (d->size - pos >= 16 && !d->bip_size) {
         const uint8_t *q = d->buf + pos;
         unsigned b = q[0];
