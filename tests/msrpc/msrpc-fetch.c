@@ -12,6 +12,8 @@
  *     --hklm KEY     read the VALUEs under HKLM\KEY instead of HKPD
  *     --record FILE  append every byte read from the pipe to FILE (captures
  *                    of real server answers for tests and fuzz corpora)
+ *     --ready        print "ready" once the key is open (for tests that
+ *                    disturb the server mid-call)
  *     --opnum N      also make a call with opnum N and an empty stub and
  *                    print the fault it gets
  * Prints one line per value: name, type, bytes, attempts, round trips. */
@@ -57,9 +59,11 @@ int main(int argc, char **argv)
     static const struct option longopts[] = {{"hklm", required_argument, NULL, 'K'},
                                              {"record", required_argument, NULL, 'R'},
                                              {"opnum", required_argument, NULL, 'O'},
+                                             {"ready", no_argument, NULL, 'Y'},
                                              {NULL, 0, NULL, 0}};
     struct recording_pipe rec = {NULL, NULL};
     long opnum = -1;
+    bool ready = false;
     struct ntl_smb_target t = {0};
     struct ntl_smb_pipe *pipe;
     struct ntl_rpc_client rpc;
@@ -88,6 +92,7 @@ int main(int argc, char **argv)
             }
             break;
         case 'O': opnum = strtol(optarg, NULL, 0); break;
+        case 'Y': ready = true; break;
         default: return 2;
         }
     }
@@ -116,6 +121,10 @@ int main(int argc, char **argv)
                   : ntl_winreg_open_hkpd(&rpc, &root, &err)) < 0)
         return fail(&err);
     key = root;
+    if (ready) {
+        printf("ready\n");
+        fflush(stdout);
+    }
     if (opnum >= 0) {
         struct ntl_buf out;
         uint32_t fault = 0;

@@ -171,7 +171,8 @@ def test_remote_ps():
         close_threads = sum(abs(remote[p]["thd"] - local[p]["thd"]) <= 2 for p in common)
         # Processes started by this test exec between the two snapshots.
         check(same_name >= len(common) - 5, "names equal (%d/%d)" % (same_name, len(common)))
-        check(same_parent == len(common), "parents equal (%d/%d)" % (same_parent, len(common)))
+        # Orphans are adopted by their reaper between the snapshots.
+        check(same_parent >= len(common) - 5, "parents equal (%d/%d)" % (same_parent, len(common)))
         check(close_threads >= 0.95 * len(common),
               "thread counts within 2 (%d/%d)" % (close_threads, len(common)))
         # Host tagging with two sources: the same server twice.
@@ -289,10 +290,11 @@ def test_server_death():
     try:
         srv.provide()
         # Killed mid-call: the client fails at once, naming the broken reply.
-        p = subprocess.Popen([FETCH, "-U", USER, "-n", "100000", "127.0.0.1:%d" % srv.port,
-                              "Global"], env=srv.env(), stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
-        time.sleep(1.0)
+        p = subprocess.Popen([FETCH, "-U", USER, "--ready", "-n", "100000",
+                              "127.0.0.1:%d" % srv.port, "Global"], env=srv.env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p.stdout.readline()
+        time.sleep(0.5)
         victims = srv.connection_pids()
         for pid in victims:
             os.kill(pid, signal.SIGKILL)
@@ -304,10 +306,11 @@ def test_server_death():
         check(victims and p.returncode == 1 and ("reply" in err or "writing" in err),
               "server killed mid-call: exit 1 (%s)" % err.strip())
         # Stopped mid-call: the per-call timeout ends the wait.
-        p = subprocess.Popen([FETCH, "-U", USER, "-t", "2000", "-n", "100000",
+        p = subprocess.Popen([FETCH, "-U", USER, "--ready", "-t", "2000", "-n", "100000",
                               "127.0.0.1:%d" % srv.port, "Global"], env=srv.env(),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.0)
+        p.stdout.readline()
+        time.sleep(0.5)
         victims = srv.connection_pids()
         for pid in victims:
             os.kill(pid, signal.SIGSTOP)
