@@ -5,6 +5,7 @@
  * TimeDateStamp u32, 4 reserved/signature bytes, DefaultBase ptr, four
  * reserved u32, then the NUL-terminated UTF-16 file name. Version 1 has
  * only ImageBase, ImageSize, ProcessId and the name. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,7 +77,7 @@ int ntl_etl_image_decode(const struct ntl_etl *t, const struct ntl_etl_event *ev
                              "%zu payload bytes, too few for a version %u Image event (%zu)", n,
                              ev->version, fixed);
 #define PTR(off) (ps == 8 ? ntl_le64(p + (off)) : ntl_le32(p + (off)))
-    memset(img, 0, sizeof *img);
+    memset(img, 0, offsetof(struct ntl_etl_image, name)); /* the name is written below */
     img->kind = kind;
     img->base = PTR(0);
     img->size = PTR(ps);
