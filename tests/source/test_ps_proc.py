@@ -199,8 +199,11 @@ try:
     x = json.loads(p.stdout)
     check(set(x) == {"processes", "threads"} and len(x["threads"]) >= len(x["processes"]) - 1, "-x JSON")
     p = ps()
-    check(p.stdout.split("\n")[0].split() == ["Name", "Pid", "Pri", "Thd", "Hnd", "Priv", "CPU", "Time",
-                                              "Elapsed", "Time"], "table header as PsList's")
+    lines = p.stdout.split("\n")
+    check(lines[0] == f"Process information for {os.uname().nodename}:" and lines[1] == "",
+          f"PsList's banner: {lines[0]!r}")
+    check(lines[2].split() == ["Name", "Pid", "Pri", "Thd", "Hnd", "Priv", "CPU", "Time", "Elapsed", "Time"],
+          "table header as PsList's")
     p = ps("-S", "local", "-S", "local", "--format", "json", str(os.getpid()))
     two = json.loads(p.stdout) if p.returncode == 0 else []
     check(len(two) == 2 and all(r.get("host") for r in two), "several sources: one row each, with Host")

@@ -51,17 +51,21 @@ try:
     check(all(r["hnd"] is None for r in rows), "a counter the source does not send is null")
 
     table = run("ps", "-S", cap).stdout.splitlines()
-    check(table[0].split() == ["Name", "Pid", "Pri", "Thd", "Hnd", "Priv", "CPU", "Time", "Elapsed", "Time"],
+    check(table[:2] == ["Process information for WINHOST:", ""], f"PsList's banner: {table[:2]}")
+    check(table[2].split() == ["Name", "Pid", "Pri", "Thd", "Hnd", "Priv", "CPU", "Time", "Elapsed", "Time"],
           "table header")
-    check(table[2].split() == ["System", "4", "8", "1", "20", "0:00:01.500", "2:00:00.000"],
-          f"PsList's row format: {table[2]}")
+    check(table[4].split() == ["System", "4", "8", "1", "20", "0:00:01.500", "2:00:00.000"],
+          f"PsList's row format: {table[4]}")
+    check(run("ps", "-S", cap, "-d").stdout.startswith("Thread detail for WINHOST:\n\n"), "-d banner")
+    check(run("ps", "-S", cap, "-m").stdout.startswith("Process memory detail for WINHOST:\n\n"), "-m banner")
+    check(not run("ps", "-S", cap, "-S", cap).stdout.startswith("Process"), "no banner with a Host column")
 
     tree = ps("-t")
     check([(r["pid"], r["depth"]) for r in tree] == [(0, 0), (4, 1), (248, 2), (600, 3), (812, 3)],
           f"tree by Creating Process ID: {[(r['pid'], r['depth']) for r in tree]}")
     tree = run("ps", "-S", cap, "-t", "smss").stdout.splitlines()
-    check([l.split()[0] for l in tree[1:]] == ["smss", "svchost", "svchost"] and
-          tree[2].startswith("  svchost"), f"-t NAME: that process and what it created, indented: {tree}")
+    check([l.split()[0] for l in tree[3:]] == ["smss", "svchost", "svchost"] and
+          tree[4].startswith("  svchost"), f"-t NAME: that process and what it created, indented: {tree}")
 
     th = ps("-d", "-e", "SVCHOST")
     check([(r["pid"], r["tid"], r["state"]) for r in th] ==

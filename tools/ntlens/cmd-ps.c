@@ -404,6 +404,18 @@ static int render(struct out_table *t, const struct ps_opts *o, bool stream)
     return rc;
 }
 
+/* PsList's line above a table: "Process information for HOST:". Rows carry
+ * a Host column instead when there are several sources. */
+static void banner(const struct ps_opts *o, const char *host)
+{
+    const char *what = o->view == VIEW_THREADS ? "Thread detail"
+                       : o->view == VIEW_MEMORY ? "Process memory detail"
+                       : o->view == VIEW_ALL    ? "Process and thread detail"
+                                                : "Process information";
+    if (o->fmt == OUT_TABLE && !o->host_column)
+        printf("%s for %s:\n\n", what, host);
+}
+
 /* -x: processes, then threads. JSON is one object with both arrays; CSV is
  * two tables separated by an empty line; a table gets a blank line between. */
 static int render_all(struct out_table *procs, struct out_table *threads, const struct ps_opts *o)
@@ -486,6 +498,8 @@ static int snapshot_once(struct host *hosts, size_t n, const struct ps_opts *o, 
             add_thread_rows(tt, o, &hosts[h].cur);
     }
     if (status == EXIT_OK || matched) {
+        if (status == EXIT_OK)
+            banner(o, hosts[0].cur.host);
         if (o->view == VIEW_ALL)
             rc = render_all(pt, tt, o);
         else
@@ -548,6 +562,7 @@ static int task_manager(struct host *hosts, size_t n, const struct ps_opts *o, c
         if (round > 0) {
             if (clear)
                 fputs("\033[H\033[2J", stdout);
+            banner(o, hosts[0].prev.host);
             if (render(t, o, true) < 0) {
                 out_table_free(t);
                 return cli_failf(cmd, "cannot write the output");
