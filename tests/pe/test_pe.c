@@ -417,6 +417,14 @@ static void test_importopt(void)
     CHECK(rep.count == 6 && rep.sites[0].status == NTL_IOPT_SKIP_IAT_MISMATCH);
     ntl_iopt_report_free(&rep);
 
+    /* An import by ordinal (13: the kernel's ordinal-only export) binds. */
+    ntl_put_le64(at(&d, 0x1348), 0x8000000000000000ull | 13);
+    ntl_buf_free(&dmap);
+    CHECK_EQ_INT(ntl_pe_map(&dpe, &dmap, &err), 0);
+    mods[1].image = dmap.data;
+    CHECK_EQ_INT(ntl_importopt_bind(mods, 2, &err), 3);
+    CHECK_EQ_U64(ntl_le64(dmap.data + 0x1308), kbase + 0x1820);
+
     ntl_buf_free(&kmap);
     ntl_buf_free(&dmap);
     ntl_pe_free(&kpe);
