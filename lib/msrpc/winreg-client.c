@@ -129,6 +129,10 @@ int ntl_winreg_query_value_once(struct ntl_rpc_client *c, const struct ntl_winre
     return rc;
 }
 
+/* Successes without bytes or a size hint, at growing buffers, after which
+ * the value is taken to be empty. */
+#define EMPTY_ANSWERS_BELIEVED 3
+
 /* Next buffer size after an answer that did not fit in `size`. */
 static uint64_t grow(uint32_t size, uint64_t hint)
 {
@@ -146,6 +150,7 @@ int ntl_winreg_fetch_value(struct ntl_rpc_client *c, const struct ntl_winreg_han
                            struct ntl_error *err)
 {
     size_t max = f->max_size ? f->max_size : NTL_SOURCE_DEFAULT_MAX_BLOCK;
+    unsigned empty_answers = 0;
     uint64_t size = f->initial_size ? f->initial_size : 65536;
     struct ntl_buf stub;
     int rc = NTL_OK;
@@ -169,14 +174,20 @@ int ntl_winreg_fetch_value(struct ntl_rpc_client *c, const struct ntl_winreg_han
             rc = werror_failure(v.werror, "QueryValue", name, err);
             break;
         } else if (v.data_len == 0) {
-            /* Samba's answer to a buffer too small for anything: success,
-             * no bytes. A value that is really empty reads as empty once
-             * the buffer is at the cap. */
-            fits = size >= max;
-            if (fits && kind == NTL_WINREG_VALUE_PERF_DATA) {
-                rc = ntl_error_set(err, NTL_ERR_FORMAT, "QueryValue", NTL_NO_OFFSET,
-                                   "\"%s\": the server returned no performance data", name);
-                break;
+            /* Samba answers a buffer too small for a title database with
+             * success, no bytes and the size needed in lpcbData; an empty
+             * perfmon store gives success, no bytes and no size at any
+             * buffer. Retry larger a few times, then believe it. */
+            hint = v.cb_data;
+            fits = false;
+            if (hint <= size && ++empty_answers >= EMPTY_ANSWERS_BELIEVED) {
+                if (kind == NTL_WINREG_VALUE_PERF_DATA) {
+                    rc = ntl_error_set(err, NTL_ERR_FORMAT, "QueryValue", NTL_NO_OFFSET,
+                                       "\"%s\": the server returned no performance data (a "
+                                       "Samba server needs ntlens samba-provider)", name);
+                    break;
+                }
+                fits = true;
             }
         } else if (kind == NTL_WINREG_VALUE_PERF_DATA) {
             size_t needed = 0;

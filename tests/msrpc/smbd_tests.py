@@ -278,6 +278,15 @@ def test_server_modes():
         srv.stop()
     srv = Smbd("encrypt")
     try:
+        # An empty perfmon store: no bytes at any buffer size, believed after
+        # three tries rather than grown to the cap.
+        r = fetch(srv, "127.0.0.1:%d" % srv.port, "Global")
+        check(r.returncode == 1 and "no performance data" in r.stderr,
+              "empty store: Global fails clearly (%s)" % r.stderr.strip())
+        r = fetch(srv, "127.0.0.1:%d" % srv.port, "Counter 009")
+        check(r.returncode == 0 and stat(r.stdout, "bytes") == 0 and
+              stat(r.stdout, "attempts") == 3, "empty store: Counter 009 is empty (%s)" %
+              r.stdout.strip())
         srv.provide()
         remote = ps_tree(["-S", srv.spec], env=srv.env())
         check(len(remote) > 3, "SMB3 server requiring encryption serves ps (%d rows)" % len(remote))

@@ -459,6 +459,93 @@ static void test_samba_records(const struct ntl_buf *global)
     ntl_perf_block_free(b);
 }
 
+/* A QueryValue reply stub: lpType 3, lpData with n bytes of `fill`,
+ * lpcbData = needed, lpcbLen = n, werror. */
+static void put_qv_reply(struct ntl_buf *pdus, uint32_t call_id, uint32_t n, uint8_t fill,
+                         uint32_t needed, uint32_t werror)
+{
+    struct ntl_buf stub;
+    uint8_t *d;
+    ntl_buf_init(&stub, 0);
+    ntl_buf_put_u32(&stub, 0x20000);
+    ntl_buf_put_u32(&stub, 3);
+    ntl_buf_put_u32(&stub, 0x20004);
+    ntl_buf_put_u32(&stub, n + 16);
+    ntl_buf_put_u32(&stub, 0);
+    ntl_buf_put_u32(&stub, n);
+    ntl_buf_grow_zero(&stub, n, &d);
+    memset(d, fill, n);
+    ntl_buf_align(&stub, 4);
+    ntl_buf_put_u32(&stub, 0x20008);
+    ntl_buf_put_u32(&stub, needed);
+    ntl_buf_put_u32(&stub, 0x2000c);
+    ntl_buf_put_u32(&stub, n);
+    ntl_buf_put_u32(&stub, werror);
+    put_response(pdus, call_id, 3, stub.data, stub.len, (uint32_t)stub.len);
+    ntl_buf_free(&stub);
+}
+
+/* Windows' way: ERROR_MORE_DATA with the size needed in lpcbData (no
+ * Windows host can run here, so these answers are built by hand). */
+static void test_more_data(void)
+{
+    struct ntl_buf pdus, value;
+    struct ntl_winreg_handle h = {{0}};
+    struct ntl_error err;
+    uint32_t id = 1;
+
+    ntl_buf_init(&pdus, 0);
+    ntl_buf_init(&value, 1u << 20);
+    put_qv_reply(&pdus, id++, 0, 0, 100000, NTL_WERR_MORE_DATA);
+    put_qv_reply(&pdus, id++, 3000, 'x', 3000, NTL_WERR_OK);
+    {
+        struct replay_pipe pipe = {pdus.data, pdus.len, 0, 0};
+        struct ntl_rpc_client c;
+        struct ntl_winreg_fetch f = {.initial_size = 4096, .max_size = 1u << 20};
+        ntl_rpc_client_init(&c, &replay_ops, &pipe, 0);
+        c.bound = true;
+        CHECK_EQ_INT(ntl_winreg_fetch_value(&c, &h, "Counter 009", NTL_WINREG_VALUE_PLAIN, &f,
+                                            &value, &err), 0);
+        CHECK_EQ_INT(f.attempts, 2);
+        CHECK(f.last_size >= 100000);
+        CHECK_EQ_U64(value.len, 3000);
+        CHECK_EQ_INT(value.data[2999], 'x');
+        ntl_rpc_client_free(&c);
+    }
+    /* Always ERROR_MORE_DATA: doubling stops at the cap. */
+    pdus.len = 0;
+    for (id = 1; id <= 20; id++)
+        put_qv_reply(&pdus, id, 0, 0, 0, NTL_WERR_MORE_DATA);
+    {
+        struct replay_pipe pipe = {pdus.data, pdus.len, 0, 0};
+        struct ntl_rpc_client c;
+        struct ntl_winreg_fetch f = {.initial_size = 4096, .max_size = 65536};
+        ntl_rpc_client_init(&c, &replay_ops, &pipe, 0);
+        c.bound = true;
+        CHECK_EQ_INT(ntl_winreg_fetch_value(&c, &h, "Global", NTL_WINREG_VALUE_PERF_DATA, &f,
+                                            &value, &err), NTL_ERR_LIMIT);
+        CHECK_EQ_INT(f.attempts, 5); /* 4 KiB, 8, 16, 32, 64 KiB */
+        CHECK(strstr(err.message, "does not fit in 65536 bytes") != NULL);
+        ntl_rpc_client_free(&c);
+    }
+    /* Access denied on QueryValue names the cause. */
+    pdus.len = 0;
+    put_qv_reply(&pdus, 1, 0, 0, 0, NTL_WERR_ACCESS_DENIED);
+    {
+        struct replay_pipe pipe = {pdus.data, pdus.len, 0, 0};
+        struct ntl_rpc_client c;
+        struct ntl_winreg_fetch f = {0};
+        ntl_rpc_client_init(&c, &replay_ops, &pipe, 0);
+        c.bound = true;
+        CHECK_EQ_INT(ntl_winreg_fetch_value(&c, &h, "Global", NTL_WINREG_VALUE_PERF_DATA, &f,
+                                            &value, &err), NTL_ERR_ACCESS);
+        CHECK(strstr(err.message, "administrator") != NULL);
+        ntl_rpc_client_free(&c);
+    }
+    ntl_buf_free(&pdus);
+    ntl_buf_free(&value);
+}
+
 /* Opening remote sources that cannot work fails cleanly on every platform
  * (Linux: libsmbclient; Windows and Wine: RegConnectRegistryW), and the
  * password never shows. */
@@ -493,6 +580,7 @@ int main(void)
     test_query_value_reply();
     test_specs();
     test_source_errors();
+    test_more_data();
     {
         struct ntl_buf global;
         ntl_buf_init(&global, 0);
