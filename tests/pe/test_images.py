@@ -315,7 +315,10 @@ def main():
             check(names == {"\\SystemRoot\\system32\\ntoskrnl.exe": KBASE,
                             "\\SystemRoot\\system32\\drivers\\testdrv.sys": DBASE,
                             "\\SystemRoot\\system32\\hal.dll": HBASE}, f"trace bases {names}")
-            check(show["system"][0]["version"].startswith("10.0."), "version from the trace")
+            check(show["system"][0]["version"] == "10.0.19041", "version from the trace's logfile header")
+            check(show["system"][0]["processors"] == 4, "processors from the trace")
+            # mketl's StartTime, FILETIME 133000000000000000, is Unix time 1655526400.
+            check(show["system"][0]["timestamp"] == 1655526400, "dump time from the trace's StartTime")
             # --base overrides the trace
             p = run(ntlens, "dump", "build", "-q", "--etl", etl, "-m", imgs["testdrv.sys"], "-m",
                     imgs["ntoskrnl.exe"], "-b", "testdrv.sys=0xfffff80500000000", "-o", fromtrace)

@@ -214,7 +214,7 @@ int cmd_dump_build(int argc, char **argv)
     enum out_format fmt = OUT_TABLE;
     size_t npaths = 0, nbases = 0, nimgs = 0;
     bool iopt = true, quiet = false, version_set = false, code_only = false;
-    uint32_t version[3] = {10, 0, 0}, processors = 1;
+    uint32_t version[3] = {10, 0, 0}, processors = 1, when = 0;
     int opt, rc = EXIT_OK;
 
     if (!paths || !bases)
@@ -264,6 +264,10 @@ int cmd_dump_build(int argc, char **argv)
             }
             if (lf->number_of_processors)
                 processors = lf->number_of_processors;
+            /* The dump's time is the trace's start (FILETIME to Unix time). */
+            if (lf->start_time / 10000000u > 11644473600u &&
+                lf->start_time / 10000000u - 11644473600u <= UINT32_MAX)
+                when = (uint32_t)(lf->start_time / 10000000u - 11644473600u);
             ntl_etl_close(t);
         }
     }
@@ -333,6 +337,7 @@ int cmd_dump_build(int argc, char **argv)
     }
     {
         struct ntl_md_spec spec = {
+            .timestamp = when,
             .arch = mods[0].pe.machine == NTL_PE_MACHINE_I386 ? NTL_MD_ARCH_X86
                     : mods[0].pe.machine == NTL_PE_MACHINE_ARM64 ? NTL_MD_ARCH_ARM64
                     : NTL_MD_ARCH_AMD64,
