@@ -109,6 +109,14 @@ def test_events():
     check(len(pid) == 50 and all(json.loads(line)["pid"] == 4 for line in pid), "--pid filter, --limit")
     hexed = run("etl", "events", "--hex", "-n", "2", os.path.join(DATA, "lxcore_kernel.etl")).stdout
     check("|..l.x.c.o.r.e._." in hexed or "l.x.c.o.r.e" in hexed, "--hex dump")
+    # TraceLogging events carry provider traits (12) and their schema (11);
+    # the CLR events of net.4.5.2 some 64-bit stacks (6) and related activity ids (1).
+    tl = [json.loads(line) for line in run("etl", "events", "--format", "json", "--kind", "event",
+                                             os.path.join(DATA, "primitive-types.etl")).stdout.splitlines()]
+    check(len(tl) == 5 and all(e["extended_types"] == [12, 11] for e in tl), "TraceLogging extended data")
+    ext = [json.loads(line)["extended_types"] for line in run("etl", "events", "--format", "json", "--kind",
+                                                                "event", path).stdout.splitlines()]
+    check(sum(e == [6] for e in ext) == 652 and sum(e == [1, 6] for e in ext) == 3, "stack trace items")
     table = run("etl", "events", os.path.join(DATA, "primitive-types.etl")).stdout.splitlines()
     check(table[0].startswith("TIME") and len(table) == 8, "table output")
 

@@ -173,10 +173,15 @@ static void print_json(struct etl_cli *c, const struct ntl_etl_event *ev, bool h
     }
     if (ev->has_guid)
         printf(",\"provider\":\"%s\"", ntl_guid_format(&ev->guid, gbuf, sizeof gbuf));
-    if (ev->kind == NTL_ETL_KIND_EVENT)
+    if (ev->kind == NTL_ETL_KIND_EVENT) {
         printf(",\"event_id\":%u,\"level\":%u,\"task\":%u,\"keyword\":%" PRIu64
-               ",\"extended_size\":%zu", ev->event_id, ev->level, ev->task, ev->keyword,
-               ev->ext_size);
+               ",\"extended_types\":[", ev->event_id, ev->level, ev->task, ev->keyword);
+        struct ntl_etl_ext_item item;
+        size_t pos = 0;
+        for (int i = 0; ntl_etl_ext_next(ev, &pos, &item) > 0; i++)
+            printf("%s%u", i ? "," : "", item.type);
+        putchar(']');
+    }
     if (ev->kind == NTL_ETL_KIND_MESSAGE)
         printf(",\"message_number\":%u", ev->message_number);
     printf(",\"version\":%u,\"payload_size\":%zu,\"offset\":%" PRIu64, ev->version, ev->payload_size,
