@@ -10,6 +10,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 dir=$(mktemp -d /tmp/ntlens-bench-smbd.XXXXXX)
 port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 trap '"$root/scripts/smbd-test-server" stop "$dir" >/dev/null; rm -rf "$dir"' EXIT
+trap 'exit 1' INT TERM
 "$root/scripts/smbd-test-server" start "$dir" --port "$port" >/dev/null 2>&1
 "$build/tools/ntlens/ntlens" samba-provider --state-dir "$dir/state" --once 2>/dev/null
 export NTLENS_PASSWORD; NTLENS_PASSWORD=$(cat "$dir/password")
