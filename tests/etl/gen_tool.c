@@ -2,6 +2,9 @@
  *   etl_gen_tool ipt FILE      five Intel PT events (plain, wrapped, no PSB)
  *   etl_gen_tool images FILE   kernel and user image events, 32- and 64-bit
  *   etl_gen_tool corrupt FILE  three buffers, the middle one broken
+ *   etl_gen_tool modules FILE  kernel image rundown plus an IPT event whose
+ *                              TIP packets land in those modules (seed 002's
+ *                              pipeline: etl images --map, etl ipt, ipt modules)
  *   etl_gen_tool ring FILE TRACE.pt N   one IPT event whose 4 KiB << N circular
  *                                       buffer holds the end of a real trace,
  *                                       as if it had been recorded into it
@@ -76,6 +79,40 @@ static void gen_images_file(struct gen *g)
     gen_finish(g);
 }
 
+/* A TIP-family packet with a full 64-bit IP (IPBytes 0b110). */
+static size_t tip(uint8_t *p, uint8_t opcode, uint64_t ip)
+{
+    p[0] = (uint8_t)(opcode | 6u << 5);
+    for (int i = 0; i < 8; i++)
+        p[1 + i] = (uint8_t)(ip >> (8 * i));
+    return 9;
+}
+
+static void gen_modules_file(struct gen *g)
+{
+    static const uint64_t nt = 0xfffff80312400000ull, tcpip = 0xfffff80313000000ull;
+    uint8_t t[128];
+    size_t n = 0;
+    psb(t);
+    n = 16;
+    t[n++] = 0x02; /* PSBEND */
+    t[n++] = 0x23;
+    n += tip(t + n, 0x11, nt + 0x1000);      /* TIP.PGE */
+    n += tip(t + n, 0x0D, tcpip + 0x20);     /* TIP */
+    n += tip(t + n, 0x0D, nt + 0x2000);      /* TIP */
+    n += tip(t + n, 0x0D, 0x1234);           /* TIP, in no module */
+    n += tip(t + n, 0x01, nt + 0x3000);      /* TIP.PGD */
+    gen_init(g, 0x4000, 8, 0, 1000, 10000000, START_FT, 1, "modules", "C:\\modules.etl");
+    gen_image(g, false, false, true, 3, 1100, nt, 0x1046000, 0, 1, 2, 0x140000000ull,
+              "\\SystemRoot\\system32\\ntoskrnl.exe");
+    gen_image(g, false, false, true, 3, 1200, tcpip, 0x9f000, 0, 3, 4, 0x1c0000000ull,
+              "\\SystemRoot\\System32\\drivers\\tcpip.sys");
+    gen_image(g, true, false, true, 10, 1300, 0x7ff7a0000000ull, 0x23000, 4242, 5, 6,
+              0x140000000ull, "\\Device\\HarddiskVolume3\\app.exe");
+    gen_ipt(g, false, 2000, 1990, 4, 100, 0x02000000ull, (uint32_t)n, t, (uint32_t)n);
+    gen_finish(g);
+}
+
 static void gen_corrupt_file(struct gen *g)
 {
     gen_init(g, 0x1000, 8, 0, 1000, 10000000, START_FT, 1, "corrupt", "C:\\corrupt.etl");
@@ -139,6 +176,8 @@ int main(int argc, char **argv)
         gen_images_file(&g);
     else if (!strcmp(argv[1], "corrupt"))
         gen_corrupt_file(&g);
+    else if (!strcmp(argv[1], "modules"))
+        gen_modules_file(&g);
     else
         return 2;
     if (ntl_file_write(argv[2], g.file.data, g.file.len, &err) < 0) {

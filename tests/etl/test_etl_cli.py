@@ -236,6 +236,22 @@ def test_real_ring(tmp):
               name + " sidecar")
 
 
+def test_pipeline(tmp):
+    """Seed 002's analysis: the module map from the trace's image rundown, the
+    IPT data from its ProcessorTrace event, then `ntlens ipt modules`."""
+    etl = os.path.join(tmp, "modules.etl")
+    subprocess.run([GEN, "modules", etl], check=True)
+    mp = os.path.join(tmp, "kernel.map")
+    open(mp, "w").write(run("etl", "images", "--kernel", "--map", etl).stdout)
+    out = os.path.join(tmp, "modules")
+    run("etl", "ipt", etl, "-o", out)
+    got = json.loads(run("ipt", "modules", "--modules", mp, "--format", "json",
+                         os.path.join(out, "ipt-0001.pt")).stdout)
+    per = {m["module"].rsplit("\\", 1)[-1]: m["targets"] for m in got["modules"]}
+    check(per.get("ntoskrnl.exe") == 3 and per.get("tcpip.sys") == 1 and per.get("(no module)") == 1,
+          "ipt modules over the etl map: %s" % per)
+
+
 def test_usage(tmp):
     for cmd in ("info", "events", "images", "ipt"):
         p = run("etl", cmd, "--help")
@@ -362,6 +378,7 @@ def main():
         test_events()
         test_generated(tmp)
         test_real_ring(tmp)
+        test_pipeline(tmp)
         test_usage(tmp)
         test_peers()
     print("%d checks, %d failed" % (checks, failures))

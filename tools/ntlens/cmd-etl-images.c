@@ -146,7 +146,9 @@ int cmd_etl_images(int argc, char **argv)
         if (d == 0 || (kernel_only && !img.kernel) || (pid_set && img.pid != pid))
             continue;
         if (map) {
-            if (img.kind != NTL_ETL_IMAGE_UNLOAD && !seen_before(&set, &nset, &capset, img.base, img.name))
+            /* Empty or wrapping ranges say nothing about addresses; leave them out. */
+            if (img.kind != NTL_ETL_IMAGE_UNLOAD && img.size && img.base + img.size - 1 >= img.base &&
+                !seen_before(&set, &nset, &capset, img.base, img.name))
                 printf("0x%016" PRIx64 " 0x%" PRIx64 " %s\n", img.base, img.size, img.name);
             continue;
         }
