@@ -81,6 +81,8 @@ try:
     check(len(x["processes"]) == 5 and len(x["threads"]) == 6, "-x")
     two = ps("-S", cap, "4")
     check([r["host"] for r in two] == ["WINHOST", "WINHOST"], "Host column carries the system name")
+    p = run("ps", "-S", cap, "-s", expect=1)
+    check("needs two snapshots" in p.stderr, f"-s on one snapshot says why: {p.stderr}")
     p = run("ps", "-S", cap, "nosuch", expect=1)
     check("no process matches 'nosuch'" in p.stderr, "no match is a clear failure")
 finally:

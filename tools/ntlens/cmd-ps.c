@@ -522,6 +522,7 @@ static int task_manager(struct host *hosts, size_t n, const struct ps_opts *o, c
     bool live = false, clear = o->fmt == OUT_TABLE && ps_stdout_is_terminal();
     long rounds = o->task_seconds ? (o->task_seconds + o->refresh - 1) / o->refresh : -1;
     int status = EXIT_OK;
+    long shown = 0;
 
     for (size_t h = 0; h < n; h++)
         live = live || ntl_source_is_live(hosts[h].src);
@@ -563,6 +564,7 @@ static int task_manager(struct host *hosts, size_t n, const struct ps_opts *o, c
             if (clear)
                 fputs("\033[H\033[2J", stdout);
             banner(o, hosts[0].prev.host);
+            shown++;
             if (render(t, o, true) < 0) {
                 out_table_free(t);
                 return cli_failf(cmd, "cannot write the output");
@@ -574,6 +576,8 @@ static int task_manager(struct host *hosts, size_t n, const struct ps_opts *o, c
     }
     for (size_t h = 0; h < n; h++)
         ps_sample_free(&hosts[h].prev);
+    if (status == EXIT_OK && !shown)
+        status = cli_failf(cmd, "CPU %% needs two snapshots; the source holds fewer");
     return status;
 }
 
