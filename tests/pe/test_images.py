@@ -305,11 +305,14 @@ def main():
             etl = os.path.join(tmp, "kernel.etl")
             run(mketl, etl, "\\SystemRoot\\system32\\ntoskrnl.exe", f"{KBASE:#x}", "0x5000",
                 "\\SystemRoot\\system32\\drivers\\testdrv.sys", f"{DBASE:#x}", "0x7000",
-                "\\SystemRoot\\system32\\hal.dll", f"{HBASE:#x}", "0x3000")
+                "\\SystemRoot\\system32\\hal.dll", f"{HBASE:#x}", "0x4000",  # not hal.dll's 0x3000
+                "\\SystemRoot\\system32\\drivers\\missing.sys", "0xfffff80370000000", "0x2000")
             fromtrace = os.path.join(tmp, "trace.dmp")
             p = run(ntlens, "dump", "build", "--format", "json", "--etl", etl, "-m", imgs["ntoskrnl.exe"],
                     "-m", imgs["testdrv.sys"], "-m", imgs["hal.dll"], "-o", fromtrace)
             check(sum(s["result"] == "patched" for s in json.loads(p.stdout)) == 4, "patched from trace")
+            check("hal.dll: SizeOfImage 0x3000, the trace recorded 0x4000" in p.stderr,
+                  f"size mismatch warning: {p.stderr}")
             show = json.loads(run(ntlens, "dump", "show", "--format", "json", fromtrace).stdout)
             names = {m["name"]: m["base"] for m in show["modules"]}
             check(names == {"\\SystemRoot\\system32\\ntoskrnl.exe": KBASE,
@@ -319,6 +322,19 @@ def main():
             check(show["system"][0]["processors"] == 4, "processors from the trace")
             # mketl's StartTime, FILETIME 133000000000000000, is Unix time 1655526400.
             check(show["system"][0]["timestamp"] == 1655526400, "dump time from the trace's StartTime")
+            # --all-kernel: every kernel module of the trace found in the search directory.
+            alld = os.path.join(tmp, "all.dmp")
+            p = run(ntlens, "dump", "build", "-q", "--etl", etl, "--all-kernel", "--search", tmp, "-o", alld)
+            check("missing.sys" in p.stderr and "not in the search directories" in p.stderr,
+                  f"missing module warning: {p.stderr}")
+            show = json.loads(run(ntlens, "dump", "show", "-s", "modules", "--format", "json", alld).stdout)
+            check(sorted(m["name"].split("\\")[-1] for m in show) == ["hal.dll", "ntoskrnl.exe", "testdrv.sys"],
+                  f"--all-kernel modules {show}")
+            # a --module name resolved through --search
+            p = run(ntlens, "dump", "build", "-q", "--etl", etl, "--search", tmp, "-m", "TESTDRV.SYS",
+                    "-m", "ntoskrnl.exe", "-o", alld)
+            run(ntlens, "dump", "build", "-q", "--etl", etl, "--search", tmp, "-m", "nosuch.sys", "-o", alld, ok=1)
+            run(ntlens, "dump", "build", "--all-kernel", "-o", alld, ok=2)
             # --base overrides the trace
             p = run(ntlens, "dump", "build", "-q", "--etl", etl, "-m", imgs["testdrv.sys"], "-m",
                     imgs["ntoskrnl.exe"], "-b", "testdrv.sys=0xfffff80500000000", "-o", fromtrace)

@@ -34,6 +34,10 @@ static void usage(FILE *f)
           "  -m, --module FILE      a module file (.sys, .exe, .dll); repeatable; module\n"
           "                         files may also be given as arguments\n"
           "  -b, --base NAME=ADDR   load address of module NAME (overrides the trace)\n"
+          "  -s, --search DIR       look for module files named like a --module (or the\n"
+          "                         trace's modules) in DIR; repeatable\n"
+          "  -a, --all-kernel       every kernel module the trace has loaded at its end that\n"
+          "                         the search directories hold (needs --etl and --search)\n"
           "  -o, --output FILE      the minidump to write (required)\n"
           "  -c, --code-only        write only each module's headers and executable sections\n"
           "                         (like MiniDumpWithCodeSegs; smaller dumps)\n"
@@ -50,6 +54,7 @@ static void usage(FILE *f)
 
 struct module {
     const char *path;
+    const struct ntl_etl_image *img; /* the trace's event, or NULL */
     char *dump_name;
     struct ntl_buf file;
     struct ntl_pe pe;
@@ -113,6 +118,65 @@ static const struct ntl_etl_image *trace_image(const struct ntl_etl_image *imgs,
         }
     }
     return best;
+}
+
+static bool add_path(char ***paths, size_t *n, size_t *cap, char *p)
+{
+    if (!p)
+        return false;
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 16;
+        char **v = realloc(*paths, ncap * sizeof *v);
+        if (!v) {
+            free(p);
+            return false;
+        }
+        *paths = v;
+        *cap = ncap;
+    }
+    (*paths)[(*n)++] = p;
+    return true;
+}
+
+static bool file_exists(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f)
+        fclose(f);
+    return f != NULL;
+}
+
+/* The trace's kernel modules still loaded at its end, each name once, that
+ * the search directories hold; the others are named in a warning. */
+static bool add_trace_modules(const char *cmd, const struct ntl_etl_image *imgs, size_t nimgs,
+                              const char *const *dirs, size_t ndirs, char ***paths, size_t *n,
+                              size_t *cap)
+{
+    size_t missing = 0;
+    for (size_t i = 0; i < nimgs; i++) {
+        const struct ntl_etl_image *img = &imgs[i];
+        bool seen = false;
+        char *path;
+        if (!img->kernel || !img->name[0] || trace_image(imgs, nimgs, img->name) != img)
+            continue;
+        for (size_t k = 0; k < *n && !seen; k++)
+            seen = dump_same_module((*paths)[k], img->name);
+        if (seen)
+            continue;
+        path = dump_find_file(dirs, ndirs, img->name);
+        if (!path) {
+            if (missing++ < 20)
+                cli_warn(cmd, "%s (0x%016" PRIx64 ") is not in the search directories", img->name,
+                         img->base);
+            continue;
+        }
+        if (!add_path(paths, n, cap, path))
+            return false;
+    }
+    if (missing > 20)
+        cli_warn(cmd, "%zu more of the trace's kernel modules are not in the search directories",
+                 missing - 20);
+    return true;
 }
 
 static char *default_dump_name(const char *path)
@@ -192,6 +256,8 @@ int cmd_dump_build(int argc, char **argv)
         {"etl", required_argument, NULL, 'e'},
         {"module", required_argument, NULL, 'm'},
         {"base", required_argument, NULL, 'b'},
+        {"search", required_argument, NULL, 's'},
+        {"all-kernel", no_argument, NULL, 'a'},
         {"output", required_argument, NULL, 'o'},
         {"no-import-optimization", no_argument, NULL, OPT_NO_IOPT},
         {"code-only", no_argument, NULL, 'c'},
@@ -202,7 +268,8 @@ int cmd_dump_build(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *cmd = argv[0], *etl = NULL, *out = NULL;
-    const char **paths = calloc((size_t)argc + 1, sizeof *paths);
+    char **paths = NULL;
+    const char **dirs = calloc((size_t)argc + 1, sizeof *dirs);
     struct dump_base *bases = calloc((size_t)argc + 1, sizeof *bases);
     struct module *mods = NULL;
     struct ntl_md_module_spec *specs = NULL;
@@ -212,18 +279,26 @@ int cmd_dump_build(int argc, char **argv)
     struct ntl_buf dump = {0};
     struct ntl_error err = {0};
     enum out_format fmt = OUT_TABLE;
-    size_t npaths = 0, nbases = 0, nimgs = 0;
-    bool iopt = true, quiet = false, version_set = false, code_only = false;
+    size_t npaths = 0, cpaths = 0, nbases = 0, nimgs = 0, ndirs = 0;
+    bool iopt = true, quiet = false, version_set = false, code_only = false, all_kernel = false;
     uint32_t version[3] = {10, 0, 0}, processors = 1, when = 0;
     int opt, rc = EXIT_OK;
 
-    if (!paths || !bases)
+    if (!dirs || !bases) {
+        free(dirs);
+        free(bases);
         return cli_failf(cmd, "out of memory");
+    }
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "e:m:b:o:cf:qh", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "e:m:b:s:ao:cf:qh", longopts, NULL)) != -1) {
         switch (opt) {
         case 'e': etl = optarg; break;
-        case 'm': paths[npaths++] = optarg; break;
+        case 'm':
+            if (!add_path(&paths, &npaths, &cpaths, strdup(optarg)))
+                { rc = cli_failf(cmd, "out of memory"); goto done; }
+            break;
+        case 's': dirs[ndirs++] = optarg; break;
+        case 'a': all_kernel = true; break;
         case 'b':
             if (!dump_parse_base(optarg, &bases[nbases]))
                 { rc = cli_usage_error(cmd, "--base wants NAME=ADDR, not '%s'", optarg); goto done; }
@@ -247,8 +322,12 @@ int cmd_dump_build(int argc, char **argv)
         }
     }
     while (optind < argc)
-        paths[npaths++] = argv[optind++];
-    if (!npaths) { rc = cli_usage_error(cmd, "no module given (--module FILE)"); goto done; }
+        if (!add_path(&paths, &npaths, &cpaths, strdup(argv[optind++])))
+            { rc = cli_failf(cmd, "out of memory"); goto done; }
+    if (all_kernel && (!etl || !ndirs))
+        { rc = cli_usage_error(cmd, "--all-kernel needs --etl and --search"); goto done; }
+    if (!npaths && !all_kernel)
+        { rc = cli_usage_error(cmd, "no module given (--module FILE)"); goto done; }
     if (!out) { rc = cli_usage_error(cmd, "no output file given (-o OUT.dmp)"); goto done; }
 
     if (etl) {
@@ -272,6 +351,21 @@ int cmd_dump_build(int argc, char **argv)
         }
     }
 
+    /* Module names that are not files are looked up in the search directories. */
+    for (size_t i = 0; i < npaths; i++) {
+        char *found;
+        if (file_exists(paths[i]) || !ndirs)
+            continue;
+        if (!(found = dump_find_file(dirs, ndirs, paths[i])))
+            { rc = cli_failf(cmd, "%s: no such file, nor in the search directories", paths[i]); goto done; }
+        free(paths[i]);
+        paths[i] = found;
+    }
+    if (all_kernel && !add_trace_modules(cmd, imgs, nimgs, dirs, ndirs, &paths, &npaths, &cpaths))
+        { rc = cli_failf(cmd, "out of memory"); goto done; }
+    if (!npaths)
+        { rc = cli_failf(cmd, "none of the trace's kernel modules is in the search directories"); goto done; }
+
     mods = calloc(npaths, sizeof *mods);
     specs = calloc(npaths, sizeof *specs);
     iom = calloc(npaths, sizeof *iom);
@@ -289,6 +383,7 @@ int cmd_dump_build(int argc, char **argv)
                 bases[k].used = have = true;
             }
         img = imgs ? trace_image(imgs, nimgs, m->path) : NULL;
+        m->img = img;
         if (!have && img) {
             m->base = img->base;
             m->origin = "trace";
@@ -309,6 +404,13 @@ int cmd_dump_build(int argc, char **argv)
             ntl_pe_rebase(&m->pe, m->image.data, m->image.len, m->base, &err) < 0)
             { rc = cli_fail(cmd, &err, m->path); goto done; }
         iom[i] = (struct ntl_iopt_module){m->dump_name, &m->pe, m->image.data, m->image.len, m->base};
+        /* A file of another build than the one that ran decodes wrong: say so. */
+        if (img && img->size && img->size != m->pe.size_of_image)
+            cli_warn(cmd, "%s: SizeOfImage 0x%x, the trace recorded 0x%" PRIx64 " (another build?)",
+                     m->path, m->pe.size_of_image, img->size);
+        if (img && img->time_date_stamp && img->time_date_stamp != m->pe.timestamp)
+            cli_warn(cmd, "%s: TimeDateStamp 0x%x, the trace recorded 0x%x (another build?)",
+                     m->path, m->pe.timestamp, img->time_date_stamp);
     }
     for (size_t k = 0; k < nbases; k++)
         if (!bases[k].used)
@@ -377,7 +479,10 @@ done:
     free(mods);
     free(specs);
     free(iom);
+    for (size_t i = 0; i < npaths; i++)
+        free(paths[i]);
     free(paths);
+    free(dirs);
     free(bases);
     return rc;
 }

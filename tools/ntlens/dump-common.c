@@ -1,7 +1,9 @@
 #include "dump-common.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,4 +60,28 @@ void dump_hex_cell(struct out_table *t, enum out_format fmt, uint64_t v, int dig
         out_table_strf(t, "0x%0*" PRIx64, digits, v);
     else
         out_table_u64(t, v);
+}
+
+char *dump_find_file(const char *const *dirs, size_t ndirs, const char *name)
+{
+    const char *want = dump_base_name(name);
+    size_t lw = strlen(want);
+    for (size_t i = 0; i < ndirs; i++) {
+        DIR *d = opendir(dirs[i]);
+        struct dirent *e;
+        if (!d)
+            continue;
+        while ((e = readdir(d)) != NULL) {
+            if (strlen(e->d_name) == lw && eq_nocase(e->d_name, want, lw)) {
+                size_t n = strlen(dirs[i]) + lw + 2;
+                char *path = malloc(n);
+                if (path)
+                    snprintf(path, n, "%s/%s", dirs[i], e->d_name);
+                closedir(d);
+                return path;
+            }
+        }
+        closedir(d);
+    }
+    return NULL;
 }
