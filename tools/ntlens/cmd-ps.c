@@ -2,7 +2,6 @@
  * the Process object (230), threads from the Thread object (232), CPU % in
  * task-manager mode from two samples with PDH's PERF_100NSEC_TIMER formula. */
 #include <getopt.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,7 +114,10 @@ static void cell_duration(struct out_table *t, bool have, uint64_t hundred_ns)
 
 static void cell_elapsed(struct out_table *t, bool have, double seconds)
 {
-    cell_duration(t, have && seconds >= 0, have && seconds >= 0 ? (uint64_t)(seconds * 1e7 + 0.5) : 0);
+    if (have && seconds >= 1.8e12) /* beyond 100 ns units in 64 bits: a source's nonsense */
+        out_table_num(t, seconds, 3);
+    else
+        cell_duration(t, have && seconds >= 0, have && seconds >= 0 ? (uint64_t)(seconds * 1e7 + 0.5) : 0);
 }
 
 static void proc_cell_kb(struct out_table *t, const struct ps_proc *p, enum ps_field f)

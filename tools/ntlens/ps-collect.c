@@ -267,7 +267,7 @@ void ps_sample_cpu(struct ps_sample *cur, const struct ps_sample *prev)
                 q = &prev->procs[order[lo].idx];
         if (!q)
             continue;
-        if (ntl_perf_value_compute(&p->cpu_raw, &q->cpu_raw, &v) > NTL_PERF_VALUE_ZERO_DELTA)
+        if (ntl_perf_value_compute(&p->cpu_raw, &q->cpu_raw, &v) > NTL_PERF_VALUE_ZERO_DELTA || v != v)
             continue;
         p->cpu_pct = cur->ncpu ? v / cur->ncpu : v;
         p->have_cpu_pct = true;
