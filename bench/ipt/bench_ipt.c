@@ -58,7 +58,7 @@ static uint64_t run_ntl(const struct trace *t)
     for (;;) {
         int rc = ntl_ipt_next(&d, &p, &err);
         if (rc == 0) {
-            n++;
+            n += p.type == NTL_IPT_PAD ? p.count : 1; /* a PAD run is one packet */
             x += p.payload;
             continue;
         }

@@ -79,6 +79,7 @@ enum ntl_ipt_ipc {
 #define NTL_IPT_F_MULT 0x04      /* TRIG: multiple triggers */
 
 /* One packet. Which fields mean what, by type:
+ *   PAD             a run of 1 to 8 PAD bytes: count == size == the number
  *   TNT_8, TNT_64   payload: the branch bits, oldest in bit (count-1); count
  *   TIP*, FUP       payload: the IP bytes as stored; ipc
  *   PIP             payload: CR3; flags NR
@@ -214,9 +215,17 @@ static inline int ntl_ipt_next(struct ntl_ipt_decoder *d, struct ntl_ipt_packet 
         /* PAD and TNT-8 are one byte: branching on that (predictably, in
          * runs) lets the next packet start before the table load is done. */
         if ((b & 1) == 0 && b != 2) {
+            unsigned n = 1;
+            if (b == 0) {
+                /* A run of PAD is one packet (up to 8 bytes; count = size). */
+                uint64_t w = ntl_ipt_load64_(q);
+                n = w ? (unsigned)__builtin_ctzll(w) >> 3 : 8;
+            }
             memcpy(p, e->head, 8);
+            p->size = (uint8_t)n;
+            p->count = (uint8_t)(b ? e->head[2] : n);
             p->payload = e->konst;
-            d->pos = pos + 1;
+            d->pos = pos + n;
             return 0;
         }
         if (e->head[0]) {

@@ -278,11 +278,16 @@ int ntl_ipt_next_slow(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struc
     p->aux = 0;
     p->payload = 0;
     switch (cls_table[b]) {
-    case C_PAD:
+    case C_PAD: {
+        unsigned n = 1;
+        while (n < 8 && n < left && q[n] == 0)
+            n++;
         p->type = NTL_IPT_PAD;
-        p->size = 1;
-        d->pos++;
+        p->size = (uint8_t)n;
+        p->count = (uint8_t)n;
+        d->pos += n;
         return NTL_OK;
+    }
     case C_TNT8: {
         if (d->bip_size && (b & 7) == 4) {
             if (left < 1u + d->bip_size)

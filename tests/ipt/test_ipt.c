@@ -36,6 +36,9 @@ static void test_packets(void)
 
     ONE(0x00);
     CHECK_EQ_INT(p.type, NTL_IPT_PAD);
+    CHECK_EQ_INT(p.count, 1);
+    ONE(0x00, 0x00, 0x00);
+    CHECK_EQ_INT(p.count, 3);
     ONE(PSB);
     CHECK_EQ_INT(p.type, NTL_IPT_PSB);
     ONE(0x02, 0x23);
@@ -464,7 +467,7 @@ static size_t compare_paths(const uint8_t *buf, size_t size, size_t *packets, si
                 break;
             continue;
         }
-        (*packets)++;
+        *packets += pa.type == NTL_IPT_PAD ? pa.count : 1;
     }
     return mismatches;
 }

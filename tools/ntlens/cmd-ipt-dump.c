@@ -510,18 +510,25 @@ static int dump(const char *cmd, const struct ipt_input *in, struct dump_opts *o
             else
                 diag("error decoding packet", shown, ntl_ipt_fault_str(d.fault));
         } else {
-            struct line l;
-            memset(&l, 0, sizeof l);
-            if (o->show_offset)
-                snprintf(l.offset, sizeof l.offset, "%016" PRIx64, shown);
-            if (o->show_raw)
-                print_raw(&l, in->data + off, p.size);
-            format_packet(&p, &l, &t, shown, o);
-            if (o->json) {
-                if (!l.skip && !o->quiet)
-                    json_packet(&p, shown, &l, o);
-            } else {
-                print_line(&l, o);
+            /* A run of PAD decodes as one packet; ptdump prints each. */
+            unsigned copies = p.type == NTL_IPT_PAD ? p.count : 1;
+            if (p.type == NTL_IPT_PAD)
+                p.size = p.count = 1;
+            for (unsigned i = 0; i < copies; i++, off++) {
+                struct line l;
+                memset(&l, 0, sizeof l);
+                shown = ipt_input_file_offset(in, off);
+                if (o->show_offset)
+                    snprintf(l.offset, sizeof l.offset, "%016" PRIx64, shown);
+                if (o->show_raw)
+                    print_raw(&l, in->data + off, p.size);
+                format_packet(&p, &l, &t, shown, o);
+                if (o->json) {
+                    if (!l.skip && !o->quiet)
+                        json_packet(&p, shown, &l, o);
+                } else {
+                    print_line(&l, o);
+                }
             }
             continue;
         }
