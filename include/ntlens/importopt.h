@@ -1,7 +1,7 @@
 /* Import optimization as the Windows kernel applies it at load time
  * ("Mitigating Spectre variant 2 with Retpoline on Windows"): every
  * IMPORT_CONTROL_TRANSFER site of a module's dynamic value relocation table
- *     call [rip+IAT]  ; 48 FF 15 disp32 + 0F 1F 44 00 00
+ *     call [rip+IAT]  ; 48 FF 15 disp32 + 0F 1F 44 00 xx (a 5-byte nop)
  *     jmp  [rip+IAT]  ; 48 FF 25 disp32 + CC CC CC CC CC
  * becomes, when the import resolves within +-2 GB,
  *     mov r10,[rip+IAT] ; 4C 8B 15 disp32

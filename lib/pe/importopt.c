@@ -241,7 +241,7 @@ static int do_site(struct resolver *r, size_t mi, const struct iat_index *im,
     uint32_t slot;
     int64_t rel;
     const struct ntl_pe_import *imp;
-    static const uint8_t nop5[5] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
+    static const uint8_t nop5[4] = {0x0f, 0x1f, 0x44, 0x00};
     static const uint8_t int3x5[5] = {0xcc, 0xcc, 0xcc, 0xcc, 0xcc};
     int rc;
 
@@ -272,12 +272,13 @@ static int do_site(struct resolver *r, size_t mi, const struct iat_index *im,
         return NTL_OK;
     }
     p = mod->image + f->rva;
+    /* The 5-byte nop is `nop dword [rax+rax*1+disp8]`: MSVC writes disp8 0, LLVM 8. */
     if (p[0] != 0x48 || p[1] != 0xff || p[2] != (s->call ? 0x15 : 0x25) ||
-        memcmp(p + 7, s->call ? nop5 : int3x5, 5) != 0) {
+        memcmp(p + 7, s->call ? nop5 : int3x5, s->call ? 4 : 5) != 0) {
         s->status = NTL_IOPT_SKIP_BAD_CODE;
         snprintf(s->detail, sizeof s->detail,
                  "expected %s, found %02x %02x %02x .. %02x %02x %02x %02x %02x",
-                 s->call ? "48 FF 15 disp32 + 5-byte nop" : "48 FF 25 disp32 + 5 int3", p[0], p[1],
+                 s->call ? "48 FF 15 disp32 + 0F 1F 44 00 xx" : "48 FF 25 disp32 + 5 int3", p[0], p[1],
                  p[2], p[7], p[8], p[9], p[10], p[11]);
         return NTL_OK;
     }

@@ -140,6 +140,7 @@ static void build_driver(struct img *m, uint64_t base)
             memset(p + 7, 0xcc, 5);
     }
     at(m, 0x2040 + 8)[0] = 0x90; /* site 5: not the expected nop */
+    at(m, 0x2020 + 11)[0] = 0x08; /* site 3: LLVM's nop dword [rax+rax*1+8] */
     /* load config at 0x1500 pointing at the DVRT at section 1 offset 0x600 */
     p = at(m, 0x1500);
     ntl_put_le32(p, 0x100);
