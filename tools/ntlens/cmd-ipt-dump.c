@@ -6,17 +6,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"
 #include "ipt-input.h"
 #include "output.h"
+#include "progress.h"
 #include "ntlens/ipt_packet.h"
 #include "ntlens/ipt_time.h"
 
 struct dump_opts {
     bool show_offset, show_raw, show_lastip, show_exec_mode, no_pad, no_sync, quiet;
-    bool show_time, show_tcal, time_delta, no_tcal, no_wall_clock, no_cyc, no_timing;
+    bool show_time, show_tcal, time_delta, no_tcal, no_wall_clock, no_cyc;
     bool keep_tcal_on_ovf, track_time, json;
     struct ntl_ipt_time_config tc;
 };
@@ -495,8 +497,18 @@ static int dump(const char *cmd, const struct ipt_input *in, struct dump_opts *o
         return cli_failf(cmd, "no PSB in the %zu-byte trace: nothing to decode (--no-sync decodes from offset 0)",
                          in->size);
     }
+    /* A bar only when the packets go elsewhere than the terminal. */
+    struct progress prog = {0};
+    bool bar = !isatty(fileno(stdout));
+    if (bar)
+        progress_start(&prog, "decoding", in->size);
+    size_t next_update = 0;
     for (;;) {
         uint64_t off = d.pos;
+        if (bar && off >= next_update) {
+            progress_update(&prog, off);
+            next_update = off + (1u << 20);
+        }
         int rc = ntl_ipt_next(&d, &p, &err);
         if (rc == NTL_ERR_EOF)
             break;
@@ -536,6 +548,8 @@ static int dump(const char *cmd, const struct ipt_input *in, struct dump_opts *o
             break;
         tracking_reset(&t);
     }
+    if (bar)
+        progress_end(&prog);
     if (fflush(stdout) != 0)
         return cli_failf(cmd, "write error");
     return EXIT_OK;
@@ -577,7 +591,7 @@ static void usage(const char *cmd)
 enum {
     O_NO_OFFSET = 256, O_RAW, O_LASTIP, O_EXEC_MODE, O_NO_PAD, O_NO_CYC, O_NO_SYNC, O_QUIET,
     O_WRAPPED, O_TIME, O_TIME_DELTA, O_TCAL, O_NO_TCAL, O_NO_WALL, O_KEEP_TCAL, O_CPU,
-    O_MTC_FREQ, O_NOM_FREQ, O_EAX, O_EBX, O_FORMAT, O_NO_TIMING,
+    O_MTC_FREQ, O_NOM_FREQ, O_EAX, O_EBX, O_FORMAT,
 };
 
 int cmd_ipt_dump(int argc, char **argv)
@@ -589,7 +603,6 @@ int cmd_ipt_dump(int argc, char **argv)
         {"exec-mode", no_argument, NULL, O_EXEC_MODE},
         {"no-pad", no_argument, NULL, O_NO_PAD},
         {"no-cyc", no_argument, NULL, O_NO_CYC},
-        {"no-timing", no_argument, NULL, O_NO_TIMING},
         {"no-sync", no_argument, NULL, O_NO_SYNC},
         {"quiet", no_argument, NULL, O_QUIET},
         {"wrapped", required_argument, NULL, O_WRAPPED},
@@ -634,7 +647,6 @@ int cmd_ipt_dump(int argc, char **argv)
         case O_EXEC_MODE: o.show_exec_mode = true; break;
         case O_NO_PAD: o.no_pad = true; break;
         case O_NO_CYC: o.no_cyc = true; break;
-        case O_NO_TIMING: o.no_timing = true; break;
         case O_NO_SYNC: o.no_sync = true; break;
         case O_QUIET: o.quiet = true; break;
         case O_TIME: o.show_time = o.track_time = true; break;
