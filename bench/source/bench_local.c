@@ -40,7 +40,7 @@ static size_t rival(int threads)
 {
     DIR *d = opendir("/proc"), *t;
     struct dirent *e, *te;
-    char path[300];
+    char path[600];
     size_t n = 0;
 
     if (!d)
