@@ -202,6 +202,10 @@ struct ntl_etl_options {
     bool sorted;
     /* Cap on the memory sorted mode may use for buffers; 0: 4 GiB. */
     uint64_t sorted_limit;
+    /* Called after each buffer is read with the input bytes consumed and the
+     * total (for progress bars, also while sorted mode reads ahead). */
+    void (*progress)(void *ctx, uint64_t done, uint64_t total);
+    void *progress_ctx;
 };
 
 struct ntl_etl;

@@ -30,6 +30,8 @@ struct sorted_ev;
 struct ntl_etl {
     int format;
     uint32_t pointer_size;
+    void (*progress)(void *ctx, uint64_t done, uint64_t total);
+    void *progress_ctx;
     /* input */
     FILE *f;
     uint64_t file_pos;

@@ -466,6 +466,8 @@ static int load_buffer(struct ntl_etl *t, struct ntl_error *err)
     /* From here on the next buffer's place is known. */
     t->next_buffer = off + bsize;
     t->can_continue = true;
+    if (t->progress)
+        t->progress(t->progress_ctx, t->next_buffer, t->size);
 
     struct ntl_etl_buffer *b = &t->buf;
     memset(b, 0, sizeof *b);
@@ -765,6 +767,10 @@ static int open_common(struct ntl_etl *t, const struct ntl_etl_options *opt, str
         return ntl_error_set(err, NTL_ERR_ARGUMENT, "options", NTL_NO_OFFSET,
                              "unknown compression format %d", t->format);
     t->sorted_mode = opt && opt->sorted;
+    if (opt) {
+        t->progress = opt->progress;
+        t->progress_ctx = opt->progress_ctx;
+    }
     t->sorted_limit = opt && opt->sorted_limit ? opt->sorted_limit : ((uint64_t)4 << 30);
     t->pointer_size = 8;
 

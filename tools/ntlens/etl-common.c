@@ -27,12 +27,23 @@ bool etl_cli_option(struct etl_cli *c, int opt, const char *arg, int *rc)
     }
 }
 
+static void on_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    struct etl_cli *c = ctx;
+    (void)total;
+    progress_update(&c->progress, done);
+}
+
 int etl_cli_open(struct etl_cli *c, const char *path)
 {
     struct ntl_etl_options opt = {0};
     struct ntl_error err = {0};
     opt.compression_format = c->compression;
     opt.sorted = c->sorted;
+    opt.progress = on_progress;
+    opt.progress_ctx = c;
+    /* The bar starts once the size is known; the first buffer is read at open. */
+    c->progress.active = false;
     if (ntl_etl_open_file(path, &opt, &c->t, &err) < 0)
         return cli_fail(c->cmd, &err, path);
     progress_start(&c->progress, "reading", ntl_etl_input_size(c->t));
@@ -45,8 +56,7 @@ int etl_cli_next(struct etl_cli *c, struct ntl_etl_event *ev)
     for (;;) {
         int rc = ntl_etl_next(c->t, ev, &err);
         if (rc > 0) {
-            if ((++c->events_read & 1023) == 0)
-                progress_update(&c->progress, ntl_etl_input_done(c->t));
+            c->events_read++;
             return 1;
         }
         if (rc == 0)
