@@ -22,6 +22,8 @@ struct ntl_perf_titles {
     uint32_t cap;
     uint32_t *buckets;     /* [nbuckets] first index in each chain */
     uint32_t nbuckets;     /* power of two */
+    uint32_t *used;        /* indices holding a name or help, in insertion order */
+    size_t nused, used_cap;
     uint32_t last_index;
     uint32_t max_index;
     size_t nnames, nhelps;
@@ -95,10 +97,11 @@ void ntl_perf_titles_free(struct ntl_perf_titles *t)
 {
     if (!t)
         return;
-    for (uint32_t i = 0; i < t->cap; i++) {
-        free(t->names[i]);
-        free(t->helps[i]);
+    for (size_t k = 0; k < t->nused; k++) {
+        free(t->names[t->used[k]]);
+        free(t->helps[t->used[k]]);
     }
+    free(t->used);
     free(t->names);
     free(t->helps);
     free(t->next);
@@ -128,11 +131,10 @@ static int grow_to(struct ntl_perf_titles *t, uint32_t index)
     if (!next)
         return NTL_ERR_NOMEM;
     t->next = next;
-    for (uint64_t i = t->cap; i < cap; i++) {
-        t->names[i] = NULL;
-        t->helps[i] = NULL;
-        t->next[i] = NO_ENTRY;
-    }
+    size_t grown = (size_t)(cap - t->cap);
+    memset(t->names + t->cap, 0, grown * sizeof *names);
+    memset(t->helps + t->cap, 0, grown * sizeof *helps);
+    memset(t->next + t->cap, 0xff, grown * sizeof *next);
     t->cap = (uint32_t)cap;
     return 0;
 }
@@ -143,7 +145,8 @@ static void rehash(struct ntl_perf_titles *t, uint32_t nbuckets)
     if (!b)
         return; /* keep the smaller table: slower chains, still correct */
     memset(b, 0xff, nbuckets * sizeof *b);
-    for (uint32_t i = 0; i < t->cap; i++) {
+    for (size_t k = 0; k < t->nused; k++) {
+        uint32_t i = t->used[k];
         if (!t->names[i])
             continue;
         uint32_t h = name_hash(t->names[i]) & (nbuckets - 1);
@@ -172,6 +175,20 @@ static void unlink_name(struct ntl_perf_titles *t, uint32_t index)
 static int store(struct ntl_perf_titles *t, bool help, uint32_t index, char *text)
 {
     int rc = grow_to(t, index);
+    if (rc == 0 && !t->names[index] && !t->helps[index]) {
+        if (t->nused == t->used_cap) {
+            size_t cap = t->used_cap ? 2 * t->used_cap : 256;
+            uint32_t *u = realloc(t->used, cap * sizeof *u);
+            if (!u)
+                rc = NTL_ERR_NOMEM;
+            else {
+                t->used = u;
+                t->used_cap = cap;
+            }
+        }
+        if (rc == 0)
+            t->used[t->nused++] = index;
+    }
     if (rc < 0) {
         free(text);
         return rc;
@@ -386,6 +403,12 @@ static int put_number(struct ntl_buf *out, uint32_t v)
     return put_string(out, s);
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 int ntl_perf_titles_encode(const struct ntl_perf_titles *t, bool help, struct ntl_buf *out,
                            struct ntl_error *err)
 {
@@ -395,13 +418,24 @@ int ntl_perf_titles_encode(const struct ntl_perf_titles *t, bool help, struct nt
         if ((rc = put_number(out, 1)) < 0 || (rc = put_number(out, last)) < 0)
             goto fail;
     }
-    for (uint32_t i = 0; i < t->cap; i++) {
+    uint32_t *order = malloc((t->nused ? t->nused : 1) * sizeof *order);
+    if (!order) {
+        rc = NTL_ERR_NOMEM;
+        goto fail;
+    }
+    memcpy(order, t->used, t->nused * sizeof *order);
+    qsort(order, t->nused, sizeof *order, cmp_u32);
+    for (size_t k = 0; k < t->nused; k++) {
+        uint32_t i = order[k];
         const char *s = help ? t->helps[i] : t->names[i];
         if (!s)
             continue;
-        if ((rc = put_number(out, i)) < 0 || (rc = put_string(out, s)) < 0)
+        if ((rc = put_number(out, i)) < 0 || (rc = put_string(out, s)) < 0) {
+            free(order);
             goto fail;
+        }
     }
+    free(order);
     if ((rc = ntl_buf_append(out, "\0\0", 2)) < 0)
         goto fail;
     return 0;
