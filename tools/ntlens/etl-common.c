@@ -55,10 +55,8 @@ int etl_cli_next(struct etl_cli *c, struct ntl_etl_event *ev)
     struct ntl_error err = {0};
     for (;;) {
         int rc = ntl_etl_next(c->t, ev, &err);
-        if (rc > 0) {
-            c->events_read++;
+        if (rc > 0)
             return 1;
-        }
         if (rc == 0)
             return 0;
         progress_end(&c->progress);

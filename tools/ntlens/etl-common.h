@@ -33,7 +33,6 @@ struct etl_cli {
     struct ntl_etl *t;
     struct progress progress;
     uint64_t skipped;      /* bad buffers skipped */
-    uint64_t events_read;
 };
 
 /* Handles one of the common options (returns true), or returns false.
