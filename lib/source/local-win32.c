@@ -1,7 +1,9 @@
 /* The "local" source on Windows: RegQueryValueExW on HKEY_PERFORMANCE_DATA.
  * The size that call reports with ERROR_MORE_DATA is not a hint for this
- * key (the data changes between calls), so the buffer simply doubles until
- * the answer fits or max_block is reached. */
+ * key (the data changes between calls), so the buffer doubles until the
+ * answer fits or max_block is reached. Every attempt makes Windows collect
+ * all the data again, so the size that worked is where the next data query
+ * starts (ps -s and capture query the same thing repeatedly). */
 #include "ntlens/source.h"
 
 #include <windows.h>
@@ -13,6 +15,7 @@
 
 struct local_win32 {
     size_t max_block;
+    size_t data_size; /* buffer size the last data query needed; 0 at first */
 };
 
 static int win32_error(struct ntl_error *err, LONG rc, const char *what)
@@ -25,12 +28,14 @@ static int win32_error(struct ntl_error *err, LONG rc, const char *what)
                          what, (long)rc);
 }
 
-/* One value of HKEY_PERFORMANCE_DATA into out, growing on ERROR_MORE_DATA. */
+/* One value of HKEY_PERFORMANCE_DATA into out, growing on ERROR_MORE_DATA
+ * from *start (FIRST_SIZE when smaller), which is set to the size that fit. */
 static int query_value(const struct local_win32 *l, const char *name, struct ntl_buf *out,
-                       struct ntl_error *err)
+                       size_t *start, struct ntl_error *err)
 {
     WCHAR wname[128];
-    size_t size = FIRST_SIZE, limit = l->max_block < out->limit ? l->max_block : out->limit;
+    size_t size = *start > FIRST_SIZE ? *start : FIRST_SIZE;
+    size_t limit = l->max_block < out->limit ? l->max_block : out->limit;
     int n = MultiByteToWideChar(CP_UTF8, 0, name, -1, wname, (int)(sizeof wname / sizeof wname[0]));
 
     if (n <= 0)
@@ -48,6 +53,7 @@ static int query_value(const struct local_win32 *l, const char *name, struct ntl
         rc = RegQueryValueExW(HKEY_PERFORMANCE_DATA, wname, NULL, &type, out->data, &got);
         if (rc == ERROR_SUCCESS) {
             out->len = got <= size ? got : size;
+            *start = size;
             return 0;
         }
         if (rc != ERROR_MORE_DATA)
@@ -62,15 +68,17 @@ static int query_value(const struct local_win32 *l, const char *name, struct ntl
 static int local_query(struct ntl_source *src, const char *query, struct ntl_buf *block,
                        struct ntl_error *err)
 {
-    return query_value(ntl_source_impl(src), query && *query ? query : "Global", block, err);
+    struct local_win32 *l = ntl_source_impl(src);
+    return query_value(l, query && *query ? query : "Global", block, &l->data_size, err);
 }
 
 static int local_titles(struct ntl_source *src, enum ntl_title_kind kind, unsigned langid,
                         struct ntl_buf *out, struct ntl_error *err)
 {
     char name[32];
+    size_t start = 0;
     snprintf(name, sizeof name, "%s %03x", kind == NTL_TITLES_HELP ? "Help" : "Counter", langid);
-    return query_value(ntl_source_impl(src), name, out, err);
+    return query_value(ntl_source_impl(src), name, out, &start, err);
 }
 
 static void local_close(struct ntl_source *src)
