@@ -73,8 +73,10 @@ def main():
             t.start()
         for t in threads:
             t.join()
+        total = time.monotonic() - t0
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-        print("total_s=%.3f peak_rss_mb=%.1f failed=%d" % (time.monotonic() - t0, rss, len(failed)))
+        print("total_s=%.3f peak_rss_mb=%.1f pss_with_helpers_mb=%.1f failed=%d" %
+              (total, rss, rss, len(failed)))
 
 
 main()

@@ -42,4 +42,6 @@ printf '%-34s %10s s %10s s %8s\n' "50 parallel sources: total" \
     "$(r "$(echo "$i_par" | val total_s)" "$(echo "$o_par" | val total_s)")"
 printf '%-34s %9s MB %9s MB\n' "50 parallel sources: peak RSS" \
     "$(echo "$o_par" | val peak_rss_mb)" "$(echo "$i_par" | val peak_rss_mb)"
+printf '%-34s %9s MB %9s MB\n' "  with SMB helper processes (PSS)" \
+    "$(echo "$o_par" | val pss_with_helpers_mb)" "$(echo "$i_par" | val peak_rss_mb)"
 echo "failed: ntlens $(echo "$o_par" | val failed), impacket $(echo "$i_par" | val failed)"

@@ -2,11 +2,15 @@
  * Kerberos, signing and encryption are all libsmbclient's; this file opens
  * \\HOST\IPC$\PIPE\name and moves bytes.
  *
- * Every pipe has its own SMBCCTX. libsmbclient (Samba 4.17) is not safe to
- * call from several threads at once even on separate contexts (its talloc
- * stack frames and loadparm are process-wide), so every libsmbclient call
- * holds smbc_lock: sources in different threads are safe, and overlap all
- * their work except the SMB calls themselves. */
+ * libsmbclient (Samba 4.17) is not safe to call from several threads at
+ * once, even on separate contexts: its talloc stack frames and loadparm are
+ * process-wide, and concurrent negotiations abort in talloc. So each pipe
+ * runs its libsmbclient context in a child process of its own, forked
+ * before this process ever touches libsmbclient, and talks to it over a
+ * socketpair: sources in different threads share nothing, run truly in
+ * parallel, and a server that hangs holds up only its own source. */
+/* close_range */
+#define _GNU_SOURCE
 #include "ntlens/msrpc.h"
 
 #include <errno.h>
@@ -14,11 +18,12 @@
 #include <libsmbclient.h>
 #include <netdb.h>
 #include <poll.h>
-#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,16 +32,33 @@
 #define PIPE_OPEN_TRIES 5
 #define PIPE_RETRY_MS 400
 
+/* The parent's handle. */
 struct ntl_smb_pipe {
+    int sock;                 /* our end of the socketpair */
+    pid_t child;
+    unsigned reply_ms;        /* how long to wait for the child's answer */
+    char where[300];          /* "host:port", for messages */
+};
+
+/* What the child needs; lives in the child's copy of the parent's memory. */
+struct child_args {
     SMBCCTX *ctx;
     SMBCFILE *file;
-    char where[300];          /* "host:port", for messages */
     char domain[256];
     char user[256];
     char password[256];
 };
 
-static pthread_mutex_t smbc_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Requests: a header, then `len` bytes for OP_WRITE. Replies: a header whose
+ * status is 0 or -errno (and, for the open, 1 = logon failure), then `len`
+ * bytes for OP_READ. */
+enum { OP_WRITE = 1, OP_READ = 2, OP_CLOSE = 3 };
+
+struct msg {
+    int32_t op_or_status;
+    uint32_t len;
+    uint32_t logon_failed;
+};
 
 static void copy(char *dst, size_t size, const char *src)
 {
@@ -53,7 +75,7 @@ static void wipe(void *p, size_t n)
 static void auth_fn(SMBCCTX *ctx, const char *srv, const char *shr, char *wg, int wglen,
                     char *un, int unlen, char *pw, int pwlen)
 {
-    struct ntl_smb_pipe *p = smbc_getOptionUserData(ctx);
+    struct child_args *p = smbc_getOptionUserData(ctx);
     (void)srv;
     (void)shr;
     if (p->domain[0])
@@ -137,12 +159,13 @@ static int probe_tcp(const char *host, uint16_t port, unsigned timeout_ms, const
                          last_errno == ECONNREFUSED ? " (nothing listens on that port)" : "");
 }
 
-static int open_error(struct ntl_smb_pipe *p, int e, const char *name, struct ntl_error *err)
+static int open_error(struct ntl_smb_pipe *p, int e, bool logon, const char *name,
+                      struct ntl_error *err)
 {
     switch (e) {
     case EPERM:
     case EACCES:
-        if (e == EPERM || logon_failed)
+        if (e == EPERM || logon)
             return ntl_error_set(err, NTL_ERR_AUTH, NULL, NTL_NO_OFFSET,
                                  "logon failure at %s: wrong user name or password, or the "
                                  "account may not log on", p->where);
@@ -175,41 +198,191 @@ static int open_error(struct ntl_smb_pipe *p, int e, const char *name, struct nt
                          "cannot open \\PIPE\\%s at %s: %s", name, p->where, strerror(e));
 }
 
-/* Options for one context; called with smbc_lock held. On failure
- * p->ctx is freed and NULL. */
-static void configure(struct ntl_smb_pipe *p, const struct ntl_smb_target *t, unsigned call_ms,
-                      uint16_t port)
+/* Options for the child's context. NULL when libsmbclient cannot start. */
+static SMBCCTX *make_context(struct child_args *c, const struct ntl_smb_target *t,
+                             unsigned call_ms, uint16_t port)
 {
-    smbc_setDebug(p->ctx, 3);
-    smbc_setLogCallback(p->ctx, NULL, log_fn);
-    smbc_setOptionUserData(p->ctx, p);
-    smbc_setFunctionAuthDataWithContext(p->ctx, auth_fn);
-    smbc_setTimeout(p->ctx, (int)call_ms);
-    smbc_setPort(p->ctx, port);
-    smbc_setOptionProtocols(p->ctx, "SMB2_02", "SMB3");
+    SMBCCTX *ctx = smbc_new_context();
+    if (!ctx)
+        return NULL;
+    smbc_setDebug(ctx, 3);
+    smbc_setLogCallback(ctx, NULL, log_fn);
+    smbc_setOptionUserData(ctx, c);
+    smbc_setFunctionAuthDataWithContext(ctx, auth_fn);
+    smbc_setTimeout(ctx, (int)call_ms);
+    smbc_setPort(ctx, port);
+    smbc_setOptionProtocols(ctx, "SMB2_02", "SMB3");
     /* Signing and encryption follow the server: libsmbclient signs, and
      * encrypts (SMB3 AES-GCM) where the server requires it. */
-    smbc_setOptionNoAutoAnonymousLogin(p->ctx, p->user[0] != '\0' || t->kerberos);
-    smbc_setOptionUseKerberos(p->ctx, t->kerberos);
-    smbc_setOptionFallbackAfterKerberos(p->ctx, !t->kerberos);
-    if (!smbc_init_context(p->ctx)) {
-        smbc_free_context(p->ctx, 1);
-        p->ctx = NULL;
+    smbc_setOptionNoAutoAnonymousLogin(ctx, c->user[0] != '\0' || t->kerberos);
+    smbc_setOptionUseKerberos(ctx, t->kerberos);
+    smbc_setOptionFallbackAfterKerberos(ctx, !t->kerberos);
+    if (!smbc_init_context(ctx)) {
+        smbc_free_context(ctx, 1);
+        return NULL;
     }
+    return ctx;
+}
+
+static bool send_all(int fd, const void *data, size_t n)
+{
+    const uint8_t *d = data;
+    while (n > 0) {
+        ssize_t w = send(fd, d, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return false;
+        d += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+/* Reads exactly n bytes; 0 ok, -ETIMEDOUT when timeout_ms (0: forever)
+ * passes, -EPIPE at end of stream, -errno otherwise. */
+static int recv_all(int fd, void *data, size_t n, unsigned timeout_ms)
+{
+    uint8_t *d = data;
+    while (n > 0) {
+        ssize_t r;
+        if (timeout_ms) {
+            struct pollfd pfd = {.fd = fd, .events = POLLIN};
+            int k = poll(&pfd, 1, (int)timeout_ms);
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k == 0)
+                return -ETIMEDOUT;
+        }
+        r = recv(fd, d, n, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r == 0)
+            return -EPIPE;
+        if (r < 0)
+            return -errno;
+        d += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+/* The child: opens the pipe, reports, then serves reads and writes until
+ * OP_CLOSE or the parent goes away. Never returns. */
+static void child_main(int sock, struct child_args *c, const struct ntl_smb_target *t,
+                       const char *url, unsigned call_ms, uint16_t port)
+{
+    struct msg m = {0, 0, 0};
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    int e = 0;
+
+    signal(SIGPIPE, SIG_IGN);
+    /* Keep only stdio and our socket: copies of other sources' sockets
+     * would hide their peers' end of stream. */
+    if (sock != 3) {
+        dup2(sock, 3);
+        sock = 3;
+    }
+    close_range(4, ~0u, 0);
+
+    c->ctx = make_context(c, t, call_ms, port);
+    if (!c->ctx)
+        e = errno ? errno : ENOMEM;
+    for (int attempt = 0; c->ctx && attempt < PIPE_OPEN_TRIES; attempt++) {
+        logon_failed = false;
+        errno = 0;
+        c->file = smbc_getFunctionOpen(c->ctx)(c->ctx, url, O_RDWR, 0);
+        e = errno;
+        if (c->file)
+            break;
+        /* Windows starts RemoteRegistry on demand: the pipe appears after
+         * a moment. */
+        if (e != ENOENT && e != ENODEV && e != EBUSY && e != EAGAIN)
+            break;
+        nanosleep(&(struct timespec){0, PIPE_RETRY_MS * 1000000L}, NULL);
+    }
+    wipe(c->password, sizeof c->password);
+    m.op_or_status = c->file ? 0 : -(e ? e : EIO);
+    m.logon_failed = logon_failed;
+    if (!send_all(sock, &m, sizeof m) || !c->file)
+        _exit(0);
+
+    for (;;) {
+        struct msg req;
+        ssize_t n;
+        if (recv_all(sock, &req, sizeof req, 0) < 0 || req.op_or_status == OP_CLOSE)
+            break;
+        if (req.len > cap) {
+            uint8_t *grown = realloc(buf, req.len);
+            if (!grown)
+                break;
+            buf = grown;
+            cap = req.len;
+        }
+        m.len = 0;
+        m.logon_failed = 0;
+        if (req.op_or_status == OP_WRITE) {
+            size_t done = 0;
+            if (recv_all(sock, buf, req.len, 0) < 0)
+                break;
+            m.op_or_status = 0;
+            while (done < req.len) {
+                errno = 0;
+                n = smbc_getFunctionWrite(c->ctx)(c->ctx, c->file, buf + done, req.len - done);
+                if (n <= 0) {
+                    m.op_or_status = -(errno ? errno : EPIPE);
+                    break;
+                }
+                done += (size_t)n;
+            }
+            if (!send_all(sock, &m, sizeof m))
+                break;
+        } else if (req.op_or_status == OP_READ) {
+            /* libsmbclient's read on a pipe blocks until it has the count
+             * asked for; the caller asks for exactly one fragment's bytes. */
+            size_t done = 0;
+            m.op_or_status = 0;
+            while (done < req.len) {
+                errno = 0;
+                n = smbc_getFunctionRead(c->ctx)(c->ctx, c->file, buf + done, req.len - done);
+                if (n <= 0) {
+                    m.op_or_status = n == 0 ? -EPIPE : -(errno ? errno : EIO);
+                    break;
+                }
+                done += (size_t)n;
+            }
+            m.len = m.op_or_status == 0 ? req.len : 0;
+            if (!send_all(sock, &m, sizeof m) || !send_all(sock, buf, m.len))
+                break;
+        } else {
+            break;
+        }
+    }
+    smbc_getFunctionClose(c->ctx)(c->ctx, c->file);
+    smbc_free_context(c->ctx, 1);
+    _exit(0);
 }
 
 void ntl_smb_pipe_close(struct ntl_smb_pipe *p)
 {
     if (!p)
         return;
-    if (p->ctx) {
-        pthread_mutex_lock(&smbc_lock);
-        if (p->file)
-            smbc_getFunctionClose(p->ctx)(p->ctx, p->file);
-        smbc_free_context(p->ctx, 1);
-        pthread_mutex_unlock(&smbc_lock);
+    if (p->sock >= 0) {
+        struct msg m = {OP_CLOSE, 0, 0};
+        send_all(p->sock, &m, sizeof m);
+        close(p->sock);
     }
-    wipe(p, sizeof *p);
+    if (p->child > 0) {
+        /* The child closes the SMB session and exits; do not wait on a
+         * server that stopped answering. */
+        for (int i = 0; i < 50 && waitpid(p->child, NULL, WNOHANG) == 0; i++)
+            nanosleep(&(struct timespec){0, 20 * 1000000L}, NULL);
+        if (waitpid(p->child, NULL, WNOHANG) == 0) {
+            kill(p->child, SIGKILL);
+            waitpid(p->child, NULL, 0);
+        }
+    }
     free(p);
 }
 
@@ -221,52 +394,59 @@ int ntl_smb_pipe_open(const struct ntl_smb_target *t, const char *name,
     uint16_t port = t->port ? t->port : 445;
     bool v6 = strchr(t->host, ':') != NULL;
     struct ntl_smb_pipe *p;
+    struct child_args args;
+    struct msg m;
     char url[600];
-    int rc, e = 0;
+    int sv[2], rc;
 
     *out = NULL;
     p = calloc(1, sizeof *p);
     if (!p)
         return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
+    p->sock = -1;
+    /* A call is bounded by libsmbclient's timeout in the child; the parent
+     * waits a little longer so that the child's own error arrives first. */
+    p->reply_ms = call_ms + 5000;
     snprintf(p->where, sizeof p->where, v6 ? "[%s]:%u" : "%s:%u", t->host, port);
-    copy(p->domain, sizeof p->domain, t->domain);
-    copy(p->user, sizeof p->user, t->user);
-    copy(p->password, sizeof p->password, t->password);
 
     if ((rc = probe_tcp(t->host, port, connect_ms, p->where, err)) < 0)
         goto fail;
-
-    pthread_mutex_lock(&smbc_lock);
-    p->ctx = smbc_new_context();
-    if (p->ctx)
-        configure(p, t, call_ms, port);
-    pthread_mutex_unlock(&smbc_lock);
-    if (!p->ctx) {
-        rc = ntl_error_set(err, NTL_ERR_SYSTEM, NULL, NTL_NO_OFFSET,
-                           "cannot create an SMB client context (libsmbclient)");
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        rc = ntl_error_set(err, NTL_ERR_SYSTEM, NULL, NTL_NO_OFFSET, "socketpair: %s",
+                           strerror(errno));
         goto fail;
     }
+    memset(&args, 0, sizeof args);
+    copy(args.domain, sizeof args.domain, t->domain);
+    copy(args.user, sizeof args.user, t->user);
+    copy(args.password, sizeof args.password, t->password);
     snprintf(url, sizeof url, v6 ? "smb://[%s]/IPC$/%s" : "smb://%s/IPC$/%s", t->host, name);
-    for (int attempt = 0; attempt < PIPE_OPEN_TRIES; attempt++) {
-        pthread_mutex_lock(&smbc_lock);
-        logon_failed = false;
-        errno = 0;
-        p->file = smbc_getFunctionOpen(p->ctx)(p->ctx, url, O_RDWR, 0);
-        e = errno;
-        pthread_mutex_unlock(&smbc_lock);
-        if (p->file)
-            break;
-        /* Windows starts RemoteRegistry on demand: the pipe appears after
-         * a moment. */
-        if (e != ENOENT && e != ENODEV && e != EBUSY && e != EAGAIN)
-            break;
-        nanosleep(&(struct timespec){0, PIPE_RETRY_MS * 1000000L}, NULL);
+    p->child = fork();
+    if (p->child == 0) {
+        close(sv[0]);
+        child_main(sv[1], &args, t, url, call_ms, port);
     }
-    if (!p->file) {
-        rc = open_error(p, e, name, err);
+    wipe(args.password, sizeof args.password);
+    close(sv[1]);
+    p->sock = sv[0];
+    if (p->child < 0) {
+        rc = ntl_error_set(err, NTL_ERR_SYSTEM, NULL, NTL_NO_OFFSET, "fork: %s", strerror(errno));
         goto fail;
     }
-    wipe(p->password, sizeof p->password);
+    /* The open may retry the pipe and wait for a slow session setup. */
+    rc = recv_all(p->sock, &m, sizeof m,
+                  call_ms * 2 + PIPE_OPEN_TRIES * (PIPE_RETRY_MS + call_ms / 4) + 5000);
+    if (rc < 0) {
+        rc = ntl_error_set(err, rc == -ETIMEDOUT ? NTL_ERR_TIMEOUT : NTL_ERR_CONNECT, NULL,
+                           NTL_NO_OFFSET, "no SMB session with %s: %s", p->where,
+                           rc == -ETIMEDOUT ? "the server did not answer in time"
+                                            : "the SMB client process ended");
+        goto fail;
+    }
+    if (m.op_or_status < 0) {
+        rc = open_error(p, -m.op_or_status, m.logon_failed != 0, name, err);
+        goto fail;
+    }
     *out = p;
     return NTL_OK;
 fail:
@@ -274,53 +454,52 @@ fail:
     return rc;
 }
 
-static int pipe_write(void *pipe, const void *data, size_t n, struct ntl_error *err)
+/* One request to the child and its reply header. */
+static int exchange(struct ntl_smb_pipe *p, int op, const void *data, size_t n,
+                    struct msg *reply, const char *what, struct ntl_error *err)
 {
-    struct ntl_smb_pipe *p = pipe;
-    const uint8_t *d = data;
+    struct msg m = {op, (uint32_t)n, 0};
+    int rc;
 
-    while (n > 0) {
-        ssize_t w;
-        int e;
-        pthread_mutex_lock(&smbc_lock);
-        errno = 0;
-        w = smbc_getFunctionWrite(p->ctx)(p->ctx, p->file, d, n);
-        e = errno;
-        pthread_mutex_unlock(&smbc_lock);
-        if (w <= 0)
-            return ntl_error_set(err, e == ETIMEDOUT ? NTL_ERR_TIMEOUT : NTL_ERR_IO, NULL,
-                                 NTL_NO_OFFSET, "writing to the pipe at %s: %s", p->where,
-                                 e ? strerror(e) : "connection closed");
-        d += w;
-        n -= (size_t)w;
+    if (n > UINT32_MAX)
+        return ntl_error_set(err, NTL_ERR_LIMIT, NULL, NTL_NO_OFFSET, "%zu bytes at once", n);
+    if (!send_all(p->sock, &m, sizeof m) || (op == OP_WRITE && !send_all(p->sock, data, n)))
+        return ntl_error_set(err, NTL_ERR_IO, NULL, NTL_NO_OFFSET,
+                             "%s %s: the SMB client process ended", what, p->where);
+    rc = recv_all(p->sock, reply, sizeof *reply, p->reply_ms);
+    if (rc < 0)
+        return ntl_error_set(err, rc == -ETIMEDOUT ? NTL_ERR_TIMEOUT : NTL_ERR_IO, NULL,
+                             NTL_NO_OFFSET, "%s %s: %s", what, p->where,
+                             rc == -ETIMEDOUT ? "no answer in time (the server stopped answering)"
+                                              : "the SMB client process ended");
+    if (reply->op_or_status < 0) {
+        int e = -reply->op_or_status;
+        if (e == EPIPE && op == OP_READ)
+            return ntl_error_set(err, NTL_ERR_EOF, NULL, NTL_NO_OFFSET,
+                                 "%s closed the pipe in the middle of a reply", p->where);
+        return ntl_error_set(err, e == ETIMEDOUT ? NTL_ERR_TIMEOUT : NTL_ERR_IO, NULL,
+                             NTL_NO_OFFSET, "%s %s: %s%s", what, p->where, strerror(e),
+                             e == ETIMEDOUT ? " (the server stopped answering)" : "");
     }
     return NTL_OK;
+}
+
+static int pipe_write(void *pipe, const void *data, size_t n, struct ntl_error *err)
+{
+    struct msg reply;
+    return exchange(pipe, OP_WRITE, data, n, &reply, "writing to the pipe at", err);
 }
 
 static int pipe_read(void *pipe, void *data, size_t n, struct ntl_error *err)
 {
     struct ntl_smb_pipe *p = pipe;
-    uint8_t *d = data;
-
-    while (n > 0) {
-        ssize_t r;
-        int e;
-        pthread_mutex_lock(&smbc_lock);
-        errno = 0;
-        r = smbc_getFunctionRead(p->ctx)(p->ctx, p->file, d, n);
-        e = errno;
-        pthread_mutex_unlock(&smbc_lock);
-        if (r == 0)
-            return ntl_error_set(err, NTL_ERR_EOF, NULL, NTL_NO_OFFSET,
-                                 "%s closed the pipe in the middle of a reply", p->where);
-        if (r < 0)
-            return ntl_error_set(err, e == ETIMEDOUT ? NTL_ERR_TIMEOUT : NTL_ERR_IO, NULL,
-                                 NTL_NO_OFFSET, "reading a reply from %s: %s%s", p->where,
-                                 strerror(e),
-                                 e == ETIMEDOUT ? " (the server stopped answering)" : "");
-        d += r;
-        n -= (size_t)r;
-    }
+    struct msg reply;
+    int rc = exchange(p, OP_READ, NULL, n, &reply, "reading a reply from", err);
+    if (rc < 0)
+        return rc;
+    if (reply.len != n || recv_all(p->sock, data, n, p->reply_ms) < 0)
+        return ntl_error_set(err, NTL_ERR_IO, NULL, NTL_NO_OFFSET,
+                             "reading a reply from %s: the SMB client process ended", p->where);
     return NTL_OK;
 }
 

@@ -14,15 +14,19 @@
  *                    of real server answers for tests and fuzz corpora)
  *     --ready        print "ready" once the key is open (for tests that
  *                    disturb the server mid-call)
+ *     --threads N    instead: open N sources (ntl_source_open) in N threads at
+ *                    once, query "Global" on each, print how many succeeded
  *     --opnum N      also make a call with opnum N and an empty stub and
  *                    print the fault it gets
  * Prints one line per value: name, type, bytes, attempts, round trips. */
 #include <getopt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ntlens/msrpc.h"
+#include "ntlens/source.h"
 
 /* A pipe that records what it reads, around the real one. */
 struct recording_pipe {
@@ -47,6 +51,48 @@ static int rec_read(void *pipe, void *data, size_t n, struct ntl_error *err)
 
 static const struct ntl_rpc_pipe_ops recording_ops = {rec_write, rec_read};
 
+static char thread_spec[300];
+
+static void *source_thread(void *arg)
+{
+    struct ntl_source_options opt = {.password = getenv("NTLENS_PASSWORD")};
+    struct ntl_source *src;
+    struct ntl_error err;
+    struct ntl_buf b;
+    int rc;
+    (void)arg;
+    ntl_buf_init(&b, 0);
+    rc = ntl_source_open(thread_spec, &opt, &src, &err);
+    if (rc >= 0) {
+        rc = ntl_source_query(src, "Global", &b, &err);
+        ntl_source_close(src);
+    }
+    if (rc < 0)
+        fprintf(stderr, "msrpc-fetch: %s\n", err.message);
+    else if (b.len == 0)
+        rc = NTL_ERR_FORMAT;
+    ntl_buf_free(&b);
+    return (void *)(intptr_t)rc;
+}
+
+static int run_threads(const char *user, const char *host, long n)
+{
+    pthread_t th[256];
+    long ok = 0;
+    if (n < 1 || n > 256)
+        return 2;
+    snprintf(thread_spec, sizeof thread_spec, "smb://%s@%s", user ? user : "", host);
+    for (long i = 0; i < n; i++)
+        pthread_create(&th[i], NULL, source_thread, NULL);
+    for (long i = 0; i < n; i++) {
+        void *rc;
+        pthread_join(th[i], &rc);
+        ok += (intptr_t)rc >= 0;
+    }
+    printf("threads=%ld ok=%ld\n", n, ok);
+    return ok == n ? 0 : 1;
+}
+
 static int fail(const struct ntl_error *err)
 {
     char buf[512];
@@ -60,10 +106,12 @@ int main(int argc, char **argv)
                                              {"record", required_argument, NULL, 'R'},
                                              {"opnum", required_argument, NULL, 'O'},
                                              {"ready", no_argument, NULL, 'Y'},
+                                             {"threads", required_argument, NULL, 'T'},
                                              {NULL, 0, NULL, 0}};
     struct recording_pipe rec = {NULL, NULL};
     long opnum = -1;
     bool ready = false;
+    long threads = 0;
     struct ntl_smb_target t = {0};
     struct ntl_smb_pipe *pipe;
     struct ntl_rpc_client rpc;
@@ -93,6 +141,7 @@ int main(int argc, char **argv)
             break;
         case 'O': opnum = strtol(optarg, NULL, 0); break;
         case 'Y': ready = true; break;
+        case 'T': threads = strtol(optarg, NULL, 0); break;
         default: return 2;
         }
     }
@@ -101,6 +150,8 @@ int main(int argc, char **argv)
                         "[--hklm KEY] HOST[:PORT] VALUE...\n");
         return 2;
     }
+    if (threads)
+        return run_threads(t.user, argv[optind], threads);
     snprintf(host, sizeof host, "%s", argv[optind]);
     if ((colon = strrchr(host, ':'))) {
         *colon = '\0';

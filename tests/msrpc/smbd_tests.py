@@ -175,6 +175,10 @@ def test_remote_ps():
         check(same_parent >= len(common) - 5, "parents equal (%d/%d)" % (same_parent, len(common)))
         check(close_threads >= 0.95 * len(common),
               "thread counts within 2 (%d/%d)" % (close_threads, len(common)))
+        # Sources used from many threads at once (libsmbclient alone aborts).
+        r = fetch(srv, "--threads", "24", "127.0.0.1:%d" % srv.port, "Global")
+        check(r.returncode == 0 and "ok=24" in r.stdout,
+              "24 sources in 24 threads (%s %s)" % (r.stdout.strip(), r.stderr.strip()[:200]))
         # Host tagging with two sources: the same server twice.
         r = run([NTLENS, "ps", "--format", "json", "-S", srv.spec, "-S", srv.spec], env=srv.env())
         check(r.returncode == 0, "ntlens ps with two remote sources (%s)" % r.stderr.strip()[:200])
