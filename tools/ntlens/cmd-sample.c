@@ -140,7 +140,9 @@ static long expand(const char *cmd, const char *spec, const struct perf_path *p,
             const char *cname = perf_name(titles, d->name_index, cbuf, sizeof cbuf);
             if (!perf_spec_matches(p->counter, d->name_index, cname))
                 continue;
-            if (ntl_perf_type_is_hidden(d->type) && perf_has_wildcard(p->counter))
+            /* bases often share their counter's name; only an explicit
+             * index selects one (it has no value of its own) */
+            if (ntl_perf_type_is_hidden(d->type) && strtoul(p->counter, NULL, 10) != d->name_index)
                 continue;
             if (!has_instances) {
                 snprintf(path, sizeof path, "\\\\%s\\%s\\%s", machine, oname, cname);
