@@ -5,12 +5,14 @@
  * libsmbclient (Samba 4.17) is not safe to call from several threads at
  * once, even on separate contexts: its talloc stack frames and loadparm are
  * process-wide, and concurrent negotiations abort in talloc. So each pipe
- * runs its libsmbclient context in a child process of its own, forked
- * before this process ever touches libsmbclient, and talks to it over a
- * socketpair: sources in different threads share nothing, run truly in
- * parallel, and a server that hangs holds up only its own source. */
-/* close_range */
-#define _GNU_SOURCE
+ * runs its libsmbclient context in a helper process of its own and talks
+ * to it over a socketpair: sources in different threads share nothing, run
+ * truly in parallel, and a server that hangs holds up only its own source.
+ * The helper is this same program re-executed (/proc/self/exe) with
+ * NTLENS_SMB_HELPER set, caught by a constructor before main: a fresh
+ * process, so no lock another thread held at fork time is inherited. Its
+ * settings and credentials come over the socket, never in argv or the
+ * environment. */
 #include "ntlens/msrpc.h"
 
 #include <errno.h>
@@ -44,10 +46,17 @@ struct ntl_smb_pipe {
 struct child_args {
     SMBCCTX *ctx;
     SMBCFILE *file;
+    uint32_t call_ms;
+    uint16_t port;
+    uint8_t kerberos;
+    char url[600];
     char domain[256];
     char user[256];
     char password[256];
 };
+
+#define HELPER_ENV "NTLENS_SMB_HELPER"
+#define HELPER_FD 3
 
 /* Requests: a header, then `len` bytes for OP_WRITE. Replies: a header whose
  * status is 0 or -errno (and, for the open, 1 = logon failure), then `len`
@@ -199,8 +208,7 @@ static int open_error(struct ntl_smb_pipe *p, int e, bool logon, const char *nam
 }
 
 /* Options for the child's context. NULL when libsmbclient cannot start. */
-static SMBCCTX *make_context(struct child_args *c, const struct ntl_smb_target *t,
-                             unsigned call_ms, uint16_t port)
+static SMBCCTX *make_context(struct child_args *c)
 {
     SMBCCTX *ctx = smbc_new_context();
     if (!ctx)
@@ -209,14 +217,14 @@ static SMBCCTX *make_context(struct child_args *c, const struct ntl_smb_target *
     smbc_setLogCallback(ctx, NULL, log_fn);
     smbc_setOptionUserData(ctx, c);
     smbc_setFunctionAuthDataWithContext(ctx, auth_fn);
-    smbc_setTimeout(ctx, (int)call_ms);
-    smbc_setPort(ctx, port);
+    smbc_setTimeout(ctx, (int)c->call_ms);
+    smbc_setPort(ctx, c->port);
     smbc_setOptionProtocols(ctx, "SMB2_02", "SMB3");
     /* Signing and encryption follow the server: libsmbclient signs, and
      * encrypts (SMB3 AES-GCM) where the server requires it. */
-    smbc_setOptionNoAutoAnonymousLogin(ctx, c->user[0] != '\0' || t->kerberos);
-    smbc_setOptionUseKerberos(ctx, t->kerberos);
-    smbc_setOptionFallbackAfterKerberos(ctx, !t->kerberos);
+    smbc_setOptionNoAutoAnonymousLogin(ctx, c->user[0] != '\0' || c->kerberos);
+    smbc_setOptionUseKerberos(ctx, c->kerberos);
+    smbc_setOptionFallbackAfterKerberos(ctx, !c->kerberos);
     if (!smbc_init_context(ctx)) {
         smbc_free_context(ctx, 1);
         return NULL;
@@ -269,30 +277,20 @@ static int recv_all(int fd, void *data, size_t n, unsigned timeout_ms)
 
 /* The child: opens the pipe, reports, then serves reads and writes until
  * OP_CLOSE or the parent goes away. Never returns. */
-static void child_main(int sock, struct child_args *c, const struct ntl_smb_target *t,
-                       const char *url, unsigned call_ms, uint16_t port)
+static void child_main(int sock, struct child_args *c)
 {
     struct msg m = {0, 0, 0};
     uint8_t *buf = NULL;
     size_t cap = 0;
     int e = 0;
 
-    signal(SIGPIPE, SIG_IGN);
-    /* Keep only stdio and our socket: copies of other sources' sockets
-     * would hide their peers' end of stream. */
-    if (sock != 3) {
-        dup2(sock, 3);
-        sock = 3;
-    }
-    close_range(4, ~0u, 0);
-
-    c->ctx = make_context(c, t, call_ms, port);
+    c->ctx = make_context(c);
     if (!c->ctx)
         e = errno ? errno : ENOMEM;
     for (int attempt = 0; c->ctx && attempt < PIPE_OPEN_TRIES; attempt++) {
         logon_failed = false;
         errno = 0;
-        c->file = smbc_getFunctionOpen(c->ctx)(c->ctx, url, O_RDWR, 0);
+        c->file = smbc_getFunctionOpen(c->ctx)(c->ctx, c->url, O_RDWR, 0);
         e = errno;
         if (c->file)
             break;
@@ -364,6 +362,26 @@ static void child_main(int sock, struct child_args *c, const struct ntl_smb_targ
     _exit(0);
 }
 
+/* In the helper, before main: read the settings and serve the pipe. */
+__attribute__((constructor)) static void helper_entry(void)
+{
+    static struct child_args args;
+    const char *env = getenv(HELPER_ENV);
+
+    if (!env || strcmp(env, "3"))
+        return;
+    unsetenv(HELPER_ENV);
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGINT, SIG_IGN); /* the parent decides when to stop */
+    if (recv_all(HELPER_FD, &args, sizeof args, 0) < 0)
+        _exit(1);
+    args.ctx = NULL;
+    args.file = NULL;
+    args.url[sizeof args.url - 1] = args.domain[sizeof args.domain - 1] = '\0';
+    args.user[sizeof args.user - 1] = args.password[sizeof args.password - 1] = '\0';
+    child_main(HELPER_FD, &args);
+}
+
 void ntl_smb_pipe_close(struct ntl_smb_pipe *p)
 {
     if (!p)
@@ -386,6 +404,42 @@ void ntl_smb_pipe_close(struct ntl_smb_pipe *p)
     free(p);
 }
 
+extern char **environ;
+
+/* Starts this program again as the helper, with `sock` as its fd 3. Only
+ * async-signal-safe calls between fork and exec. */
+static pid_t spawn_helper(int sock)
+{
+    static char *const argv[] = {"ntlens-smb-helper", NULL};
+    size_t n = 0, k = 0;
+    char **envp;
+    pid_t pid;
+
+    while (environ[n])
+        n++;
+    envp = calloc(n + 2, sizeof *envp);
+    if (!envp)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], HELPER_ENV "=", sizeof HELPER_ENV))
+            envp[k++] = environ[i];
+    envp[k++] = HELPER_ENV "=3";
+    envp[k] = NULL;
+    pid = fork();
+    if (pid == 0) {
+        if (sock != HELPER_FD) {
+            dup2(sock, HELPER_FD); /* dup2 clears FD_CLOEXEC on the copy */
+        } else {
+            int fl = fcntl(sock, F_GETFD);
+            fcntl(sock, F_SETFD, fl & ~FD_CLOEXEC);
+        }
+        execve("/proc/self/exe", argv, envp);
+        _exit(127);
+    }
+    free(envp);
+    return pid;
+}
+
 int ntl_smb_pipe_open(const struct ntl_smb_target *t, const char *name,
                       struct ntl_smb_pipe **out, struct ntl_error *err)
 {
@@ -396,7 +450,7 @@ int ntl_smb_pipe_open(const struct ntl_smb_target *t, const char *name,
     struct ntl_smb_pipe *p;
     struct child_args args;
     struct msg m;
-    char url[600];
+    bool ok;
     int sv[2], rc;
 
     *out = NULL;
@@ -417,20 +471,28 @@ int ntl_smb_pipe_open(const struct ntl_smb_target *t, const char *name,
         goto fail;
     }
     memset(&args, 0, sizeof args);
+    args.call_ms = call_ms;
+    args.port = port;
+    args.kerberos = t->kerberos;
     copy(args.domain, sizeof args.domain, t->domain);
     copy(args.user, sizeof args.user, t->user);
     copy(args.password, sizeof args.password, t->password);
-    snprintf(url, sizeof url, v6 ? "smb://[%s]/IPC$/%s" : "smb://%s/IPC$/%s", t->host, name);
-    p->child = fork();
-    if (p->child == 0) {
-        close(sv[0]);
-        child_main(sv[1], &args, t, url, call_ms, port);
-    }
-    wipe(args.password, sizeof args.password);
+    snprintf(args.url, sizeof args.url, v6 ? "smb://[%s]/IPC$/%s" : "smb://%s/IPC$/%s", t->host,
+             name);
+    p->child = spawn_helper(sv[1]);
     close(sv[1]);
     p->sock = sv[0];
     if (p->child < 0) {
-        rc = ntl_error_set(err, NTL_ERR_SYSTEM, NULL, NTL_NO_OFFSET, "fork: %s", strerror(errno));
+        wipe(&args, sizeof args);
+        rc = ntl_error_set(err, NTL_ERR_SYSTEM, NULL, NTL_NO_OFFSET,
+                           "cannot start the SMB helper process: %s", strerror(errno));
+        goto fail;
+    }
+    ok = send_all(p->sock, &args, sizeof args);
+    wipe(&args, sizeof args);
+    if (!ok) {
+        rc = ntl_error_set(err, NTL_ERR_SYSTEM, NULL, NTL_NO_OFFSET,
+                           "the SMB helper process did not start");
         goto fail;
     }
     /* The open may retry the pipe and wait for a slow session setup. */
