@@ -53,6 +53,11 @@ struct ntl_etl_ipt_event {
  * is one but malformed (TraceSize past the payload, position past size). */
 int ntl_etl_ipt_decode(const struct ntl_etl_event *ev, struct ntl_etl_ipt_event *ipt,
                        struct ntl_error *err);
+/* Reads ev's payload with the IPT layout whatever its header says: for
+ * traces that log the event under a kernel hook id (`etl ipt --hook`).
+ * 1, or < 0 when malformed. */
+int ntl_etl_ipt_decode_payload(const struct ntl_etl_event *ev, struct ntl_etl_ipt_event *ipt,
+                               struct ntl_error *err);
 
 #ifdef __cplusplus
 }

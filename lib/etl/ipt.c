@@ -35,6 +35,12 @@ int ntl_etl_ipt_decode(const struct ntl_etl_event *ev, struct ntl_etl_ipt_event 
         return 0;
     if (!ntl_guid_equal(&ev->guid, &ipt_guid) || ev->opcode != NTL_ETL_IPT_EVENT_TYPE)
         return 0;
+    return ntl_etl_ipt_decode_payload(ev, ipt, err);
+}
+
+int ntl_etl_ipt_decode_payload(const struct ntl_etl_event *ev, struct ntl_etl_ipt_event *ipt,
+                               struct ntl_error *err)
+{
     const uint8_t *p = ev->payload;
     size_t n = ev->payload_size;
     if (n < NTL_ETL_IPT_HEADER_SIZE)

@@ -58,6 +58,16 @@ static void gen_ipt_file(struct gen *g)
     gen_ipt(g, false, 5000, 4990, 1234, 103, opt4k, 10, t[3], 4096);    /* no PSB */
     gen_ipt(g, true, 6000, 5990, 8, 104, opt8k, 7000, t[4], 8192);      /* 8 KiB */
     gen_system(g, false, true, 2, 0x0524, 1, 1, 7000, NULL, 0, "cswitch!", 8);
+    /* The same layout under a kernel hook id, for `etl ipt --hook 0x1f20`. */
+    uint8_t k[32 + 64];
+    memset(k, 0, sizeof k);
+    k[8] = 77;                           /* Process */
+    k[12] = 78;                          /* Thread */
+    k[19] = 0x02;                        /* IptOption: TraceCodeMode 2 */
+    k[24] = 64;                          /* TraceSize */
+    k[28] = 64;                          /* TracePosition */
+    memcpy(k + 32, t[0], 64);
+    gen_perfinfo(g, true, 2, 0x1f20, 8000, NULL, 0, k, sizeof k);
     gen_finish(g);
 }
 

@@ -181,6 +181,13 @@ def test_generated(tmp):
         check(side["event_kind"] == ("event" if i in (1, 4) else "classic"), "sidecar %d kind" % (i + 1))
     check(json.load(open(os.path.join(out, "ipt-0002.json")))["psb_offset"] == 1500, "psb offset")
     check(summary[2]["pid"] == 1234 and summary[2]["tid"] == 102, "summary pid/tid")
+    # --hook reads a kernel event with that hook id as one more trace.
+    out3 = os.path.join(tmp, "hook")
+    rows = json.loads(run("etl", "ipt", "--hook", "0x1f20", "--format", "json", etl, "-o", out3).stdout)
+    check(len(rows) == 6 and rows[5]["pid"] == 77 and rows[5]["tid"] == 78 and rows[5]["trace_size"] == 64,
+          "--hook event")
+    check(open(os.path.join(out3, "ipt-0006.pt"), "rb").read() == bytes(t[0][:64]), "--hook trace bytes")
+    check(json.load(open(os.path.join(out3, "ipt-0006.json")))["hook_id"] == "0x1f20", "--hook sidecar")
     # --raw keeps wrapped traces as recorded.
     out2 = os.path.join(tmp, "raw")
     run("etl", "ipt", "--raw", etl, "-o", out2)

@@ -32,6 +32,9 @@ static void usage(FILE *f)
           "Options:\n"
           "  -o, --output DIR     where to write the traces (created if missing)\n"
           "      --raw            write wrapped traces as recorded, without unwrapping\n"
+          "      --hook HOOK      also read kernel events (SYSTEM/PERFINFO headers) with\n"
+          "                       this hook id (group << 8 | opcode, e.g. 0x1f20) as\n"
+          "                       ProcessorTrace events\n"
           "  -f, --format FMT     summary as table (default), csv or json\n" ETL_COMMON_HELP
           "  -h, --help           show this help\n",
           f);
@@ -74,8 +77,11 @@ static void sidecar(struct ntl_buf *j, struct etl_cli *c, const struct ntl_etl_e
     jprintf(j, "{\n  \"trace_file\": \"%s\",\n", pt_name);
     jprintf(j, "  \"event_time\": \"%s\",\n", etl_cli_time(c, ev->timestamp, tbuf, sizeof tbuf));
     jprintf(j, "  \"event_timestamp_raw\": %" PRIu64 ",\n", ev->timestamp);
-    jprintf(j, "  \"event_kind\": \"%s\",\n  \"provider\": \"%s\",\n", ntl_etl_kind_name(ev->kind),
-            ntl_guid_format(&ev->guid, gbuf, sizeof gbuf));
+    jprintf(j, "  \"event_kind\": \"%s\",\n", ntl_etl_kind_name(ev->kind));
+    if (ev->has_guid)
+        jprintf(j, "  \"provider\": \"%s\",\n", ntl_guid_format(&ev->guid, gbuf, sizeof gbuf));
+    else
+        jprintf(j, "  \"hook_id\": \"0x%04x\",\n", ev->hook_id);
     jprintf(j, "  \"file_offset\": %" PRIu64 ",\n  \"cpu\": %u,\n", ev->offset, ev->cpu);
     jprintf(j, "  \"trigger_time\": \"%s\",\n",
             etl_cli_time(c, ipt->event_timestamp, tbuf, sizeof tbuf));
@@ -105,6 +111,7 @@ int cmd_etl_ipt(int argc, char **argv)
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
         {"raw", no_argument, NULL, 'r'},
+        {"hook", required_argument, NULL, 'k'},
         {"format", required_argument, NULL, 'f'},
         {"help", no_argument, NULL, 'h'},
         ETL_COMMON_LONGOPTS,
@@ -113,7 +120,8 @@ int cmd_etl_ipt(int argc, char **argv)
     struct etl_cli c = {.cmd = argv[0]};
     enum out_format fmt = OUT_TABLE;
     const char *dir = NULL;
-    bool raw = false;
+    bool raw = false, hook_set = false;
+    uint64_t hook = 0;
     int opt, rc = 0;
 
     optind = 1;
@@ -124,6 +132,11 @@ int cmd_etl_ipt(int argc, char **argv)
             break;
         case 'r':
             raw = true;
+            break;
+        case 'k':
+            if (!cli_parse_u64(optarg, &hook) || hook > 0xFFFF)
+                return cli_usage_error(argv[0], "bad hook id '%s'", optarg);
+            hook_set = true;
             break;
         case 'f':
             if (!out_format_parse(optarg, &fmt))
@@ -174,7 +187,9 @@ int cmd_etl_ipt(int argc, char **argv)
     ntl_buf_init(&lin, 0);
     ntl_buf_init(&json, 0);
     while ((rc = etl_cli_next(&c, &ev)) > 0) {
-        int d = ntl_etl_ipt_decode(&ev, &ipt, &err);
+        int d = hook_set && ev.kind <= NTL_ETL_KIND_PERFINFO && ev.hook_id == hook
+                    ? ntl_etl_ipt_decode_payload(&ev, &ipt, &err)
+                    : ntl_etl_ipt_decode(&ev, &ipt, &err);
         if (d == 0)
             continue;
         if (d < 0) {
