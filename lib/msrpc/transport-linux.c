@@ -42,7 +42,8 @@ struct ntl_smb_pipe {
     char where[300];          /* "host:port", for messages */
 };
 
-/* What the child needs; lives in the child's copy of the parent's memory. */
+/* The helper's settings, sent whole over the socket (the pointers are the
+ * helper's own). */
 struct child_args {
     SMBCCTX *ctx;
     SMBCFILE *file;
@@ -59,8 +60,8 @@ struct child_args {
 #define HELPER_FD 3
 
 /* Requests: a header, then `len` bytes for OP_WRITE. Replies: a header whose
- * status is 0 or -errno (and, for the open, 1 = logon failure), then `len`
- * bytes for OP_READ. */
+ * status is 0 or -errno (the open's reply also says whether the logon
+ * failed), then `len` bytes for OP_READ. */
 enum { OP_WRITE = 1, OP_READ = 2, OP_CLOSE = 3 };
 
 struct msg {
@@ -94,10 +95,9 @@ static void auth_fn(SMBCCTX *ctx, const char *srv, const char *shr, char *wg, in
 }
 
 /* libsmbclient reports a failed logon only as EACCES, like a denied pipe;
- * its debug log (level 3) names the logon failure. Samba's debug callback
- * is process-wide but runs on the thread making the call, so the finding
- * is kept per thread. */
-static _Thread_local bool logon_failed;
+ * its debug log (level 3) names the logon failure. Set in the helper,
+ * which has one thread and one context. */
+static bool logon_failed;
 
 static void log_fn(void *priv, int level, const char *msg)
 {
