@@ -122,6 +122,8 @@ struct ntl_ipt_decoder {
     size_t pos;           /* offset of the next packet */
     size_t sync;          /* offset of the PSB last synchronised at */
     uint64_t origin;      /* offset of buf[0] in the user's input, for errors */
+    size_t fast_end;      /* the inline path decodes at pos < fast_end (size - 15, or 0
+                             inside a BBP block) */
     uint8_t bip_size;     /* inside a BBP block: bytes per BIP payload; 0 outside */
     uint8_t fault;        /* enum ntl_ipt_fault of the last error */
 };
@@ -208,7 +210,7 @@ static inline int ntl_ipt_next(struct ntl_ipt_decoder *d, struct ntl_ipt_packet 
 {
     static const uint64_t masks[8] = NTL_IPT_FAST_MASKS_;
     size_t pos = d->pos;
-    if (d->size - pos >= 16 && !d->bip_size) {
+    if (pos < d->fast_end) {
         const uint8_t *q = d->buf + pos;
         unsigned b = q[0];
         const struct ntl_ipt_fast_ *e = &ntl_ipt_fast_table_[b];

@@ -57,6 +57,15 @@ static void build_table(void)
     }
 }
 
+/* Sets the BIP size (0: outside a block) and with it where the inline path
+ * may decode: BIPs look like TNT-8, so inside a block only the slow path
+ * does. */
+static void set_block(struct ntl_ipt_decoder *d, unsigned bip_size)
+{
+    d->bip_size = (uint8_t)bip_size;
+    d->fast_end = bip_size || d->size < 16 ? 0 : d->size - 15;
+}
+
 static const int8_t ipc_bytes[8] = {0, 2, 4, 6, 6, -1, 8, -1};
 
 int ntl_ipt_ipc_bytes(unsigned ipc)
@@ -74,6 +83,7 @@ void ntl_ipt_decoder_init(struct ntl_ipt_decoder *d, const uint8_t *buf, size_t 
     d->size = size;
     d->origin = origin;
     d->sync = SIZE_MAX;
+    set_block(d, 0);
 }
 
 /* Little-endian value of n (<= 8) bytes at p. */
@@ -112,7 +122,7 @@ static int next_ext(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, const u
             return fail(d, err, NTL_IPT_FAULT_BAD_PACKET, "PSB packet");
         p->type = NTL_IPT_PSB;
         size = NTL_IPT_PSB_SIZE;
-        d->bip_size = 0;
+        set_block(d, 0);
         break;
     case 0x23:
         p->type = NTL_IPT_PSBEND;
@@ -125,7 +135,7 @@ static int next_ext(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, const u
     case 0xf3:
         p->type = NTL_IPT_OVF;
         size = 2;
-        d->bip_size = 0;
+        set_block(d, 0);
         break;
     case 0x03:
         if (left < 4)
@@ -218,14 +228,14 @@ static int next_ext(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, const u
         p->type = NTL_IPT_BBP;
         p->aux = q[2] & 0x1f;
         p->count = (q[2] & 0x80) ? 1 : 0;
-        d->bip_size = (q[2] & 0x80) ? 4 : 8;
+        set_block(d, (q[2] & 0x80) ? 4 : 8);
         size = 3;
         break;
     case 0x33:
     case 0xb3:
         p->type = NTL_IPT_BEP;
         p->flags = (b & 0x80) ? NTL_IPT_F_IP : 0;
-        d->bip_size = 0;
+        set_block(d, 0);
         size = 2;
         break;
     case 0x13:
@@ -419,7 +429,7 @@ int ntl_ipt_sync_first(struct ntl_ipt_decoder *d, struct ntl_error *err)
                              "no PSB in %zu bytes", d->size);
     }
     d->pos = d->sync = off;
-    d->bip_size = 0;
+    set_block(d, 0);
     return NTL_OK;
 }
 
@@ -434,7 +444,7 @@ int ntl_ipt_resync(struct ntl_ipt_decoder *d, struct ntl_error *err)
         return NTL_ERR_EOF;
     }
     d->pos = d->sync = off;
-    d->bip_size = 0;
+    set_block(d, 0);
     return NTL_OK;
 }
 
@@ -443,7 +453,7 @@ int ntl_ipt_seek(struct ntl_ipt_decoder *d, size_t off)
     if (off > d->size)
         return NTL_ERR_ARGUMENT;
     d->pos = off;
-    d->bip_size = 0;
+    set_block(d, 0);
     if (ntl_ipt_is_psb(d->buf, d->size, off))
         d->sync = off;
     return NTL_OK;

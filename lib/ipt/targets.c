@@ -79,20 +79,6 @@ static inline int count_ip(struct ntl_ipt_targets *t, uint64_t ip)
     }
 }
 
-/* Targets are collected in batches and counted together: the hash lookups
- * of a batch are independent of each other and of the decoding loop. */
-#define BATCH 1024
-
-static int flush(struct ntl_ipt_targets *t, const uint64_t *ips, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        int rc = count_ip(t, ips[i]);
-        if (rc < 0)
-            return rc;
-    }
-    return NTL_OK;
-}
-
 static inline uint64_t load_le(const uint8_t *p, size_t left, unsigned n)
 {
     uint64_t v = 0;
@@ -106,14 +92,6 @@ static inline uint64_t load_le(const uint8_t *p, size_t left, unsigned n)
     for (unsigned i = n; i-- > 0;)
         v = (v << 8) | p[i];
     return v;
-}
-
-static int fail_count(const struct ntl_ipt_targets *t, int rc, size_t pos, struct ntl_error *err)
-{
-    return ntl_error_set(err, rc, "IP packet", pos,
-                         rc == NTL_ERR_LIMIT ? "more than %zu distinct targets"
-                                             : "out of memory at %zu distinct targets",
-                         t->used);
 }
 
 int ntl_ipt_targets_scan(struct ntl_ipt_targets *t, const uint8_t *buf, size_t size,
@@ -137,12 +115,11 @@ int ntl_ipt_targets_scan(struct ntl_ipt_targets *t, const uint8_t *buf, size_t s
     static const uint64_t keep[8] = {
         0, ~0xffffull, ~0xffffffffull, 0, ~0xffffffffffffull, 0, 0, 0,
     };
-    uint64_t ip = 0, batch[BATCH];
-    size_t nb = 0;
+    uint64_t ip = 0;
     bool suppressed = false;
     size_t pos = d.pos;
     while (pos < size) {
-        if (size - pos >= 16 && !d.bip_size) {
+        if (pos < d.fast_end) {
             /* The first-byte table gives every common packet's size; only
              * IP packets need more. PAD comes in runs: skip them a word at
              * a time. */
@@ -171,13 +148,13 @@ int ntl_ipt_targets_scan(struct ntl_ipt_targets *t, const uint8_t *buf, size_t s
                         ip = (ip & keep[ipc]) | raw;
                         suppressed = false;
                         t->total++;
-                        batch[nb++] = ip;
-                        if (nb == BATCH) {
-                            rc = flush(t, batch, nb);
-                            nb = 0;
-                            if (rc < 0)
-                                return fail_count(t, rc, pos, err);
-                        }
+                        rc = count_ip(t, ip);
+                        if (rc < 0)
+                            return ntl_error_set(err, rc, "IP packet", pos,
+                                                 rc == NTL_ERR_LIMIT
+                                                     ? "more than %zu distinct targets"
+                                                     : "out of memory at %zu distinct targets",
+                                                 t->used);
                     }
                 }
                 pos += e->head[1];
@@ -192,13 +169,9 @@ int ntl_ipt_targets_scan(struct ntl_ipt_targets *t, const uint8_t *buf, size_t s
                 last.suppressed = suppressed;
                 if (ntl_ipt_last_ip_update(&last, ipc, raw) == NTL_OK) {
                     t->total++;
-                    batch[nb++] = last.ip;
-                    if (nb == BATCH) {
-                        rc = flush(t, batch, nb);
-                        nb = 0;
-                        if (rc < 0)
-                            return fail_count(t, rc, pos, err);
-                    }
+                    rc = count_ip(t, last.ip);
+                    if (rc < 0)
+                        return ntl_error_set(err, rc, "IP packet", pos, "out of memory");
                 } else if (ipc == NTL_IPT_IPC_SUPPRESSED) {
                     t->suppressed++;
                 }
@@ -230,9 +203,6 @@ int ntl_ipt_targets_scan(struct ntl_ipt_targets *t, const uint8_t *buf, size_t s
         suppressed = false;
         pos = d.pos;
     }
-    rc = flush(t, batch, nb);
-    if (rc < 0)
-        return fail_count(t, rc, size, err);
     ntl_error_clear(err);
     return NTL_OK;
 }
