@@ -93,8 +93,8 @@ long ntl_xpress_huff_decompress(const uint8_t *in, size_t in_size, uint8_t *out,
         struct bits b = {in, in_size, ip + 256, 0, 16};
         b.next = (uint32_t)ntl_le16(in + b.pos) << 16 | ntl_le16(in + b.pos + 2);
         b.pos += 4;
-        size_t block_end = op + BLOCK;
-        while (op < block_end && op < out_size) {
+        size_t limit = out_size - op > BLOCK ? op + BLOCK : out_size;
+        while (op < limit) {
             uint16_t e = table[b.next >> (32 - MAX_BITS)];
             unsigned len = e >> 9;
             unsigned sym = e & 511;
@@ -103,15 +103,18 @@ long ntl_xpress_huff_decompress(const uint8_t *in, size_t in_size, uint8_t *out,
                                    "bits match no code");
                 goto out;
             }
-            if (b.pos > in_size + 4) {
-                rc = ntl_error_set(err, NTL_ERR_TRUNCATED, "XPRESS Huffman stream",
-                                   origin + in_size, "bit stream runs past the input");
-                goto out;
-            }
             consume(&b, len);
             if (sym < 256) {
                 out[op++] = (uint8_t)sym;
                 continue;
+            }
+            /* Past the input only zeros are read in; a stream that needs them
+             * beyond its two lookahead words is cut short (checked here and
+             * when the block ends, to keep it off the literal path). */
+            if (b.pos > in_size + 4) {
+                rc = ntl_error_set(err, NTL_ERR_TRUNCATED, "XPRESS Huffman stream",
+                                   origin + in_size, "bit stream runs past the input");
+                goto out;
             }
             if (sym == 256 && b.pos >= in_size) {
                 rc = (long)op; /* end of stream */
@@ -183,6 +186,11 @@ long ntl_xpress_huff_decompress(const uint8_t *in, size_t in_size, uint8_t *out,
                 for (size_t i = 0; i < mlen; i++, op++)
                     out[op] = out[op - offset];
             }
+        }
+        if (b.pos > in_size + 4) {
+            rc = ntl_error_set(err, NTL_ERR_TRUNCATED, "XPRESS Huffman stream", origin + in_size,
+                               "bit stream runs past the input");
+            goto out;
         }
         ip = b.pos;
     }
