@@ -8,11 +8,14 @@
  * runs its libsmbclient context in a helper process of its own and talks
  * to it over a socketpair: sources in different threads share nothing, run
  * truly in parallel, and a server that hangs holds up only its own source.
- * The helper is this same program re-executed (/proc/self/exe) with
+ * A single-threaded program forks the helper (fast: the libraries are
+ * already loaded). A threaded one re-executes itself (/proc/self/exe) with
  * NTLENS_SMB_HELPER set, caught by a constructor before main: a fresh
- * process, so no lock another thread held at fork time is inherited. Its
- * settings and credentials come over the socket, never in argv or the
+ * process, so no lock another thread held at fork time is inherited.
+ * Settings and credentials come over the socket, never in argv or the
  * environment. */
+/* close_range */
+#define _GNU_SOURCE
 #include "ntlens/msrpc.h"
 
 #include <errno.h>
@@ -362,15 +365,11 @@ static void child_main(int sock, struct child_args *c)
     _exit(0);
 }
 
-/* In the helper, before main: read the settings and serve the pipe. */
-__attribute__((constructor)) static void helper_entry(void)
+/* The helper: read the settings from HELPER_FD and serve the pipe. */
+static void helper_run(void)
 {
     static struct child_args args;
-    const char *env = getenv(HELPER_ENV);
 
-    if (!env || strcmp(env, "3"))
-        return;
-    unsetenv(HELPER_ENV);
     signal(SIGPIPE, SIG_IGN);
     signal(SIGINT, SIG_IGN); /* the parent decides when to stop */
     if (recv_all(HELPER_FD, &args, sizeof args, 0) < 0)
@@ -380,6 +379,16 @@ __attribute__((constructor)) static void helper_entry(void)
     args.url[sizeof args.url - 1] = args.domain[sizeof args.domain - 1] = '\0';
     args.user[sizeof args.user - 1] = args.password[sizeof args.password - 1] = '\0';
     child_main(HELPER_FD, &args);
+}
+
+/* A re-executed helper starts here, before main. */
+__attribute__((constructor)) static void helper_entry(void)
+{
+    const char *env = getenv(HELPER_ENV);
+    if (!env || strcmp(env, "3"))
+        return;
+    unsetenv(HELPER_ENV);
+    helper_run();
 }
 
 void ntl_smb_pipe_close(struct ntl_smb_pipe *p)
@@ -406,25 +415,47 @@ void ntl_smb_pipe_close(struct ntl_smb_pipe *p)
 
 extern char **environ;
 
-/* Starts this program again as the helper, with `sock` as its fd 3. Only
- * async-signal-safe calls between fork and exec. */
+/* True when this process runs one thread (from /proc/self/stat). */
+static bool single_threaded(void)
+{
+    char buf[1024], *p;
+    long threads = 0;
+    FILE *f = fopen("/proc/self/stat", "r");
+    if (!f)
+        return false;
+    p = fgets(buf, sizeof buf, f) ? strrchr(buf, ')') : NULL;
+    fclose(f);
+    /* After "pid (comm)": state is field 3, num_threads field 20. */
+    for (int field = 3; p && field <= 20; field++)
+        p = strchr(p + 1, ' ');
+    if (p)
+        threads = strtol(p + 1, NULL, 10);
+    return threads == 1;
+}
+
+/* Starts the helper with `sock` as its fd 3: a fork when this process has
+ * one thread, otherwise a fork and exec of this program (only
+ * async-signal-safe calls between the two). */
 static pid_t spawn_helper(int sock)
 {
     static char *const argv[] = {"ntlens-smb-helper", NULL};
+    bool plain_fork = single_threaded();
     size_t n = 0, k = 0;
-    char **envp;
+    char **envp = NULL;
     pid_t pid;
 
-    while (environ[n])
-        n++;
-    envp = calloc(n + 2, sizeof *envp);
-    if (!envp)
-        return -1;
-    for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], HELPER_ENV "=", sizeof HELPER_ENV))
-            envp[k++] = environ[i];
-    envp[k++] = HELPER_ENV "=3";
-    envp[k] = NULL;
+    if (!plain_fork) {
+        while (environ[n])
+            n++;
+        envp = calloc(n + 2, sizeof *envp);
+        if (!envp)
+            return -1;
+        for (size_t i = 0; i < n; i++)
+            if (strncmp(environ[i], HELPER_ENV "=", sizeof HELPER_ENV))
+                envp[k++] = environ[i];
+        envp[k++] = HELPER_ENV "=3";
+        envp[k] = NULL;
+    }
     pid = fork();
     if (pid == 0) {
         if (sock != HELPER_FD) {
@@ -432,6 +463,12 @@ static pid_t spawn_helper(int sock)
         } else {
             int fl = fcntl(sock, F_GETFD);
             fcntl(sock, F_SETFD, fl & ~FD_CLOEXEC);
+        }
+        if (plain_fork) {
+            /* Other sources' sockets would hide their peers' end of
+             * stream: keep only stdio and ours. */
+            close_range(HELPER_FD + 1, ~0u, 0);
+            helper_run();
         }
         execve("/proc/self/exe", argv, envp);
         _exit(127);
