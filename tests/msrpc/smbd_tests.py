@@ -5,8 +5,8 @@ Each test starts its own private smbd (scripts/smbd-test-server) on a free
 unprivileged port, fills its perfmon store with `ntlens samba-provider`, and
 stops the server by pid at the end, pass or fail.
 
-    smbd_tests.py remote-ps | impacket-bytes | buffer-growth | errors |
-                  server-modes | server-death
+    smbd_tests.py provider-cli | remote-ps | impacket-bytes | buffer-growth |
+                  errors | server-modes | anonymous | server-death
 
 Needs NTLENS (the CLI), MSRPC_FETCH (tests/msrpc/msrpc-fetch) and
 NTLENS_SOURCE_ROOT; impacket from Debian's python3-impacket (run with
@@ -298,6 +298,19 @@ def test_server_modes():
         srv.stop()
 
 
+def test_anonymous():
+    srv = Smbd("no-anonymous")
+    try:
+        srv.provide()
+        r = run([NTLENS, "ps", "-N", "-S", "smb://127.0.0.1:%d" % srv.port])
+        check(r.returncode == 1 and "access denied" in r.stderr,
+              "anonymous with restrict anonymous = 2: access denied (%s)" % r.stderr.strip())
+        remote = ps_tree(["-S", srv.spec], env=srv.env())
+        check(len(remote) > 3, "the test user still reads it (%d rows)" % len(remote))
+    finally:
+        srv.stop()
+
+
 def test_server_death():
     srv = Smbd()
     try:
@@ -412,6 +425,7 @@ TESTS = {
     "buffer-growth": test_buffer_growth,
     "errors": test_errors,
     "server-modes": test_server_modes,
+    "anonymous": test_anonymous,
     "server-death": test_server_death,
 }
 
