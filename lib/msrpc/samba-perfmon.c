@@ -37,6 +37,15 @@ static bool servable(uint32_t type)
     return size == NTL_PERF_SIZE_DWORD || size == NTL_PERF_SIZE_LARGE;
 }
 
+/* Whether a counter may keep index `want`: even, above `floor` (its
+ * object's index, or the previous counter's), and free or already the same
+ * counter type of an earlier object. */
+static bool keepable(const struct plan *p, uint32_t want, uint32_t type, uint32_t floor)
+{
+    return want > floor && !(want & 1) && want < p->limit &&
+           (p->used[want] == 0 || (p->used[want] == 2 && p->used_type[want] == type));
+}
+
 static void plan_free(struct plan *p, size_t nobjects)
 {
     if (p->counters)
@@ -98,7 +107,8 @@ static int make_plan(const struct ntl_perf_block *b, struct plan *p,
     /* Then counters: a counter keeps its index when it lies above its
      * object's, is even, and is free or already the same counter type of an
      * earlier object. Objects with base counters (which must follow their
-     * counter) are renumbered as a whole, in order. Process goes first, so
+     * counter) keep all their indices or none: renumbered, they stay in
+     * definition order. Process goes first, so
      * that a name moved for several objects ("% Processor Time") has its
      * lowest index, the one a lookup by name finds, in Process. */
     for (size_t pass = 0; pass < 2 * b->nobjects; pass++) {
@@ -110,6 +120,20 @@ static int make_plan(const struct ntl_perf_block *b, struct plan *p,
             continue;
         for (size_t c = 0; c < o->ncounters; c++)
             has_base = has_base || (o->counters[c].type & NTL_PERF_SUBTYPE_MASK) == BASE_SUBTYPE;
+        /* With base counters, indices are kept only if all of them can be
+         * and they already ascend in definition order (Samba's own data). */
+        if (has_base) {
+            uint32_t prev = p->object_index[i];
+            bool all = true;
+            for (size_t c = 0; c < o->ncounters && all; c++) {
+                const struct ntl_perf_counter_def *d = &o->counters[c];
+                if (!servable(d->type))
+                    continue;
+                all = keepable(p, d->name_index, d->type, prev);
+                prev = d->name_index;
+            }
+            has_base = !all;
+        }
         for (size_t c = 0; c < o->ncounters; c++) {
             const struct ntl_perf_counter_def *d = &o->counters[c];
             uint32_t want = d->name_index;
@@ -120,8 +144,7 @@ static int make_plan(const struct ntl_perf_block *b, struct plan *p,
             }
             for (size_t k = 0; k < c; k++)
                 dup = dup || p->counters[i][k].samba_index == want;
-            if (!has_base && !dup && want > p->object_index[i] && !(want & 1) && want < p->limit &&
-                (p->used[want] == 0 || (p->used[want] == 2 && p->used_type[want] == d->type))) {
+            if (!has_base && !dup && keepable(p, want, d->type, p->object_index[i])) {
                 p->counters[i][c].samba_index = want;
                 p->used[want] = 2;
                 p->used_type[want] = d->type;

@@ -571,6 +571,45 @@ static void test_source_errors(void)
     CHECK(strstr(err.message, "pw-Secret-42") == NULL);
 }
 
+/* A block Samba itself served (shared data, filled by Samba's example
+ * daemon) already obeys reg_perfcount.c's order: it maps onto the store
+ * with every index kept. */
+static void test_samba_records_roundtrip(void)
+{
+    struct ntl_buf raw;
+    struct records rs = {0};
+    struct ntl_samba_perfmon_stats st;
+    struct ntl_perf_block *b = NULL;
+    struct ntl_error err;
+
+    ntl_buf_init(&raw, 1u << 20);
+    if (ntl_file_read(check_data_path("hkpd/samba_Global.bin"), 1u << 20, &raw, &err) < 0) {
+        CHECK(!"hkpd/samba_Global.bin is readable");
+        return;
+    }
+    CHECK_EQ_INT(ntl_perf_block_parse(raw.data, raw.len, &b, &err), 0);
+    if (b) {
+        CHECK_EQ_INT(ntl_samba_perfmon_records(b, NULL, collect, &rs, &st, &err), 0);
+        CHECK_EQ_INT(st.moved_indices, 0);
+        CHECK_EQ_INT(st.objects, 4);
+        for (size_t i = 0; i < b->nobjects; i++) {
+            char key[32];
+            const struct record *r;
+            snprintf(key, sizeof key, "%urel", b->objects[i].name_index);
+            r = find(&rs, NTL_SAMBA_NAMES_DB, key);
+            CHECK(r && r->value[0] == 'p');
+            for (size_t c = 0; c < b->objects[i].ncounters; c++) {
+                snprintf(key, sizeof key, "%utype", b->objects[i].counters[c].name_index);
+                CHECK_EQ_INT(num(find(&rs, NTL_SAMBA_NAMES_DB, key)),
+                             (long)b->objects[i].counters[c].type);
+            }
+        }
+    }
+    free(rs.r);
+    ntl_perf_block_free(b);
+    ntl_buf_free(&raw);
+}
+
 int main(void)
 {
     test_bind();
@@ -588,6 +627,7 @@ int main(void)
         test_replay_truncated();
         if (global.len)
             test_samba_records(&global);
+        test_samba_records_roundtrip();
         ntl_buf_free(&global);
     }
     return check_exit();
