@@ -117,6 +117,8 @@ def main():
     table, _ = run("dump", trace)
     check(len(objs) == len(table.splitlines()), "json packet count")
     check(objs[0]["type"] == "psb" and objs[0]["offset"] == 0, "json first packet")
+    json_ips = collections.Counter(int(o["ip"], 16) for o in objs if "ip" in o)
+    check(json_ips == lastip_targets(trace), "json ip fields differ from --lastip")
 
     # Errors: usage 2, failures 1, help 0.
     run("dump", code=2)

@@ -40,6 +40,8 @@ struct line {
     char id[5];
     char track[24];
     bool skip, skip_time, skip_tcal;
+    bool have_ip; /* ip: the reconstructed IP of an IP packet */
+    uint64_t ip;
 };
 
 static void tracking_reset(struct tracking *t)
@@ -278,18 +280,15 @@ static void format_packet(const struct ntl_ipt_packet *p, struct line *l, struct
     case NTL_IPT_TIP_PGD:
     case NTL_IPT_FUP:
         fmt_ip(pl, pn, p->count, p->payload);
+        ntl_ipt_last_ip_update(&t->last_ip, p->count, p->payload);
+        l->have_ip = ntl_ipt_last_ip_query(&t->last_ip, &l->ip) == NTL_OK;
         if (o->show_lastip) {
-            uint64_t ip;
             snprintf(l->id, sizeof l->id, "ip");
-            int rc = ntl_ipt_last_ip_update(&t->last_ip, p->count, p->payload);
-            if (rc == NTL_ERR_FORMAT)
-                diag("error updating last-ip", off, "unknown packet");
-            rc = ntl_ipt_last_ip_query(&t->last_ip, &ip);
-            if (rc < 0)
+            if (!l->have_ip)
                 snprintf(l->track, sizeof l->track, "%s",
                          t->last_ip.suppressed ? "<suppressed>" : "<unavailable>");
             else
-                snprintf(l->track, sizeof l->track, "%016" PRIx64, ip);
+                snprintf(l->track, sizeof l->track, "%016" PRIx64, l->ip);
         }
         break;
     case NTL_IPT_MODE_EXEC:
@@ -427,6 +426,8 @@ static void json_packet(const struct ntl_ipt_packet *p, uint64_t off, const stru
         printf(",\"ipc\":%u", p->count);
         if (p->count)
             printf(",\"ip_bytes\":\"0x%" PRIx64 "\"", p->payload);
+        if (l->have_ip)
+            printf(",\"ip\":\"0x%016" PRIx64 "\"", l->ip);
         break;
     case NTL_IPT_MODE_EXEC:
         printf(",\"csl\":%s,\"csd\":%s,\"if\":%s", (p->flags & 1) ? "true" : "false",
@@ -453,7 +454,7 @@ static void json_packet(const struct ntl_ipt_packet *p, uint64_t off, const stru
         }
         break;
     }
-    if (l->id[0] && l->track[0]) {
+    if (l->id[0] && l->track[0] && strcmp(l->id, "ip") != 0) {
         printf(",\"%s\":", l->id);
         out_json_string(stdout, l->track);
     }
