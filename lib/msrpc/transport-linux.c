@@ -171,12 +171,17 @@ static int probe_tcp(const char *host, uint16_t port, unsigned timeout_ms, const
                          last_errno == ECONNREFUSED ? " (nothing listens on that port)" : "");
 }
 
-static int open_error(struct ntl_smb_pipe *p, int e, bool logon, const char *name,
-                      struct ntl_error *err)
+static int open_error(struct ntl_smb_pipe *p, int e, bool logon, bool kerberos,
+                      const char *name, struct ntl_error *err)
 {
     switch (e) {
     case EPERM:
     case EACCES:
+        if ((e == EPERM || logon) && kerberos)
+            return ntl_error_set(err, NTL_ERR_AUTH, NULL, NTL_NO_OFFSET,
+                                 "Kerberos logon failure at %s: no valid ticket (run kinit), or "
+                                 "the host is not named as in its service principal (use its "
+                                 "DNS name, not an address)", p->where);
         if (e == EPERM || logon)
             return ntl_error_set(err, NTL_ERR_AUTH, NULL, NTL_NO_OFFSET,
                                  "logon failure at %s: wrong user name or password, or the "
@@ -543,7 +548,7 @@ int ntl_smb_pipe_open(const struct ntl_smb_target *t, const char *name,
         goto fail;
     }
     if (m.op_or_status < 0) {
-        rc = open_error(p, -m.op_or_status, m.logon_failed != 0, name, err);
+        rc = open_error(p, -m.op_or_status, m.logon_failed != 0, t->kerberos, name, err);
         goto fail;
     }
     *out = p;

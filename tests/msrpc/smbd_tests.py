@@ -241,6 +241,12 @@ def test_errors():
         check(r.returncode == 1 and "logon failure" in r.stderr,
               "wrong password: logon failure (%s)" % r.stderr.strip())
         check(wrong not in r.stderr and wrong not in r.stdout, "the password never appears")
+        # -k without a ticket cache (none here: no KDC runs in the tests).
+        env = srv.env()
+        env["KRB5CCNAME"] = "FILE:" + os.path.join(srv.dir, "no-such-ccache")
+        r = run([NTLENS, "ps", "-k", "-S", srv.spec], env=env)
+        check(r.returncode == 1 and "Kerberos logon failure" in r.stderr,
+              "-k without a ticket (%s)" % r.stderr.strip())
         r = run([NTLENS, "ps", "-S", "smb://%s@no-such-host.invalid" % USER], env=srv.env())
         check(r.returncode == 1 and "cannot resolve host" in r.stderr,
               "unknown host (%s)" % r.stderr.strip())
