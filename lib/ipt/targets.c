@@ -120,19 +120,20 @@ int ntl_ipt_targets_scan(struct ntl_ipt_targets *t, const uint8_t *buf, size_t s
     size_t pos = d.pos;
     while (pos < size) {
         if (pos < d.fast_end) {
-            /* The first-byte table gives every common packet's size; only
-             * IP packets need more. PAD comes in runs: skip them a word at
-             * a time. */
-            if (buf[pos] == 0) {
-                uint64_t w = load_le(buf + pos, 8, 8);
-                pos += w ? (size_t)__builtin_ctzll(w) >> 3 : 8;
+            /* PAD and TNT-8 (every even byte but 02) carry no target:
+             * skip them eight bytes at a time up to the first odd byte or
+             * 02 (SWAR: bit 0 of each byte, and a zero-byte test of w^02). */
+            uint64_t w = load_le(buf + pos, 8, 8), x = w ^ 0x0202020202020202ull;
+            uint64_t stop = ((w & 0x0101010101010101ull) << 7) |
+                            ((x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull);
+            if (!stop) {
+                pos += 8;
                 continue;
             }
+            pos += (size_t)__builtin_ctzll(stop) >> 3;
+            if (pos >= d.fast_end)
+                continue;
             unsigned b = buf[pos];
-            if ((b & 1) == 0 && b != 2) {
-                pos++; /* TNT-8 */
-                continue;
-            }
             const struct ntl_ipt_fast_ *e = &ntl_ipt_fast_table_[b];
             if (e->head[0]) {
                 if (e->ip_kind) {
