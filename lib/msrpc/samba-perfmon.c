@@ -225,7 +225,7 @@ static int emit_object(const struct ntl_perf_block *b, size_t i, const struct pl
 {
     const struct ntl_perf_object *o = &b->objects[i];
     const uint32_t oi = p->object_index[i];
-    char key[64], fallback[32], rel[32];
+    char key[64], fallback[32], rel[SAMBA_TEXT_MAX];
     size_t nkept = 0, *order;
     uint8_t *values;
     int rc;
@@ -266,11 +266,12 @@ static int emit_object(const struct ntl_perf_block *b, size_t i, const struct pl
         for (size_t j = i + 1; j < b->nobjects; j++)
             for (size_t c = 0; c < b->objects[j].ncounters; c++)
                 if (p->object_index[j] && p->counters[j][c].samba_index == ci) {
-                    size_t n = strlen(rel);
-                    snprintf(rel + n, sizeof rel - n, ",%" PRIu32, p->object_index[j]);
+                    char one[16];
+                    int n = snprintf(one, sizeof one, ",%" PRIu32, p->object_index[j]);
+                    /* Samba reads at most 255 bytes of it; whole entries only. */
+                    if (strlen(rel) + (size_t)n + 2 <= sizeof rel)
+                        strcat(rel, one);
                 }
-        if (strlen(rel) + 2 > sizeof rel)
-            rel[sizeof rel - 2] = '\0';
         strcat(rel, "]");
         /* Shared counters are written once, by their first object. */
         {
