@@ -1,7 +1,8 @@
 /* libFuzzer: the Intel PT packet decoder over arbitrary bytes, both from the
  * first PSB with resync after errors and from offset 0, with last-IP and
  * time tracking fed by every packet; the fast and slow paths must agree;
- * then the quick-analysis scan. */
+ * then the quick-analysis scan must find exactly the targets the packet
+ * decoder's last-IP reconstruction gives. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         .cpuid_15_ebx = size > 3 ? data[3] : 1,
         .errata = {.skl168 = size > 4 && (data[4] & 1)},
     };
+    /* From the first PSB (mode 0), what the quick analysis must find. */
+    uint64_t want_total = 0, want_sum = 0;
     for (int mode = 0; mode < 2; mode++) {
         ntl_ipt_decoder_init(&d, data, size, 0);
         ntl_ipt_decoder_init(&s, data, size, 0);
@@ -83,28 +86,41 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (rc < 0) {
                 if (d.pos != before || err.offset != before)
                     abort();
-                if (mode == 1 || ntl_ipt_resync(&d, &err) < 0 || ntl_ipt_resync(&s, &err) < 0)
+                if (mode == 1 || rc == NTL_ERR_TRUNCATED || ntl_ipt_resync(&d, &err) < 0 ||
+                    ntl_ipt_resync(&s, &err) < 0)
                     break;
+                ntl_ipt_last_ip_init(&last);
                 continue;
             }
             if (p.size == 0 || d.pos != before + p.size || ++steps > size)
                 abort();
-            if (p.type == NTL_IPT_PSB)
+            if (p.type == NTL_IPT_PSB) {
                 hdr = true;
+                ntl_ipt_last_ip_init(&last);
+            }
             else if (p.type == NTL_IPT_PSBEND)
                 hdr = false;
             if (p.type == NTL_IPT_TIP || p.type == NTL_IPT_TIP_PGE || p.type == NTL_IPT_TIP_PGD ||
                 p.type == NTL_IPT_FUP) {
                 uint64_t ip;
                 ntl_ipt_last_ip_update(&last, p.count, p.payload);
-                ntl_ipt_last_ip_query(&last, &ip);
+                if (ntl_ipt_last_ip_query(&last, &ip) == NTL_OK && mode == 0) {
+                    want_total++;
+                    want_sum += ip;
+                }
             }
             feed_time(&p, &t, &k, &c, hdr);
         }
     }
     struct ntl_ipt_targets tg;
-    ntl_ipt_targets_init(&tg, 4096);
-    ntl_ipt_targets_scan(&tg, data, size, &err);
+    ntl_ipt_targets_init(&tg, 0);
+    if (ntl_ipt_targets_scan(&tg, data, size, &err) == NTL_OK) {
+        uint64_t sum = 0;
+        for (size_t i = 0; i < tg.cap; i++)
+            sum += tg.slots[i].ip * tg.slots[i].count;
+        if (tg.total != want_total || sum != want_sum)
+            abort();
+    }
     ntl_ipt_targets_free(&tg);
     return 0;
 }
