@@ -25,14 +25,23 @@ struct smb_source {
     struct ntl_rpc_client rpc;
     struct ntl_winreg_handle hkpd;
     bool have_hkpd;
+    bool broken;              /* a call failed in transport: no CloseKey */
     size_t max_block;
     uint32_t perf_size;       /* buffer size that last held a whole block */
     struct title_entry titles[TITLE_CACHE];
 };
 
+/* After a timeout or a dead connection, a CloseKey would only wait again. */
+static int note(struct smb_source *m, int rc)
+{
+    if (rc == NTL_ERR_IO || rc == NTL_ERR_EOF || rc == NTL_ERR_TIMEOUT)
+        m->broken = true;
+    return rc;
+}
+
 static void free_impl(struct smb_source *m)
 {
-    if (m->have_hkpd) {
+    if (m->have_hkpd && !m->broken) {
         struct ntl_error ignored;
         ntl_winreg_close_key(&m->rpc, &m->hkpd, &ignored);
     }
@@ -53,8 +62,8 @@ static int smb_query(struct ntl_source *s, const char *query, struct ntl_buf *bl
 {
     struct smb_source *m = ntl_source_impl(s);
     struct ntl_winreg_fetch f = {.initial_size = m->perf_size, .max_size = m->max_block};
-    int rc = ntl_winreg_fetch_value(&m->rpc, &m->hkpd, query, NTL_WINREG_VALUE_PERF_DATA, &f,
-                                    block, err);
+    int rc = note(m, ntl_winreg_fetch_value(&m->rpc, &m->hkpd, query,
+                                            NTL_WINREG_VALUE_PERF_DATA, &f, block, err));
     if (rc >= 0)
         m->perf_size = f.last_size;
     return rc;
@@ -104,7 +113,7 @@ static int smb_titles(struct ntl_source *s, enum ntl_title_kind kind, unsigned l
     }
     if (!e->used) {
         e->data.len = 0;
-        if ((rc = fetch_titles(m, kind, langid, e, err)) < 0)
+        if ((rc = note(m, fetch_titles(m, kind, langid, e, err))) < 0)
             return rc;
         e->used = true;
         e->kind = kind;
