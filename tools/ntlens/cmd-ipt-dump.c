@@ -409,8 +409,7 @@ static void format_packet(const struct ntl_ipt_packet *p, struct line *l, struct
         track(p, l, t, off, o);
 }
 
-static void json_packet(const struct ntl_ipt_packet *p, uint64_t off, const struct line *l,
-                        const struct dump_opts *o)
+static void json_packet(const struct ntl_ipt_packet *p, uint64_t off, const struct line *l)
 {
     printf("{\"offset\":%" PRIu64 ",\"type\":\"%s\",\"size\":%u", off, ntl_ipt_type_name(p->type),
            p->size);
@@ -458,7 +457,6 @@ static void json_packet(const struct ntl_ipt_packet *p, uint64_t off, const stru
         printf(",\"%s\":", l->id);
         out_json_string(stdout, l->track);
     }
-    (void)o;
     fputs("}\n", stdout);
 }
 
@@ -538,7 +536,7 @@ static int dump(const char *cmd, const struct ipt_input *in, struct dump_opts *o
                 format_packet(&p, &l, &t, shown, o);
                 if (o->json) {
                     if (!l.skip && !o->quiet)
-                        json_packet(&p, shown, &l, o);
+                        json_packet(&p, shown, &l);
                 } else {
                     print_line(&l, o);
                 }
@@ -630,7 +628,6 @@ int cmd_ipt_dump(int argc, char **argv)
     uint64_t wrap_pos = 0;
     struct ntl_ipt_cpu cpu;
     memset(&cpu, 0, sizeof cpu);
-    const char *cpu_arg = NULL;
     enum out_format fmt = OUT_TABLE;
     int c;
     long v;
@@ -662,7 +659,6 @@ int cmd_ipt_dump(int argc, char **argv)
             wrapped = true;
             break;
         case O_CPU:
-            cpu_arg = optarg;
             if (strcmp(optarg, "none") != 0 && !ntl_ipt_cpu_parse(optarg, &cpu))
                 return cli_usage_error(cmd, "--cpu wants FAMILY/MODEL[/STEPPING], not '%s'", optarg);
             break;
@@ -699,7 +695,6 @@ int cmd_ipt_dump(int argc, char **argv)
     if (optind != argc - 1)
         return cli_usage_error(cmd, optind >= argc ? "missing TRACE" : "more than one TRACE");
     o.json = fmt == OUT_JSON;
-    (void)cpu_arg;
 
     struct ntl_error err;
     ntl_error_clear(&err);

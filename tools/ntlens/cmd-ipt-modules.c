@@ -277,9 +277,10 @@ int cmd_ipt_modules(int argc, char **argv)
     if (fmt == OUT_JSON) {
         printf("{\"targets\":%" PRIu64 ",\"tip\":%" PRIu64 ",\"tip_pge\":%" PRIu64
                ",\"tip_pgd\":%" PRIu64 ",\"fup\":%" PRIu64 ",\"suppressed\":%" PRIu64
-               ",\"psb\":%" PRIu64 ",\"decode_errors\":%" PRIu64 ",\"distinct\":%zu",
+               ",\"psb\":%" PRIu64 ",\"decode_errors\":%" PRIu64 ",\"distinct\":%zu"
+               ",\"bytes\":%" PRIu64,
                tg.total, tg.by_type[0], tg.by_type[1], tg.by_type[2], tg.by_type[3],
-               tg.suppressed, tg.psbs, tg.errors, n);
+               tg.suppressed, tg.psbs, tg.errors, n, tg.bytes);
         if (map_path) {
             fputs(",\"modules\":", stdout);
             wr |= render(stdout, mt, OUT_JSON);
