@@ -120,6 +120,21 @@ def main():
     json_ips = collections.Counter(int(o["ip"], 16) for o in objs if "ip" in o)
     check(json_ips == lastip_targets(trace), "json ip fields differ from --lastip")
 
+    # The map `ntlens etl images --map` prints (when the etl command and its
+    # data are there): every line is one module.
+    etl = os.path.join(os.path.dirname(os.path.dirname(root)), "etl", "ShutdownPerfDiagLogger.etl")
+    if os.path.exists(etl):
+        p = subprocess.run([ntlens, "etl", "images", "--map", etl], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+        lines = [l for l in p.stdout.decode().splitlines() if l and not l.startswith("#")]
+        if p.returncode == 0 and lines:
+            mp = os.path.join(tmp, "etl.map")
+            open(mp, "w").write(p.stdout.decode())
+            out, _ = run("modules", "--all", "--format", "json", "-m", mp, trace)
+            doc = json.loads(out)
+            check(len(doc["modules"]) == len(lines) + 1, "etl images --map: %d modules for %d lines"
+                  % (len(doc["modules"]), len(lines)))
+
     # Errors: usage 2, failures 1, help 0.
     run("dump", code=2)
     run("dump", "--bogus", trace, code=2)
