@@ -95,6 +95,13 @@ check(p.stdout.splitlines() == ["\\Logical Disk(*)\\Megabytes Free",
 p = run("counters", "-S", cap, "--paths", "-x", "Processor")
 check(len(p.stdout.splitlines()) == 12 and "\\Processor(_Total)\\% Idle CPU" in p.stdout,
       "typeperf -qx paths")
+# several sources: a host column, \\\\HOST paths
+p = run("counters", "-S", cap, "-S", cap, "--format", "json", "Processes")
+rows = json.loads(p.stdout)
+check([(r["host"], r["name"]) for r in rows] == [("HKPDTEST", "Process Count")] * 2,
+      f"two sources: {rows}")
+p = run("counters", "-S", cap, "-S", cap, "--paths", "22")
+check(p.stdout.splitlines() == ["\\\\HKPDTEST\\Processes\\Process Count"] * 2, p.stdout)
 run("counters", "-S", cap, "NoSuchObject", ok=1)
 run("counters", "-S", cap, "--detail", "godlike", ok=2)
 run("counters", "-S", cap, "--lang", "xyz", ok=2)

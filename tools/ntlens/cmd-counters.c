@@ -37,7 +37,8 @@ static const char usage_text[] =
     "  -h, --help               this help\n"
     "\n"
     "Names a source's title database lacks come from Windows' standard English\n"
-    "titles; names still unknown are shown as their index.\n"
+    "titles; names still unknown are shown as their index. With several -S sources\n"
+    "every row starts with the host (paths with \\\\HOST).\n"
     "\n";
 
 enum { OPT_FORMAT = 0x2000, OPT_EXPLAIN, OPT_DETAIL, OPT_LANG, OPT_PATHS, OPT_QUERY };
@@ -74,11 +75,27 @@ static void help_cell(struct out_table *t, const struct ntl_perf_titles *help, u
         out_table_null(t);
 }
 
+/* With several sources every row starts with the host (the block's system
+ * name); columns are added with the first source's rows. */
+static void host_column(struct out_table *t, const char *host, bool first)
+{
+    if (host && first)
+        out_table_column(t, "host", "Host", OUT_LEFT);
+}
+
+static void host_cell(struct out_table *t, const char *host)
+{
+    if (host)
+        out_table_str(t, host);
+}
+
 static void list_objects(struct out_table *t, const struct counters_opts *o,
                          const struct ntl_perf_block *b, const struct ntl_perf_titles *titles,
-                         const struct ntl_perf_titles *help)
+                         const struct ntl_perf_titles *help, const char *host, bool first)
 {
     char buf[16];
+    host_column(t, host, first);
+    if (first) {
     out_table_column(t, "index", "Index", OUT_RIGHT);
     out_table_column(t, "name", "Object", OUT_LEFT);
     out_table_column(t, "detail", "Detail", OUT_LEFT);
@@ -86,11 +103,13 @@ static void list_objects(struct out_table *t, const struct counters_opts *o,
     out_table_column(t, "counters", "Counters", OUT_RIGHT);
     if (o->explain)
         out_table_column(t, "help", "Help", OUT_LEFT);
+    }
     for (size_t i = 0; i < b->nobjects; i++) {
         const struct ntl_perf_object *obj = &b->objects[i];
         const char *name = perf_name(titles, obj->name_index, buf, sizeof buf);
         if (!object_selected(o, obj, name))
             continue;
+        host_cell(t, host);
         out_table_u64(t, obj->name_index);
         out_table_str(t, name);
         out_table_str(t, perf_detail_name(obj->detail_level));
@@ -107,9 +126,11 @@ static void list_objects(struct out_table *t, const struct counters_opts *o,
 
 static void list_counters(struct out_table *t, const struct counters_opts *o,
                           const struct ntl_perf_block *b, const struct ntl_perf_titles *titles,
-                          const struct ntl_perf_titles *help)
+                          const struct ntl_perf_titles *help, const char *host, bool first)
 {
     char buf[16], cbuf[16], tbuf[48];
+    host_column(t, host, first);
+    if (first) {
     out_table_column(t, "object", "Object", OUT_LEFT);
     out_table_column(t, "index", "Index", OUT_RIGHT);
     out_table_column(t, "name", "Counter", OUT_LEFT);
@@ -119,6 +140,7 @@ static void list_counters(struct out_table *t, const struct counters_opts *o,
     out_table_column(t, "scale", "Scale", OUT_RIGHT);
     if (o->explain)
         out_table_column(t, "help", "Help", OUT_LEFT);
+    }
     for (size_t i = 0; i < b->nobjects; i++) {
         const struct ntl_perf_object *obj = &b->objects[i];
         const char *oname = perf_name(titles, obj->name_index, buf, sizeof buf);
@@ -128,6 +150,7 @@ static void list_counters(struct out_table *t, const struct counters_opts *o,
             const struct ntl_perf_counter_def *d = &obj->counters[c];
             if (!ntl_perf_detail_visible(d->detail_level, o->detail))
                 continue;
+            host_cell(t, host);
             out_table_str(t, oname);
             out_table_u64(t, d->name_index);
             out_table_str(t, perf_name(titles, d->name_index, cbuf, sizeof cbuf));
@@ -143,9 +166,12 @@ static void list_counters(struct out_table *t, const struct counters_opts *o,
 }
 
 static void list_instances(struct out_table *t, const struct counters_opts *o,
-                           const struct ntl_perf_block *b, const struct ntl_perf_titles *titles)
+                           const struct ntl_perf_block *b, const struct ntl_perf_titles *titles,
+                           const char *host, bool first)
 {
     char buf[16], pbuf[16], path[1024];
+    host_column(t, host, first);
+    if (first) {
     out_table_column(t, "object", "Object", OUT_LEFT);
     out_table_column(t, "number", "#", OUT_RIGHT);
     out_table_column(t, "name", "Instance", OUT_LEFT);
@@ -153,6 +179,7 @@ static void list_instances(struct out_table *t, const struct counters_opts *o,
     out_table_column(t, "parent_object", "Parent object", OUT_LEFT);
     out_table_column(t, "parent_instance", "Parent #", OUT_RIGHT);
     out_table_column(t, "unique_id", "Unique ID", OUT_RIGHT);
+    }
     for (size_t i = 0; i < b->nobjects; i++) {
         const struct ntl_perf_object *obj = &b->objects[i];
         const char *oname = perf_name(titles, obj->name_index, buf, sizeof buf);
@@ -160,6 +187,7 @@ static void list_instances(struct out_table *t, const struct counters_opts *o,
             continue;
         for (size_t j = 0; j < obj->ninstances; j++) {
             const struct ntl_perf_instance *in = &obj->instances[j];
+            host_cell(t, host);
             out_table_str(t, oname);
             out_table_u64(t, j);
             out_table_str(t, in->name);
@@ -182,9 +210,11 @@ static void list_instances(struct out_table *t, const struct counters_opts *o,
 }
 
 static size_t print_paths(const struct counters_opts *o, const struct ntl_perf_block *b,
-                          const struct ntl_perf_titles *titles)
+                          const struct ntl_perf_titles *titles, const char *host)
 {
-    char buf[16], cbuf[16], path[1024];
+    char buf[16], cbuf[16], path[1024], prefix[300] = "";
+    if (host)
+        snprintf(prefix, sizeof prefix, "\\\\%s", host);
     size_t n = 0;
     for (size_t i = 0; i < b->nobjects; i++) {
         const struct ntl_perf_object *obj = &b->objects[i];
@@ -198,15 +228,15 @@ static size_t print_paths(const struct counters_opts *o, const struct ntl_perf_b
                 continue;
             const char *cname = perf_name(titles, d->name_index, cbuf, sizeof cbuf);
             if (obj->num_instances == NTL_PERF_NO_INSTANCES) {
-                printf("\\%s\\%s\n", oname, cname);
+                printf("%s\\%s\\%s\n", prefix, oname, cname);
                 n++;
             } else if (!o->instances) {
-                printf("\\%s(*)\\%s\n", oname, cname);
+                printf("%s\\%s(*)\\%s\n", prefix, oname, cname);
                 n++;
             } else {
                 for (size_t j = 0; j < obj->ninstances; j++) {
                     ntl_perf_instance_path_name(&obj->instances[j], path, sizeof path);
-                    printf("\\%s(%s)\\%s\n", oname, path, cname);
+                    printf("%s\\%s(%s)\\%s\n", prefix, oname, path, cname);
                     n++;
                 }
             }
@@ -215,7 +245,9 @@ static size_t print_paths(const struct counters_opts *o, const struct ntl_perf_b
     return n;
 }
 
-static int run(const char *cmd, const struct counters_opts *o, struct ntl_source *src)
+/* Lists one source into t (or prints its paths). */
+static int list_source(const char *cmd, const struct counters_opts *o, struct ntl_source *src,
+                       bool several, bool first, struct out_table *t, size_t *paths)
 {
     struct ntl_perf_titles *titles = ntl_perf_titles_new(), *help = ntl_perf_titles_new();
     struct ntl_buf raw;
@@ -240,31 +272,45 @@ static int run(const char *cmd, const struct counters_opts *o, struct ntl_source
         rc = cli_fail(cmd, &err, ntl_source_describe(src));
         goto out;
     }
-
-    if (o->paths) {
-        if (print_paths(o, b, titles) == 0 && o->nobjects)
-            rc = cli_failf(cmd, "no object matches");
-        goto out;
-    }
-    struct out_table *t = out_table_new();
-    if (o->instances)
-        list_instances(t, o, b, titles);
+    const char *host = !several ? NULL : b->system_name[0] ? b->system_name
+                                                            : ntl_source_describe(src);
+    if (o->paths)
+        *paths += print_paths(o, b, titles, host);
+    else if (o->instances)
+        list_instances(t, o, b, titles, host, first);
     else if (o->nobjects)
-        list_counters(t, o, b, titles, help);
+        list_counters(t, o, b, titles, help, host, first);
     else
-        list_objects(t, o, b, titles, help);
-    if (o->nobjects && out_table_rows(t) == 0 && !o->instances) {
-        rc = cli_failf(cmd, "no object matches %s%s", o->objects[0],
-                       o->nobjects > 1 ? " or the others" : "");
-    } else if (out_table_render(t, stdout, o->fmt) < 0) {
-        rc = cli_failf(cmd, "cannot write the output");
-    }
-    out_table_free(t);
+        list_objects(t, o, b, titles, help, host, first);
 out:
     ntl_perf_block_free(b);
     ntl_buf_free(&raw);
     ntl_perf_titles_free(titles);
     ntl_perf_titles_free(help);
+    return rc;
+}
+
+static int run(const char *cmd, const struct counters_opts *o, struct ntl_source **srcs,
+               size_t nsrcs)
+{
+    struct out_table *t = out_table_new();
+    size_t paths = 0;
+    int rc = EXIT_OK;
+    for (size_t i = 0; i < nsrcs && rc == EXIT_OK; i++)
+        rc = list_source(cmd, o, srcs[i], nsrcs > 1, i == 0, t, &paths);
+    if (rc != EXIT_OK)
+        goto out;
+    if (o->paths) {
+        if (paths == 0 && o->nobjects)
+            rc = cli_failf(cmd, "no object matches");
+    } else if (o->nobjects && out_table_rows(t) == 0 && !o->instances) {
+        rc = cli_failf(cmd, "no object matches %s%s", o->objects[0],
+                       o->nobjects > 1 ? " or the others" : "");
+    } else if (out_table_render(t, stdout, o->fmt) < 0) {
+        rc = cli_failf(cmd, "cannot write the output");
+    }
+out:
+    out_table_free(t);
     return rc;
 }
 
@@ -327,16 +373,13 @@ int cmd_counters(int argc, char **argv)
     }
     o.objects = argv + optind;
     o.nobjects = argc - optind;
-    if (cs.nspecs > 1)
-        return cli_usage_error(cmd, "one source at a time (-S given %zu times)", cs.nspecs);
-
-    struct ntl_source *src;
-    if ((r = cli_sources_open(&cs, cmd, &src)) != EXIT_OK) {
+    struct ntl_source *srcs[CLI_SOURCE_MAX];
+    if ((r = cli_sources_open(&cs, cmd, srcs)) != EXIT_OK) {
         cli_sources_clear(&cs);
         return r;
     }
     cli_sources_clear(&cs);
-    r = run(cmd, &o, src);
-    cli_sources_close(&src, 1);
+    r = run(cmd, &o, srcs, cs.nspecs);
+    cli_sources_close(srcs, cs.nspecs);
     return r;
 }
