@@ -472,13 +472,24 @@ void ntl_perf_block_free(struct ntl_perf_block *b)
 
 /* ---- parents and "#N" ---- */
 
-static uint32_t key_hash(const struct ntl_perf_instance *in)
+/* FNV-1a over "parent/name". Threads come grouped by process, so the
+ * parent's part is remembered between calls. */
+struct key_memo {
+    const struct ntl_perf_instance *parent;
+    uint32_t h;
+};
+
+static uint32_t key_hash(const struct ntl_perf_instance *in, struct key_memo *m)
 {
     uint32_t h = 2166136261u;
     if (in->parent) {
-        for (const char *s = in->parent->name; *s; s++)
-            h = (h ^ (unsigned char)*s) * 16777619u;
-        h = (h ^ '/') * 16777619u;
+        if (in->parent != m->parent) {
+            for (const char *s = in->parent->name; *s; s++)
+                h = (h ^ (unsigned char)*s) * 16777619u;
+            m->parent = in->parent;
+            m->h = (h ^ '/') * 16777619u;
+        }
+        h = m->h;
     }
     for (const char *s = in->name; *s; s++)
         h = (h ^ (unsigned char)*s) * 16777619u;
@@ -538,9 +549,10 @@ static int resolve_instances(struct ntl_perf_block *b, struct ntl_error *err)
             clear *= 2;
         memset(slots, 0, clear * sizeof *slots);
         size_t mask = clear - 1;
+        struct key_memo memo = {NULL, 0};
         for (size_t j = 0; j < o->ninstances; j++) {
             struct ntl_perf_instance *in = &ins[j];
-            size_t s = key_hash(in) & mask;
+            size_t s = key_hash(in, &memo) & mask;
             while (slots[s].first && !key_equal(&ins[slots[s].first - 1], in))
                 s = (s + 1) & mask;
             if (slots[s].first) {
