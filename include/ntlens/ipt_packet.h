@@ -79,7 +79,7 @@ enum ntl_ipt_ipc {
 #define NTL_IPT_F_MULT 0x04      /* TRIG: multiple triggers */
 
 /* One packet. Which fields mean what, by type:
- *   PAD             a run of 1 to 8 PAD bytes: count == size == the number
+ *   PAD             a run of 1 to 8 PAD bytes: count == size == their number
  *   TNT_8, TNT_64   payload: the branch bits, oldest in bit (count-1); count
  *   TIP*, FUP       payload: the IP bytes as stored; ipc
  *   PIP             payload: CR3; flags NR
@@ -172,10 +172,13 @@ static inline void ntl_ipt_last_ip_init(struct ntl_ipt_last_ip *l)
     l->suppressed = false;
 }
 
-/* Applies an IP packet. Returns 0 and the full IP in *ip, NTL_ERR_NOT_FOUND
- * when the IP is suppressed or no full IP is known yet, NTL_ERR_FORMAT for a
- * reserved compression. */
+/* Applies an IP packet (compression ipc, IP bytes raw): 0 when l->ip is now
+ * its target, NTL_ERR_NOT_FOUND when the IP is suppressed, NTL_ERR_FORMAT for
+ * a reserved compression. Like libipt, an update-16/32/48 after a reset
+ * builds on an IP of 0. */
 int ntl_ipt_last_ip_update(struct ntl_ipt_last_ip *l, unsigned ipc, uint64_t raw);
+/* 0 and the last IP, or NTL_ERR_NOT_FOUND (*ip = 0) when it is suppressed or
+ * there has been no IP packet since the reset. */
 int ntl_ipt_last_ip_query(const struct ntl_ipt_last_ip *l, uint64_t *ip);
 
 

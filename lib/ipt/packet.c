@@ -1,6 +1,8 @@
 /* Intel PT packet decoder (ntlens/ipt_packet.h), from the Intel SDM's packet
- * encodings. The hot path is one switch on a 256-entry class table; every
- * read is checked against the end of the buffer before it is made. */
+ * encodings. The common packets are decoded inline (the header, with the
+ * table in fast_table.c); this is the complete decoder that every other
+ * packet, and every packet in the last bytes of a buffer, goes through.
+ * Every read is checked against the end of the buffer before it is made. */
 #include <stddef.h>
 #include <string.h>
 
@@ -23,37 +25,40 @@ _Static_assert(offsetof(struct ntl_ipt_packet, type) == 0 &&
                offsetof(struct ntl_ipt_packet, payload) == 8,
                "ntl_ipt_packet layout");
 
-static uint8_t cls_table[256];
-
-static void build_table(void)
+/* The class of a packet's first byte (SDM opcode map). */
+static enum cls classify(unsigned b)
 {
-    for (unsigned b = 0; b < 256; b++) {
-        uint8_t c = C_BAD;
-        if (b == 0x00)
-            c = C_PAD;
-        else if (b == 0x02)
-            c = C_EXT;
-        else if ((b & 1) == 0)
-            c = C_TNT8;
-        else if ((b & 3) == 3)
-            c = C_CYC;
-        else if ((b & 0x1f) == 0x0d)
-            c = C_TIP;
-        else if ((b & 0x1f) == 0x11)
-            c = C_PGE;
-        else if ((b & 0x1f) == 0x01)
-            c = C_PGD;
-        else if ((b & 0x1f) == 0x1d)
-            c = C_FUP;
-        else if (b == 0x19)
-            c = C_TSC;
-        else if (b == 0x59)
-            c = C_MTC;
-        else if (b == 0x99)
-            c = C_MODE;
-        else if (b == 0xd9)
-            c = C_TRIG;
-        cls_table[b] = c;
+    if (b == 0x00)
+        return C_PAD;
+    if (b == 0x02)
+        return C_EXT;
+    if ((b & 1) == 0)
+        return C_TNT8;
+    if ((b & 3) == 3)
+        return C_CYC;
+    switch (b & 0x1f) {
+    case 0x0d:
+        return C_TIP;
+    case 0x11:
+        return C_PGE;
+    case 0x01:
+        return C_PGD;
+    case 0x1d:
+        return C_FUP;
+    default:
+        break;
+    }
+    switch (b) {
+    case 0x19:
+        return C_TSC;
+    case 0x59:
+        return C_MTC;
+    case 0x99:
+        return C_MODE;
+    case 0xd9:
+        return C_TRIG;
+    default:
+        return C_BAD;
     }
 }
 
@@ -76,8 +81,6 @@ int ntl_ipt_ipc_bytes(unsigned ipc)
 void ntl_ipt_decoder_init(struct ntl_ipt_decoder *d, const uint8_t *buf, size_t size,
                           uint64_t origin)
 {
-    if (!cls_table[0x00])
-        build_table();
     memset(d, 0, sizeof *d);
     d->buf = buf;
     d->size = size;
@@ -287,7 +290,7 @@ int ntl_ipt_next_slow(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struc
     p->flags = 0;
     p->aux = 0;
     p->payload = 0;
-    switch (cls_table[b]) {
+    switch (classify(b)) {
     case C_PAD: {
         unsigned n = 1;
         while (n < 8 && n < left && q[n] == 0)
@@ -331,7 +334,7 @@ int ntl_ipt_next_slow(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struc
             return fail(d, err, NTL_IPT_FAULT_BAD_PACKET, "IP packet");
         if (left < 1u + (unsigned)n)
             return fail(d, err, NTL_IPT_FAULT_EOS, "IP packet");
-        p->type = type_of[cls_table[b]];
+        p->type = type_of[classify(b)];
         p->count = (uint8_t)ipc;
         p->payload = le_n(q + 1, (unsigned)n);
         p->size = (uint8_t)(1 + n);
