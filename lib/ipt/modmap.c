@@ -60,6 +60,11 @@ int ntl_ipt_module_map_parse(const char *text, size_t len, struct ntl_ipt_module
         if (p < stop) {
             uint64_t base, size;
             uint64_t off = (uint64_t)(line - text);
+            if (memchr(p, '\0', (size_t)(stop - p))) {
+                ntl_ipt_module_map_free(map);
+                return ntl_error_set(err, NTL_ERR_FORMAT, "module map", off,
+                                     "line %zu: NUL byte (not a text file?)", line_no);
+            }
             if (!parse_hex(&p, stop, &base))
                 goto bad;
             while (p < stop && isspace((unsigned char)*p))

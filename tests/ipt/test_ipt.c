@@ -555,6 +555,8 @@ static void test_module_map(void)
         CHECK_EQ_INT(ntl_ipt_module_map_parse(bad[i], strlen(bad[i]), &map, &err), NTL_ERR_FORMAT);
         CHECK(strstr(err.message, "line 1") != NULL);
     }
+    static const char nul[] = "1000 10 a\0b\n";
+    CHECK_EQ_INT(ntl_ipt_module_map_parse(nul, sizeof nul - 1, &map, &err), NTL_ERR_FORMAT);
     static const char second[] = "1000 10 a\n2000 x b\n";
     CHECK_EQ_INT(ntl_ipt_module_map_parse(second, sizeof second - 1, &map, &err), NTL_ERR_FORMAT);
     CHECK_EQ_U64(err.offset, 10);
