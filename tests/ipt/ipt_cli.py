@@ -6,6 +6,7 @@ buffers built from the recordings, JSON output, and usage errors."""
 import collections
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -158,6 +159,7 @@ def main():
     check("no PSB" in err, "wrapped no-PSB error: " + err)
     run("dump", "--wrapped", "99999", junk, code=1)
 
+    shutil.rmtree(tmp, ignore_errors=True)
     for f in failures:
         print("FAIL:", f)
     print("%d failures" % len(failures))
