@@ -195,7 +195,7 @@ int ntl_etl_ext_next(const struct ntl_etl_event *ev, size_t *pos, struct ntl_etl
 
 struct ntl_etl_options {
     /* COMPRESSION_FORMAT_* for compressed buffers: 2 LZNT1, 3 XPRESS,
-     * 4 XPRESS Huffman; 0: XPRESS (what Windows' relogger writes). */
+     * 4 XPRESS Huffman; 0: the format the first buffer's State names. */
     int compression_format;
     /* Read the whole trace first and return events in timestamp order
      * across CPUs (stable: equal timestamps keep file order). */
@@ -222,6 +222,8 @@ void ntl_etl_close(struct ntl_etl *t);
 const struct ntl_etl_logfile *ntl_etl_logfile(const struct ntl_etl *t);
 /* Total input size in bytes (file size), and bytes consumed so far (for progress). */
 uint64_t ntl_etl_input_size(const struct ntl_etl *t);
+/* The COMPRESSION_FORMAT_* compressed buffers are read with. */
+int ntl_etl_compression_format(const struct ntl_etl *t);
 uint64_t ntl_etl_input_done(const struct ntl_etl *t);
 
 /* Next event: 1 with *ev filled, 0 at the end, < 0 on an error in the

@@ -756,14 +756,35 @@ const struct ntl_etl_logfile *ntl_etl_logfile(const struct ntl_etl *t) { return 
 
 uint64_t ntl_etl_input_size(const struct ntl_etl *t) { return t->size; }
 
+int ntl_etl_compression_format(const struct ntl_etl *t) { return t->format; }
+
 uint64_t ntl_etl_input_done(const struct ntl_etl *t) { return t->next_buffer; }
 
 /* ---- open/close ------------------------------------------------------ */
 
+/* The first buffer is never compressed; in a compressed trace its State holds
+ * the COMPRESSION_FORMAT_* the other buffers use. */
+static int choose_compression_format(struct ntl_etl *t, struct ntl_error *err)
+{
+    if (t->format)
+        return 0;
+    if (ntl_compress_format_name((int)t->buf.state)) {
+        t->format = (int)t->buf.state;
+        return 0;
+    }
+    if (t->lf.log_file_mode & NTL_ETL_MODE_COMPRESSED)
+        return ntl_error_set(err, NTL_ERR_UNSUPPORTED, "WMI_BUFFER_HEADER", 0x2c,
+                             "the trace is compressed with unknown format %u "
+                             "(the first buffer's State); --compression chooses one",
+                             t->buf.state);
+    t->format = NTL_COMPRESS_XPRESS; /* no buffer should need it */
+    return 0;
+}
+
 static int open_common(struct ntl_etl *t, const struct ntl_etl_options *opt, struct ntl_error *err)
 {
-    t->format = opt && opt->compression_format ? opt->compression_format : NTL_COMPRESS_XPRESS;
-    if (!ntl_compress_format_name(t->format))
+    t->format = opt ? opt->compression_format : 0;
+    if (t->format && !ntl_compress_format_name(t->format))
         return ntl_error_set(err, NTL_ERR_ARGUMENT, "options", NTL_NO_OFFSET,
                              "unknown compression format %d", t->format);
     t->sorted_mode = opt && opt->sorted;
@@ -794,6 +815,8 @@ static int open_common(struct ntl_etl *t, const struct ntl_etl_options *opt, str
                              ntl_etl_kind_name(t->first.kind), t->first.hook_id);
     if ((rc = parse_logfile(t, &t->first, t->first.offset + (size_t)(t->first.payload - c->data - c->pos),
                             err)) < 0)
+        return rc;
+    if ((rc = choose_compression_format(t, err)) < 0)
         return rc;
     c->pointer_size = t->pointer_size;
     c->pos = align8(c->pos + t->first.size);

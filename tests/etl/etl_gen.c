@@ -87,7 +87,7 @@ static void close_buffer(struct gen *g)
     ntl_put_le64(h + 0x10, g->seq * 1000);
     ntl_put_le64(h + 0x18, g->seq++);
     h[0x28] = (uint8_t)g->cpu;
-    ntl_put_le32(h + 0x2c, 3);
+    ntl_put_le32(h + 0x2c, first && g->compress ? (uint32_t)g->compress : 3); /* State */
     ntl_put_le32(h + 0x30, used);
     ntl_put_le16(h + 0x36, first ? 4 : 0);
     if (!fmt) {

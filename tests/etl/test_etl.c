@@ -214,8 +214,7 @@ static void test_all_kinds(int ps, int compress)
     struct ntl_etl *t;
     struct ntl_error err = {0};
     struct ntl_etl_event ev;
-    struct ntl_etl_options opt = {.compression_format = compress};
-    int rc = ntl_etl_open_mem(g.file.data, g.file.len, &opt, &t, &err);
+    int rc = ntl_etl_open_mem(g.file.data, g.file.len, NULL, &t, &err);
     CHECK_EQ_INT(rc, 0);
     if (rc < 0) {
         fprintf(stderr, "open: %s\n", err.message);
@@ -760,6 +759,36 @@ static void test_buffers(void)
     gen_free(&g);
 }
 
+/* Compressed buffers use the format the first buffer's State names, unless
+ * the caller overrides it; an unknown one is refused at that field. */
+static void test_compression_format_choice(void)
+{
+    struct gen g;
+    struct ntl_error err = {0};
+    struct ntl_etl *t;
+    build_all_kinds(&g, 8, 4);
+    CHECK_EQ_INT(ntl_etl_open_mem(g.file.data, g.file.len, NULL, &t, &err), 0);
+    CHECK_EQ_INT(ntl_etl_compression_format(t), 4);
+    CHECK_EQ_U64(read_all(t).errors, 0);
+    ntl_etl_close(t);
+
+    ntl_put_le32(g.file.data + 0x2c, 9);
+    CHECK_EQ_INT(ntl_etl_open_mem(g.file.data, g.file.len, NULL, &t, &err), NTL_ERR_UNSUPPORTED);
+    CHECK_EQ_U64(err.offset, 0x2c);
+    CHECK(strstr(err.message, "unknown format 9") != NULL);
+
+    struct ntl_etl_options opt = {.compression_format = 4};
+    CHECK_EQ_INT(ntl_etl_open_mem(g.file.data, g.file.len, &opt, &t, &err), 0);
+    CHECK_EQ_U64(read_all(t).errors, 0);
+    ntl_etl_close(t);
+
+    opt.compression_format = 3; /* wrong: every compressed buffer fails */
+    CHECK_EQ_INT(ntl_etl_open_mem(g.file.data, g.file.len, &opt, &t, &err), 0);
+    CHECK(read_all(t).errors > 0);
+    ntl_etl_close(t);
+    gen_free(&g);
+}
+
 /* File mode on a generated trace written to disk (also under Wine). */
 static void test_file_mode(void)
 {
@@ -805,6 +834,7 @@ int main(void)
     test_all_kinds(8, 2);
     test_all_kinds(8, 3);
     test_all_kinds(4, 4);
+    test_compression_format_choice();
     test_sorted();
     test_clocks();
     test_images();

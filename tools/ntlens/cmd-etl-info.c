@@ -218,8 +218,7 @@ int cmd_etl_info(int argc, char **argv)
     kv_u64(&kv, "buffers", st.buffers);
     bool compressed = (lf->log_file_mode & NTL_ETL_MODE_COMPRESSED) || st.buffers_compressed;
     kv_bool(&kv, "compressed", compressed);
-    kv_str(&kv, "compression", compressed ? ntl_compress_format_name(c.compression ? c.compression
-                                                                                     : NTL_COMPRESS_XPRESS)
+    kv_str(&kv, "compression", compressed ? ntl_compress_format_name(ntl_etl_compression_format(c.t))
                                           : "");
     kv_u64(&kv, "buffers_compressed", st.buffers_compressed);
     kv_u64(&kv, "bytes_compressed", st.bytes_compressed);

@@ -23,7 +23,8 @@
 #define ETL_COMMON_HELP                                                            \
     "      --keep-going     skip a bad buffer (with a warning) instead of failing\n" \
     "      --sorted         merge per-CPU buffers in time order (reads the whole trace first)\n" \
-    "      --compression F  format of compressed buffers: xpress (default), xpress-huff, lznt1\n"
+    "      --compression F  format of compressed buffers: xpress, xpress-huff or lznt1\n" \
+    "                       (default: the one the trace's first buffer names)\n"
 
 struct etl_cli {
     const char *cmd;
