@@ -115,8 +115,10 @@ struct ntl_perf_raw {
     int64_t perf_time;       /* block PerfTime (system high-resolution ticks) */
     int64_t perf_freq;       /* block PerfFreq */
     int64_t perf_time_100ns; /* block PerfTime100nSec */
-    int64_t object_time;     /* object PerfTime (PERF_OBJECT_TIMER types) */
-    int64_t object_freq;     /* object PerfFreq */
+    int64_t object_time;     /* object PerfTime (PERF_OBJECT_TIMER types), or the
+                              * block's PerfTime100nSec when the object's
+                              * PerfFreq is 0 (Samba) */
+    int64_t object_freq;     /* object PerfFreq, or 10^7 likewise */
 };
 
 /* Reads the raw sample of definition `counter` for `instance` (ignored for

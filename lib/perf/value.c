@@ -24,8 +24,12 @@ int ntl_perf_raw_get(const struct ntl_perf_block *b, const struct ntl_perf_objec
     out->perf_time = b->perf_time;
     out->perf_freq = b->perf_freq;
     out->perf_time_100ns = b->perf_time_100ns;
-    out->object_time = o->perf_time;
-    out->object_freq = o->perf_freq;
+    /* Samba never fills an object's PerfTime/PerfFreq (reg_perfcount.c leaves
+     * them 0). Windows' elapsed times are FILETIMEs against an object clock
+     * that is the current FILETIME, which the block has too. */
+    bool object_clock = o->perf_freq > 0;
+    out->object_time = object_clock ? o->perf_time : b->perf_time_100ns;
+    out->object_freq = object_clock ? o->perf_freq : 10000000;
     return 0;
 }
 

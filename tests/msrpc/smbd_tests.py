@@ -143,8 +143,8 @@ def impacket_fetch(srv, value, size):
     return b"".join(resp["lpData"]) if isinstance(resp["lpData"], list) else bytes(resp["lpData"])
 
 
-def ps_tree(args, env=None):
-    r = run([NTLENS, "ps", "-t", "--format", "json"] + args, env=env)
+def ps_tree(args, env=None, view=("-t",)):
+    r = run([NTLENS, "ps"] + list(view) + ["--format", "json"] + args, env=env)
     check(r.returncode == 0, "ntlens ps %s exits 0 (%s)" % (" ".join(args), r.stderr.strip()[:300]))
     try:
         return {p["pid"]: p for p in json.loads(r.stdout)}
@@ -175,6 +175,18 @@ def test_remote_ps():
         check(same_parent >= len(common) - 5, "parents equal (%d/%d)" % (same_parent, len(common)))
         check(close_threads >= 0.95 * len(common),
               "thread counts within 2 (%d/%d)" % (close_threads, len(common)))
+        # Samba's title database names several counters alike; each value must
+        # still come from the index the Process object defines.
+        remote = ps_tree(["-S", srv.spec], env=srv.env(), view=[])
+        local = ps_tree([], view=[])
+        for col in ("pri", "priv_kb", "cpu_time", "elapsed_time"):
+            have = sum(remote[p].get(col) is not None for p in remote)
+            check(have == len(remote), "remote %s in every row (%d/%d)" % (col, have, len(remote)))
+        common = set(remote) & set(local)
+        for col in ("cpu_time", "elapsed_time"):
+            top = max(common, key=lambda p: local[p].get(col) or 0)
+            check(abs(remote[top][col] - local[top][col]) <= 0.05 * local[top][col] + 2,
+                  "%s of pid %d: remote %.2f, local %.2f" % (col, top, remote[top][col], local[top][col]))
         # Sources used from many threads at once (libsmbclient alone aborts).
         r = fetch(srv, "--threads", "24", "127.0.0.1:%d" % srv.port, "Global")
         check(r.returncode == 0 and "ok=24" in r.stdout,

@@ -507,7 +507,7 @@ static const struct ntl_perf_build_counter test_counters[] = {
 #define NTEST (sizeof test_counters / sizeof test_counters[0])
 
 static int build_sample(struct ntl_buf *out, int64_t perf_time, int64_t t100, int64_t obj_time,
-                        const uint64_t *values)
+                        int64_t obj_freq, const uint64_t *values)
 {
     struct ntl_perf_builder bld;
     struct ntl_error err;
@@ -521,7 +521,7 @@ static int build_sample(struct ntl_buf *out, int64_t perf_time, int64_t t100, in
     };
     struct ntl_perf_build_object o = {
         .name_index = 2, .help_index = 3, .detail_level = 100, .default_counter = 0,
-        .has_instances = false, .perf_time = obj_time, .perf_freq = 10000000,
+        .has_instances = false, .perf_time = obj_time, .perf_freq = obj_freq,
         .counters = test_counters, .num_counters = NTEST,
     };
     int rc;
@@ -548,8 +548,8 @@ static void test_values_formulas(void)
     struct ntl_buf b0, b1;
     ntl_buf_init(&b0, 0);
     ntl_buf_init(&b1, 0);
-    CHECK(build_sample(&b0, 1000000, 0, 100000000, v0) > 0);
-    CHECK(build_sample(&b1, 3000000, 20000000, 120000000, v1) > 0);
+    CHECK(build_sample(&b0, 1000000, 0, 100000000, 10000000, v0) > 0);
+    CHECK(build_sample(&b1, 3000000, 20000000, 120000000, 10000000, v1) > 0);
     struct ntl_perf_block *k0, *k1;
     struct ntl_error err;
     CHECK_EQ_INT(ntl_perf_block_parse(b0.data, b0.len, &k0, &err), 0);
@@ -607,6 +607,21 @@ static void test_values_formulas(void)
     CHECK_EQ_INT(ntl_perf_raw_get(k1, o, 19, 0, &r, &err), 0);
     CHECK_EQ_INT(ntl_perf_value_compute(&r, NULL, &v), NTL_PERF_VALUE_OK);
     CHECK_NEAR(v, 5.0, 1e-12);
+    /* an object without a clock (Samba's): elapsed time against the block's
+     * PerfTime100nSec, 20000000 here */
+    {
+        struct ntl_buf bz;
+        struct ntl_perf_block *kz;
+        ntl_buf_init(&bz, 0);
+        CHECK(build_sample(&bz, 3000000, 20000000, 0, 0, v0) > 0);
+        CHECK_EQ_INT(ntl_perf_block_parse(bz.data, bz.len, &kz, &err), 0);
+        const struct ntl_perf_object *oz = ntl_perf_block_find_object(kz, 2);
+        CHECK_EQ_INT(ntl_perf_raw_get(kz, oz, 19, 0, &r, &err), 0);
+        CHECK_EQ_INT(ntl_perf_value_compute(&r, NULL, &v), NTL_PERF_VALUE_OK);
+        CHECK_NEAR(v, 2.0, 1e-12); /* (20000000 - 0) / 1e7 */
+        ntl_perf_block_free(kz);
+        ntl_buf_free(&bz);
+    }
     /* the scale is reported, not applied */
     CHECK_EQ_INT(o->counters[25].default_scale, -3);
     CHECK_NEAR(ntl_perf_scale(-3), 0.001, 1e-15);

@@ -43,10 +43,15 @@ static const struct named_index thread_names[TF_N] = {
 
 static const struct named_index elapsed_name = {"Elapsed Time", 684};
 
-static uint32_t resolve(const struct ntl_perf_titles *t, const struct named_index *n)
+static void resolve(const struct ntl_perf_titles *t, const struct named_index *n,
+                    struct ps_index *out)
 {
-    uint32_t idx;
-    return ntl_perf_titles_find(t, n->name, &idx) == 0 ? idx : n->std;
+    size_t found = ntl_perf_titles_find_all(t, n->name, out->idx, PS_CANDIDATES - 1);
+    out->n = (unsigned)(found < PS_CANDIDATES - 1 ? found : PS_CANDIDATES - 1);
+    for (unsigned i = 0; i < out->n; i++)
+        if (out->idx[i] == n->std)
+            return;
+    out->idx[out->n++] = n->std;
 }
 
 int ps_titles_load(struct ntl_source *src, struct ntl_perf_titles **titles, struct ps_indices *ix,
@@ -68,30 +73,38 @@ int ps_titles_load(struct ntl_source *src, struct ntl_perf_titles **titles, stru
         ntl_perf_titles_free(t);
         return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
     }
-    ix->process = resolve(t, &(struct named_index){"Process", NTL_PERF_IDX_PROCESS});
-    ix->thread = resolve(t, &(struct named_index){"Thread", NTL_PERF_IDX_THREAD});
-    ix->processor = resolve(t, &(struct named_index){"Processor", NTL_PERF_IDX_PROCESSOR});
+    resolve(t, &(struct named_index){"Process", NTL_PERF_IDX_PROCESS}, &ix->process);
+    resolve(t, &(struct named_index){"Thread", NTL_PERF_IDX_THREAD}, &ix->thread);
+    resolve(t, &(struct named_index){"Processor", NTL_PERF_IDX_PROCESSOR}, &ix->processor);
     for (int i = 0; i < PF_N; i++)
-        ix->pf[i] = resolve(t, &proc_names[i]);
+        resolve(t, &proc_names[i], &ix->pf[i]);
     for (int i = 0; i < TF_N; i++)
-        ix->tf[i] = resolve(t, &thread_names[i]);
-    ix->elapsed = resolve(t, &elapsed_name);
+        resolve(t, &thread_names[i], &ix->tf[i]);
+    resolve(t, &elapsed_name, &ix->elapsed);
     *titles = t;
     return 0;
 }
 
-/* The definition for a resolved index, or for the standard one. */
-static int find_counter(const struct ntl_perf_object *o, uint32_t idx, uint32_t std)
+/* The object's definition for the first candidate it has. */
+static int find_counter(const struct ntl_perf_object *o, const struct ps_index *c)
 {
-    int c = ntl_perf_object_find_counter(o, idx);
-    return c < 0 && idx != std ? ntl_perf_object_find_counter(o, std) : c;
+    for (unsigned i = 0; i < c->n; i++) {
+        int k = ntl_perf_object_find_counter(o, c->idx[i]);
+        if (k >= 0)
+            return k;
+    }
+    return -1;
 }
 
-static const struct ntl_perf_object *find_object(const struct ntl_perf_block *b, uint32_t idx,
-                                                 uint32_t std)
+static const struct ntl_perf_object *find_object(const struct ntl_perf_block *b,
+                                                 const struct ps_index *c)
 {
-    const struct ntl_perf_object *o = ntl_perf_block_find_object(b, idx);
-    return !o && idx != std ? ntl_perf_block_find_object(b, std) : o;
+    for (unsigned i = 0; i < c->n; i++) {
+        const struct ntl_perf_object *o = ntl_perf_block_find_object(b, c->idx[i]);
+        if (o)
+            return o;
+    }
+    return NULL;
 }
 
 static bool elapsed_seconds(const struct ntl_perf_block *b, const struct ntl_perf_object *o, int c,
@@ -107,11 +120,11 @@ static bool elapsed_seconds(const struct ntl_perf_block *b, const struct ntl_per
 static int fill_processes(struct ps_sample *s, const struct ps_indices *ix,
                           const struct ntl_perf_object *o, size_t *inst_to_proc)
 {
-    int col[PF_N], el = find_counter(o, ix->elapsed, elapsed_name.std);
+    int col[PF_N], el = find_counter(o, &ix->elapsed);
     struct ntl_error err;
 
     for (int f = 0; f < PF_N; f++)
-        col[f] = find_counter(o, ix->pf[f], proc_names[f].std);
+        col[f] = find_counter(o, &ix->pf[f]);
     s->procs = calloc(o->ninstances ? o->ninstances : 1, sizeof *s->procs);
     if (!s->procs)
         return -1;
@@ -142,10 +155,10 @@ static int fill_threads(struct ps_sample *s, const struct ps_indices *ix,
                         const struct ntl_perf_object *proc_obj, const struct ntl_perf_object *o,
                         const size_t *inst_to_proc)
 {
-    int col[TF_N], el = find_counter(o, ix->elapsed, elapsed_name.std);
+    int col[TF_N], el = find_counter(o, &ix->elapsed);
 
     for (int f = 0; f < TF_N; f++)
-        col[f] = find_counter(o, ix->tf[f], thread_names[f].std);
+        col[f] = find_counter(o, &ix->tf[f]);
     s->threads = calloc(o->ninstances ? o->ninstances : 1, sizeof *s->threads);
     if (!s->threads)
         return -1;
@@ -187,25 +200,25 @@ int ps_sample_take(struct ntl_source *src, const struct ps_indices *ix, bool thr
 
     memset(s, 0, sizeof *s);
     ntl_buf_init(&s->raw, 0);
-    snprintf(query, sizeof query, "%u", ix->process);
+    snprintf(query, sizeof query, "%u", ix->process.idx[0]);
     if (threads)
-        snprintf(query + strlen(query), sizeof query - strlen(query), " %u", ix->thread);
+        snprintf(query + strlen(query), sizeof query - strlen(query), " %u", ix->thread.idx[0]);
     if (cpus)
-        snprintf(query + strlen(query), sizeof query - strlen(query), " %u", ix->processor);
+        snprintf(query + strlen(query), sizeof query - strlen(query), " %u", ix->processor.idx[0]);
     if ((rc = ntl_source_query(src, query, &s->raw, err)) < 0)
         return rc;
     if ((rc = ntl_perf_block_parse(s->raw.data, s->raw.len, &s->block, err)) < 0)
         return rc;
     snprintf(s->host, sizeof s->host, "%s",
              s->block->system_name[0] ? s->block->system_name : ntl_source_describe(src));
-    po = find_object(s->block, ix->process, NTL_PERF_IDX_PROCESS);
+    po = find_object(s->block, &ix->process);
     if (!po)
         return ntl_error_set(err, NTL_ERR_NOT_FOUND, NULL, NTL_NO_OFFSET,
-                             "the source sent no Process object (index %u)", ix->process);
+                             "the source sent no Process object (index %u)", ix->process.idx[0]);
     if (!(inst_to_proc = calloc(po->ninstances ? po->ninstances : 1, sizeof *inst_to_proc)))
         return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
     rc = fill_processes(s, ix, po, inst_to_proc);
-    to = threads ? find_object(s->block, ix->thread, NTL_PERF_IDX_THREAD) : NULL;
+    to = threads ? find_object(s->block, &ix->thread) : NULL;
     if (rc == 0 && to) {
         s->have_threads = true;
         rc = fill_threads(s, ix, po, to, inst_to_proc);
@@ -213,7 +226,7 @@ int ps_sample_take(struct ntl_source *src, const struct ps_indices *ix, bool thr
     free(inst_to_proc);
     if (rc < 0)
         return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
-    co = cpus ? find_object(s->block, ix->processor, NTL_PERF_IDX_PROCESSOR) : NULL;
+    co = cpus ? find_object(s->block, &ix->processor) : NULL;
     if (co)
         for (size_t i = 0; i < co->ninstances; i++)
             if (strcmp(co->instances[i].name, "_Total"))

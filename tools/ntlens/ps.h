@@ -54,10 +54,19 @@ struct ps_sample {
 };
 
 /* Standard indices, resolved by name through a source's title database. */
+/* Every index a source's title database gives a name, then Windows' standard
+ * one: names repeat (Samba's database has several "% Privileged Time"), and
+ * only the object's own counter definitions tell which one it uses. */
+#define PS_CANDIDATES 6
+struct ps_index {
+    uint32_t idx[PS_CANDIDATES];
+    unsigned n;
+};
+
 struct ps_indices {
-    uint32_t process, thread, processor;
-    uint32_t pf[PF_N], tf[TF_N];
-    uint32_t elapsed;
+    struct ps_index process, thread, processor;
+    struct ps_index pf[PF_N], tf[TF_N];
+    struct ps_index elapsed;
 };
 
 /* Loads the source's English names (falling back to Windows' standard
