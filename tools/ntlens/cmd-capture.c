@@ -110,7 +110,7 @@ static int run_import(const char *cmd, const struct capture_opts *o, char **file
         goto out;
     for (int i = 0; i < nfiles; i++) {
         struct ntl_buf raw;
-        int64_t ns;
+        int64_t ns = 0;
         if (ntl_file_read(files[i], RAW_LIMIT, &raw, &err) < 0) {
             rc = cli_fail(cmd, &err, NULL);
             goto out;
@@ -191,7 +191,7 @@ static int run_record(const char *cmd, const struct capture_opts *o, struct ntl_
             break;
         }
         char what[64];
-        int64_t block_ns;
+        int64_t block_ns = 0;
         snprintf(what, sizeof what, "snapshot %ld", i + 1);
         if ((rc = check_block(cmd, what, raw.data, raw.len, &block_ns)) != EXIT_OK)
             break;
