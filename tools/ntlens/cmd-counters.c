@@ -96,13 +96,13 @@ static void list_objects(struct out_table *t, const struct counters_opts *o,
     char buf[16];
     host_column(t, host, first);
     if (first) {
-    out_table_column(t, "index", "Index", OUT_RIGHT);
-    out_table_column(t, "name", "Object", OUT_LEFT);
-    out_table_column(t, "detail", "Detail", OUT_LEFT);
-    out_table_column(t, "instances", "Instances", OUT_RIGHT);
-    out_table_column(t, "counters", "Counters", OUT_RIGHT);
-    if (o->explain)
-        out_table_column(t, "help", "Help", OUT_LEFT);
+        out_table_column(t, "index", "Index", OUT_RIGHT);
+        out_table_column(t, "name", "Object", OUT_LEFT);
+        out_table_column(t, "detail", "Detail", OUT_LEFT);
+        out_table_column(t, "instances", "Instances", OUT_RIGHT);
+        out_table_column(t, "counters", "Counters", OUT_RIGHT);
+        if (o->explain)
+            out_table_column(t, "help", "Help", OUT_LEFT);
     }
     for (size_t i = 0; i < b->nobjects; i++) {
         const struct ntl_perf_object *obj = &b->objects[i];
@@ -131,15 +131,15 @@ static void list_counters(struct out_table *t, const struct counters_opts *o,
     char buf[16], cbuf[16], tbuf[48];
     host_column(t, host, first);
     if (first) {
-    out_table_column(t, "object", "Object", OUT_LEFT);
-    out_table_column(t, "index", "Index", OUT_RIGHT);
-    out_table_column(t, "name", "Counter", OUT_LEFT);
-    out_table_column(t, "type", "Type", OUT_LEFT);
-    out_table_column(t, "size", "Size", OUT_RIGHT);
-    out_table_column(t, "detail", "Detail", OUT_LEFT);
-    out_table_column(t, "scale", "Scale", OUT_RIGHT);
-    if (o->explain)
-        out_table_column(t, "help", "Help", OUT_LEFT);
+        out_table_column(t, "object", "Object", OUT_LEFT);
+        out_table_column(t, "index", "Index", OUT_RIGHT);
+        out_table_column(t, "name", "Counter", OUT_LEFT);
+        out_table_column(t, "type", "Type", OUT_LEFT);
+        out_table_column(t, "size", "Size", OUT_RIGHT);
+        out_table_column(t, "detail", "Detail", OUT_LEFT);
+        out_table_column(t, "scale", "Scale", OUT_RIGHT);
+        if (o->explain)
+            out_table_column(t, "help", "Help", OUT_LEFT);
     }
     for (size_t i = 0; i < b->nobjects; i++) {
         const struct ntl_perf_object *obj = &b->objects[i];
@@ -172,13 +172,13 @@ static void list_instances(struct out_table *t, const struct counters_opts *o,
     char buf[16], pbuf[16], path[1024];
     host_column(t, host, first);
     if (first) {
-    out_table_column(t, "object", "Object", OUT_LEFT);
-    out_table_column(t, "number", "#", OUT_RIGHT);
-    out_table_column(t, "name", "Instance", OUT_LEFT);
-    out_table_column(t, "path_name", "Path name", OUT_LEFT);
-    out_table_column(t, "parent_object", "Parent object", OUT_LEFT);
-    out_table_column(t, "parent_instance", "Parent #", OUT_RIGHT);
-    out_table_column(t, "unique_id", "Unique ID", OUT_RIGHT);
+        out_table_column(t, "object", "Object", OUT_LEFT);
+        out_table_column(t, "number", "#", OUT_RIGHT);
+        out_table_column(t, "name", "Instance", OUT_LEFT);
+        out_table_column(t, "path_name", "Path name", OUT_LEFT);
+        out_table_column(t, "parent_object", "Parent object", OUT_LEFT);
+        out_table_column(t, "parent_instance", "Parent #", OUT_RIGHT);
+        out_table_column(t, "unique_id", "Unique ID", OUT_RIGHT);
     }
     for (size_t i = 0; i < b->nobjects; i++) {
         const struct ntl_perf_object *obj = &b->objects[i];
