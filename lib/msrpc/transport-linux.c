@@ -174,6 +174,10 @@ static int probe_tcp(const char *host, uint16_t port, unsigned timeout_ms, const
 static int open_error(struct ntl_smb_pipe *p, int e, bool logon, bool kerberos,
                       const char *name, struct ntl_error *err)
 {
+    /* With -k and no ticket cache at all, SPNEGO has no mechanism to offer
+     * and libsmbclient fails the session setup with EINVAL, not EACCES. */
+    if (kerberos && logon && e == EINVAL)
+        e = EACCES;
     switch (e) {
     case EPERM:
     case EACCES:
