@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""`ntlens ps -k` and `ntlens counters -k` over Kerberos against a real smbd.
+"""`ntlens ps/counters/sample -k` over Kerberos against a real smbd.
 
 A private MIT KDC (scripts/kdc-test-server) and a private smbd accepting its
 tickets (scripts/smbd-test-server --mode kerberos) run on loopback addresses
@@ -9,10 +9,11 @@ at the end, pass or fail. `ntlens samba-provider` fills smbd's perfmon store.
 
 Checks: with a ticket from kinit, `ps -k` lists the processes `ps` lists
 locally, smbd saw a Kerberos logon (not NTLM) and the KDC issued the cifs/
-ticket; `counters -k` and two -k sources at once work. An expired ticket, no
-ticket cache (even with a valid NTLM password at hand: no fallback), a ticket
-of a user the server does not know, a host named by its address, and a
-server whose keytab went stale each fail with the promised message.
+ticket; `counters -k`, `sample -k` and two -k sources at once work. An
+expired ticket, no ticket cache (even with a valid NTLM password at hand: no
+fallback), a ticket of a user the server does not know, a host named by its
+address, and a server whose keytab went stale each fail with the promised
+message.
 
 Needs NTLENS (the CLI) and NTLENS_SOURCE_ROOT. Exits 77 (skip) when smbd or
 the MIT KDC tools are not installed (scripts/setup installs them).
@@ -252,6 +253,17 @@ def test_kerberos(realm):
     r = run([NTLENS, "counters", "-k", "-S", realm.spec, "--format", "csv", "Process"], env=env)
     check(r.returncode == 0 and "ID Process" in r.stdout,
           "ntlens counters -k Process lists its counters (%s)" % r.stderr.strip())
+
+    r = run([NTLENS, "sample", "-k", "-S", realm.spec, "-si", "1", "-sc", "2", "--format",
+             "json", r"\Process(*)\ID Process"], env=env)
+    try:
+        lines = [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
+    except ValueError:
+        lines = []
+    check(r.returncode == 0 and len(lines) == 2 and
+          os.getpid() in lines[-1].get("values", {}).values(),
+          "ntlens sample -k: 2 samples of ID Process, this test's pid among them (%s)" %
+          r.stderr.strip()[:200])
 
     # Two sources in parallel: each helper finds the ticket cache.
     r = run([NTLENS, "ps", "--format", "json", "-k", "-S", realm.spec, "-S", realm.spec], env=env)
