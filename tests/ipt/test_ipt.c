@@ -472,6 +472,113 @@ static size_t compare_paths(const uint8_t *buf, size_t size, size_t *packets, si
     return mismatches;
 }
 
+/* Mismatches between ntl_ipt_next_batch (batches of at most max) and
+ * ntl_ipt_next over buf, from the first PSB with resync after errors: the
+ * same packets, positions, statuses and error offsets. */
+static size_t compare_batch(const uint8_t *buf, size_t size, size_t max, size_t *packets,
+                            size_t *errors)
+{
+    static struct ntl_ipt_packet out[300];
+    struct ntl_ipt_decoder a, b;
+    struct ntl_ipt_packet pb;
+    struct ntl_error ea, eb;
+    size_t mismatches = 0;
+    ntl_ipt_decoder_init(&a, buf, size, 0);
+    ntl_ipt_decoder_init(&b, buf, size, 0);
+    if (ntl_ipt_sync_first(&a, &ea) < 0 || ntl_ipt_sync_first(&b, &eb) < 0)
+        return 1;
+    for (;;) {
+        size_t before = a.pos;
+        int ra = ntl_ipt_next_batch(&a, out, max, &ea);
+        if (ra == 0)
+            return mismatches + 1; /* max > 0: never empty */
+        if (ra < 0) {
+            int rb = ntl_ipt_next(&b, &pb, &eb);
+            if (rb != ra || a.pos != before || b.pos != a.pos || a.fault != b.fault ||
+                (ra != NTL_ERR_EOF && ea.offset != eb.offset))
+                mismatches++;
+            if (ra == NTL_ERR_EOF || rb != ra)
+                break;
+            (*errors)++;
+            if (ntl_ipt_resync(&a, &ea) < 0 || ntl_ipt_resync(&b, &eb) < 0)
+                break;
+            continue;
+        }
+        if ((size_t)ra > max)
+            mismatches++;
+        for (int i = 0; i < ra; i++) {
+            if (ntl_ipt_next(&b, &pb, &eb) != 0 || memcmp(&pb, &out[i], sizeof pb) != 0) {
+                mismatches++;
+                return mismatches;
+            }
+            *packets += pb.type == NTL_IPT_PAD ? pb.count : 1;
+        }
+        if (b.pos != a.pos)
+            mismatches++;
+    }
+    return mismatches;
+}
+
+/* The batch decoder gives what one packet at a time gives, whatever the
+ * batch size: random bytes (errors, BBP blocks, the buffer's last bytes)
+ * and a real recording. */
+static void test_batch(void)
+{
+    static uint8_t buf[1 << 16];
+    static const uint8_t psb[] = {PSB};
+    static const size_t sizes[] = {1, 2, 7, 256, 300};
+    uint32_t x = 4711;
+    for (size_t i = 0; i < sizeof buf; i++) {
+        x = x * 1103515245u + 12345u;
+        uint8_t b = (uint8_t)(x >> 16);
+        buf[i] = (x >> 8) % 3 == 0 ? 0 : (x >> 8) % 3 == 1 ? (uint8_t)(b | 0x80) & 0xfe : b;
+    }
+    for (size_t i = 0; i + 16 < sizeof buf; i += 512)
+        memcpy(buf + i, psb, 16);
+    struct ntl_buf rec;
+    struct ntl_error err;
+    int have_rec = ntl_file_read(check_data_path("ipt/real/kafl-unzip/trace.pt"), 1 << 24, &rec,
+                                 &err) == 0;
+    CHECK(have_rec);
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t packets = 0, errors = 0;
+        CHECK_EQ_U64(compare_batch(buf, sizeof buf, sizes[k], &packets, &errors), 0);
+        CHECK(packets > 2000);
+        CHECK(errors > 10);
+        if (have_rec) {
+            packets = errors = 0;
+            CHECK_EQ_U64(compare_batch(rec.data, rec.len, sizes[k], &packets, &errors), 0);
+            CHECK_EQ_U64(packets, 12497);
+            CHECK_EQ_U64(errors, 0);
+        }
+    }
+    ntl_buf_free(&rec);
+
+    /* An error after good packets ends the batch; the next call reports it
+     * at its offset; max 0 decodes nothing. */
+    static const uint8_t t[] = {PSB, 0x02, 0x23, 0x04, 0x00, 0x00, 0xc9, 0x04};
+    struct ntl_ipt_decoder d;
+    struct ntl_ipt_packet out[8];
+    ntl_ipt_decoder_init(&d, t, sizeof t, 100);
+    CHECK_EQ_INT(ntl_ipt_sync_first(&d, &err), 0);
+    CHECK_EQ_INT(ntl_ipt_next_batch(&d, out, 0, &err), 0);
+    CHECK_EQ_U64(d.pos, 0);
+    CHECK_EQ_INT(ntl_ipt_next_batch(&d, out, 8, &err), 4);
+    CHECK_EQ_INT(out[0].type, NTL_IPT_PSB);
+    CHECK_EQ_INT(out[1].type, NTL_IPT_PSBEND);
+    CHECK_EQ_INT(out[2].type, NTL_IPT_TNT_8);
+    CHECK_EQ_INT(out[3].type, NTL_IPT_PAD);
+    CHECK_EQ_INT(out[3].count, 2);
+    CHECK_EQ_U64(d.pos, 21);
+    CHECK_EQ_INT(ntl_ipt_next_batch(&d, out, 8, &err), NTL_ERR_FORMAT);
+    CHECK_EQ_U64(err.offset, 121);
+    CHECK_EQ_INT(d.fault, NTL_IPT_FAULT_BAD_OPC);
+    CHECK_EQ_U64(d.pos, 21);
+    d.pos = 22;
+    CHECK_EQ_INT(ntl_ipt_next_batch(&d, out, 8, &err), 1);
+    CHECK_EQ_INT(ntl_ipt_next_batch(&d, out, 8, &err), NTL_ERR_EOF);
+}
+
 static void test_targets(void)
 {
     /* PSB, FUP full, PSBEND, TIP update-16, TNT, PAD run, TIP.PGD suppressed,
@@ -565,6 +672,7 @@ static void test_module_map(void)
 int main(void)
 {
     test_fast_equals_slow();
+    test_batch();
     test_targets();
     test_module_map();
     test_packets();
