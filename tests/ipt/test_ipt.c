@@ -478,7 +478,7 @@ static size_t compare_paths(const uint8_t *buf, size_t size, size_t *packets, si
 static size_t compare_batch(const uint8_t *buf, size_t size, size_t max, size_t *packets,
                             size_t *errors)
 {
-    static struct ntl_ipt_packet out[300];
+    static struct ntl_ipt_packet out[8192];
     struct ntl_ipt_decoder a, b;
     struct ntl_ipt_packet pb;
     struct ntl_error ea, eb;
@@ -520,13 +520,14 @@ static size_t compare_batch(const uint8_t *buf, size_t size, size_t max, size_t 
 }
 
 /* The batch decoder gives what one packet at a time gives, whatever the
- * batch size: random bytes (errors, BBP blocks, the buffer's last bytes)
- * and a real recording. */
+ * batch size: random bytes (errors, BBP blocks, packets running over a PSB,
+ * the buffer's last bytes) and a real recording; large batches decode two
+ * PSB segments at once. */
 static void test_batch(void)
 {
     static uint8_t buf[1 << 16];
     static const uint8_t psb[] = {PSB};
-    static const size_t sizes[] = {1, 2, 7, 256, 300};
+    static const size_t sizes[] = {1, 2, 7, 64, 256, 300, 1000, 4096, 8192};
     uint32_t x = 4711;
     for (size_t i = 0; i < sizeof buf; i++) {
         x = x * 1103515245u + 12345u;
@@ -553,6 +554,24 @@ static void test_batch(void)
         }
     }
     ntl_buf_free(&rec);
+
+    /* A PAD run and a TIP that end exactly on the PSB at 1000; a TIP that
+     * runs over the one at 2000 (so it is no packet: an error follows and
+     * resync finds 3000); TNT between. */
+    memset(buf, 0x04, 4096);
+    memcpy(buf, psb, 16);
+    memset(buf + 990, 0x00, 5);
+    buf[995] = 0x4d;
+    memcpy(buf + 1000, psb, 16);
+    buf[1994] = 0xcd;
+    memcpy(buf + 2000, psb, 16);
+    memcpy(buf + 3000, psb, 16);
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t packets = 0, errors = 0;
+        CHECK_EQ_U64(compare_batch(buf, 4096, sizes[k], &packets, &errors), 0);
+        CHECK_EQ_U64(errors, 1);
+        CHECK_EQ_U64(packets, 1 + 974 + 5 + 1 + 1 + 978 + 1 + 1 + 1 + 1080);
+    }
 
     /* An error after good packets ends the batch; the next call reports it
      * at its offset; max 0 decodes nothing. */
