@@ -1,10 +1,7 @@
 /* Intel PT packet decoding and quick analysis: ntlens against libipt
  * (Debian's libipt-dev, the rival; never linked into the product) on the real
  * recordings, each repeated in memory to about 64 MB, best of 7 rounds, with
- * memcpy as the limit. Prints MB/s and ratios. Plain packet decoding is
- * measured two ways: one packet per call (ntl_ipt_next, like pt_pkt_next)
- * and in batches (ntl_ipt_next_batch, 256 packets per call); both consumers
- * read every packet's type and payload.
+ * memcpy as the limit. Prints MB/s and ratios.
  *   bench_ipt [TRACE...]   default: the kafl-* recordings in shared data */
 #include <inttypes.h>
 #include <stdio.h>
@@ -63,33 +60,6 @@ static uint64_t run_ntl(const struct trace *t)
         if (rc == 0) {
             n += p.type == NTL_IPT_PAD ? p.count : 1; /* a PAD run is one packet */
             x += p.payload;
-            continue;
-        }
-        if (rc == NTL_ERR_EOF || ntl_ipt_resync(&d, &err) < 0)
-            break;
-    }
-    sink += x;
-    return n;
-}
-
-#define BATCH 256
-
-static uint64_t run_ntl_batch(const struct trace *t)
-{
-    struct ntl_ipt_decoder d;
-    struct ntl_ipt_packet p[BATCH];
-    struct ntl_error err;
-    uint64_t n = 0, x = 0;
-    ntl_ipt_decoder_init(&d, t->data, t->size, 0);
-    if (ntl_ipt_sync_first(&d, &err) < 0)
-        return 0;
-    for (;;) {
-        int rc = ntl_ipt_next_batch(&d, p, BATCH, &err);
-        if (rc > 0) {
-            for (int i = 0; i < rc; i++) {
-                n += p[i].type == NTL_IPT_PAD ? p[i].count : 1;
-                x += p[i].payload;
-            }
             continue;
         }
         if (rc == NTL_ERR_EOF || ntl_ipt_resync(&d, &err) < 0)
@@ -187,12 +157,12 @@ static uint64_t run_libipt_query(const struct trace *t)
 
 /* The contenders run in turn within each round, so that they share
  * whatever else the machine is doing; the best round counts. */
-enum { K_MEMCPY, K_LIBIPT, K_NTL, K_BATCH, K_QUERY, K_TARGETS, K_COUNT };
+enum { K_MEMCPY, K_LIBIPT, K_NTL, K_QUERY, K_TARGETS, K_COUNT };
 
 static void best_rates(const struct trace *t, double rate[K_COUNT], uint64_t out[K_COUNT])
 {
     static uint64_t (*const fn[K_COUNT])(const struct trace *) = {
-        run_memcpy, run_libipt, run_ntl, run_ntl_batch, run_libipt_query, run_ntl_targets,
+        run_memcpy, run_libipt, run_ntl, run_libipt_query, run_ntl_targets,
     };
     for (int k = 0; k < K_COUNT; k++)
         rate[k] = 0;
@@ -228,16 +198,14 @@ static int bench_file(const char *path)
     printf("  memcpy                          %8.0f MB/s\n", r[K_MEMCPY]);
     printf("  libipt pt_pkt_next              %8.0f MB/s  %" PRIu64 " packets\n", r[K_LIBIPT],
            n[K_LIBIPT]);
-    printf("  ntlens ntl_ipt_next (per packet)%8.0f MB/s  %" PRIu64 " packets  %.2fx libipt\n",
+    printf("  ntlens ntl_ipt_next             %8.0f MB/s  %" PRIu64 " packets  %.2fx libipt\n",
            r[K_NTL], n[K_NTL], r[K_NTL] / r[K_LIBIPT]);
-    printf("  ntlens ntl_ipt_next_batch (256) %8.0f MB/s  %" PRIu64 " packets  %.2fx libipt\n",
-           r[K_BATCH], n[K_BATCH], r[K_BATCH] / r[K_LIBIPT]);
     printf("  libipt query decoder            %8.0f MB/s  %" PRIu64 " addresses\n", r[K_QUERY],
            n[K_QUERY]);
     printf("  ntlens quick analysis (targets) %8.0f MB/s  %" PRIu64
            " targets  %.2fx libipt query, %.2fx pt_pkt_next\n",
            r[K_TARGETS], n[K_TARGETS], r[K_TARGETS] / r[K_QUERY], r[K_TARGETS] / r[K_LIBIPT]);
-    if (n[K_NTL] != n[K_LIBIPT] || n[K_BATCH] != n[K_LIBIPT])
+    if (n[K_NTL] != n[K_LIBIPT])
         printf("  NOTE: packet counts differ\n");
     free(t.data);
     ntl_buf_free(&b);

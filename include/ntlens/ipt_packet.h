@@ -143,15 +143,6 @@ static inline int ntl_ipt_next(struct ntl_ipt_decoder *d, struct ntl_ipt_packet 
                                struct ntl_error *err);
 int ntl_ipt_next_slow(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struct ntl_error *err);
 
-/* Decodes up to max packets into out[], exactly as that many calls of
- * ntl_ipt_next would, and returns how many (max == 0: 0). A packet that
- * fails ends the batch before it: the packets so far are returned, the
- * position is left on the bad packet, and the next call returns its error
- * (the negative status of ntl_ipt_next, with err set; NTL_ERR_EOF at the
- * end). At most INT_MAX packets per call. */
-int ntl_ipt_next_batch(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *out, size_t max,
-                       struct ntl_error *err);
-
 /* Moves to the first PSB at or after the start of the buffer. */
 int ntl_ipt_sync_first(struct ntl_ipt_decoder *d, struct ntl_error *err);
 /* Moves to the next PSB after the last synchronisation point and the
