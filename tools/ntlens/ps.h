@@ -53,10 +53,10 @@ struct ps_sample {
     unsigned ncpu;            /* Processor instances, 0 when unknown */
 };
 
-/* Standard indices, resolved by name through a source's title database. */
-/* Every index a source's title database gives a name, then Windows' standard
- * one: names repeat (Samba's database has several "% Privileged Time"), and
- * only the object's own counter definitions tell which one it uses. */
+/* The indices ps needs, each as candidates: every index the source's title
+ * database gives its name, then Windows' standard one. Names repeat (Samba's
+ * database has several "% Privileged Time"), and only the object's own
+ * counter definitions tell which one it uses. */
 #define PS_CANDIDATES 6
 struct ps_index {
     uint32_t idx[PS_CANDIDATES];
