@@ -373,6 +373,32 @@ def test_server_death():
                 pass
         check(victims and p.returncode == 1 and took < 15,
               "server stopped mid-call: timeout after %.1f s (%s)" % (took, err.strip()))
+        # The same through the CLI: --call-timeout, not the 30 s default, ends
+        # a sampling run whose server stopped answering.
+        p = subprocess.Popen([NTLENS, "sample", "-si", "1", "--call-timeout", "2", "-S",
+                              srv.spec, "\\Process(*)\\ID Process"], env=srv.env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        first = p.stdout.readline()
+        victims = srv.connection_pids()
+        for pid in victims:
+            os.kill(pid, signal.SIGSTOP)
+        start = time.monotonic()
+        try:
+            out, err = p.communicate(timeout=40)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+        took = time.monotonic() - start
+        for pid in victims:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.kill(pid, signal.SIGCONT)
+            except OSError:
+                pass
+        check(first and victims and p.returncode == 1 and took < 12 and
+              "stopped answering" in err,
+              "sample --call-timeout 2, server stopped: exit 1 after %.1f s (%s)" %
+              (took, err.strip()))
     finally:
         srv.stop()
 

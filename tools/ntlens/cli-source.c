@@ -17,6 +17,9 @@ const char cli_source_help[] =
     "  -k, --kerberos           authenticate with the Kerberos ticket cache\n"
     "  -N, --no-pass            connect anonymously\n"
     "      --timeout SECONDS    connect timeout for remote sources (default 10)\n"
+    "      --call-timeout SECONDS\n"
+    "                           how long to wait for one reply of a remote server\n"
+    "                           before giving up on it (default 30)\n"
     "      --max-block BYTES    largest performance-data answer accepted (default 64 MiB)\n";
 
 void cli_sources_init(struct cli_sources *cs)
@@ -113,6 +116,13 @@ int cli_sources_option(struct cli_sources *cs, const char *cmd, int opt, const c
             return -1;
         }
         cs->opt.connect_timeout_ms = (unsigned)seconds * 1000;
+        return 1;
+    case CLI_SOURCE_OPT_CALL_TIMEOUT:
+        if (!cli_parse_int(arg, 1, 3600, &seconds)) {
+            cli_usage_error(cmd, "--call-timeout takes seconds from 1 to 3600, not '%s'", arg);
+            return -1;
+        }
+        cs->opt.call_timeout_ms = (unsigned)seconds * 1000;
         return 1;
     case CLI_SOURCE_OPT_MAX_BLOCK:
         if (!cli_parse_u64(arg, &bytes) || bytes < 4096 || bytes > (1u << 30)) {

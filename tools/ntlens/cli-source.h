@@ -6,6 +6,7 @@
  *   -k, --kerberos           use the Kerberos ticket cache
  *   -N, --no-pass            anonymous, no password
  *       --timeout SECONDS    connect timeout for remote sources (default 10)
+ *       --call-timeout SECONDS   wait for one remote reply at most this long (default 30)
  *       --max-block BYTES    cap on one performance-data answer (default 64 MiB)
  * Passwords never come from argv. */
 #ifndef NTLENS_TOOL_CLI_SOURCE_H
@@ -21,6 +22,7 @@
 
 enum {
     CLI_SOURCE_OPT_TIMEOUT = 0x1000,
+    CLI_SOURCE_OPT_CALL_TIMEOUT,
     CLI_SOURCE_OPT_MAX_BLOCK,
 };
 
@@ -33,6 +35,7 @@ enum {
     {"kerberos", no_argument, NULL, 'k'},                                     \
     {"no-pass", no_argument, NULL, 'N'},                                      \
     {"timeout", required_argument, NULL, CLI_SOURCE_OPT_TIMEOUT},             \
+    {"call-timeout", required_argument, NULL, CLI_SOURCE_OPT_CALL_TIMEOUT},   \
     {"max-block", required_argument, NULL, CLI_SOURCE_OPT_MAX_BLOCK}
 
 /* For --help texts. */
