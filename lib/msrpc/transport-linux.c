@@ -486,9 +486,22 @@ static pid_t spawn_helper(int sock)
     return pid;
 }
 
+/* libsmbclient refuses "[::1]" in a URL (EINVAL) but, like Windows, takes
+ * the UNC spelling of an IPv6 address: ':' as '-', the zone's '%' as 's',
+ * under ipv6-literal.net ("0--1.ipv6-literal.net"). */
+static const char *ipv6_unc_name(const char *addr, char name[static 128])
+{
+    size_t n = 0;
+    for (; *addr && n < 128 - sizeof ".ipv6-literal.net"; addr++)
+        name[n++] = *addr == ':' ? '-' : *addr == '%' ? 's' : *addr;
+    memcpy(name + n, ".ipv6-literal.net", sizeof ".ipv6-literal.net");
+    return name;
+}
+
 int ntl_smb_pipe_open(const struct ntl_smb_target *t, const char *name,
                       struct ntl_smb_pipe **out, struct ntl_error *err)
 {
+    char v6name[128];
     unsigned connect_ms = t->connect_timeout_ms ? t->connect_timeout_ms : DEFAULT_CONNECT_MS;
     unsigned call_ms = t->call_timeout_ms ? t->call_timeout_ms : DEFAULT_CALL_MS;
     uint16_t port = t->port ? t->port : 445;
@@ -523,8 +536,11 @@ int ntl_smb_pipe_open(const struct ntl_smb_target *t, const char *name,
     copy(args.domain, sizeof args.domain, t->domain);
     copy(args.user, sizeof args.user, t->user);
     copy(args.password, sizeof args.password, t->password);
-    snprintf(args.url, sizeof args.url, v6 ? "smb://[%s]/IPC$/%s" : "smb://%s/IPC$/%s", t->host,
-             name);
+    if (v6)
+        snprintf(args.url, sizeof args.url, "smb://%s/IPC$/%s", ipv6_unc_name(t->host, v6name),
+                 name);
+    else
+        snprintf(args.url, sizeof args.url, "smb://%s/IPC$/%s", t->host, name);
     p->child = spawn_helper(sv[1]);
     close(sv[1]);
     p->sock = sv[0];

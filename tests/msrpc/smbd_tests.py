@@ -47,11 +47,12 @@ def free_port():
 
 
 class Smbd:
-    def __init__(self, mode="default"):
+    def __init__(self, mode="default", listen=()):
         self.dir = tempfile.mkdtemp(prefix="ntlens-smbd-")
         self.port = free_port()
-        subprocess.run([SERVER, "start", self.dir, "--port", str(self.port), "--mode", mode],
-                       check=True, stdout=subprocess.DEVNULL)
+        extra = [a for addr in listen for a in ("--listen", addr)]
+        subprocess.run([SERVER, "start", self.dir, "--port", str(self.port), "--mode", mode] +
+                       extra, check=True, stdout=subprocess.DEVNULL)
         with open(os.path.join(self.dir, "password")) as f:
             self.password = f.read()
         self.spec = "smb://%s@127.0.0.1:%d" % (USER, self.port)
@@ -314,6 +315,29 @@ def test_server_modes():
         check(len(remote) > 3, "SMB3 server requiring encryption serves ps (%d rows)" % len(remote))
     finally:
         srv.stop()
+    if not ipv6_loopback():
+        print("skip: no ::1 on this machine, IPv6 literal not tested")
+        return
+    srv = Smbd(listen=("::1",))
+    try:
+        srv.provide()
+        spec = "smb://%s@[::1]:%d" % (USER, srv.port)
+        v6 = ps_tree(["-S", spec], env=srv.env(), view=())
+        v4 = ps_tree(["-S", srv.spec], env=srv.env(), view=())
+        check(len(v6) > 3 and set(v6) & set(v4),
+              "an IPv6 literal host serves ps (%d rows, %d pids also over IPv4)" %
+              (len(v6), len(set(v6) & set(v4))))
+    finally:
+        srv.stop()
+
+
+def ipv6_loopback():
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
 
 
 def test_anonymous():
