@@ -2,6 +2,7 @@
  * the Process object (230), threads from the Thread object (232), CPU % in
  * task-manager mode from two samples with PDH's PERF_100NSEC_TIMER formula. */
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,12 +345,10 @@ static size_t add_tree_rows(struct out_table *t, const struct ps_opts *o, const 
 
 /* ---- threads ---- */
 
-static void thread_columns(struct out_table *t, const struct ps_opts *o)
+/* Tid to Elapsed Time: a thread's own columns, after Host, Process and Pid
+ * in the flat table and alone in PsList's per-process blocks. */
+static void thread_own_columns(struct out_table *t)
 {
-    if (o->host_column)
-        out_table_column(t, "host", "Host", OUT_LEFT);
-    out_table_column(t, "process", "Process", OUT_LEFT);
-    out_table_column(t, "pid", "Pid", OUT_RIGHT);
     out_table_column(t, "tid", "Tid", OUT_RIGHT);
     out_table_column(t, "pri", "Pri", OUT_RIGHT);
     out_table_column(t, "cswtch", "Cswtch", OUT_RIGHT);
@@ -359,10 +358,36 @@ static void thread_columns(struct out_table *t, const struct ps_opts *o)
     out_table_column(t, "elapsed_time", "Elapsed Time", OUT_RIGHT);
 }
 
+static void thread_columns(struct out_table *t, const struct ps_opts *o)
+{
+    if (o->host_column)
+        out_table_column(t, "host", "Host", OUT_LEFT);
+    out_table_column(t, "process", "Process", OUT_LEFT);
+    out_table_column(t, "pid", "Pid", OUT_RIGHT);
+    thread_own_columns(t);
+}
+
+static void thread_own_cells(struct out_table *t, const struct ps_thread *th)
+{
+    char state[48];
+    for (int f = TF_TID; f <= TF_CSWITCH; f++) {
+        if (f == TF_PID)
+            continue;
+        if (th->have & (1u << f))
+            out_table_u64(t, th->v[f]);
+        else
+            out_table_null(t);
+    }
+    out_table_str(t, ps_thread_state(state, sizeof state, th));
+    cell_duration(t, th->have & (1u << TF_USER), th->v[TF_USER]);
+    cell_duration(t, th->have & (1u << TF_KERNEL), th->v[TF_KERNEL]);
+    cell_elapsed(t, th->have_elapsed, th->elapsed);
+    out_table_row_end(t);
+}
+
 static size_t add_thread_rows(struct out_table *t, const struct ps_opts *o, const struct ps_sample *s)
 {
     size_t rows = 0;
-    char state[48];
 
     for (size_t i = 0; i < s->nthreads; i++) {
         const struct ps_thread *th = &s->threads[i];
@@ -378,22 +403,40 @@ static size_t add_thread_rows(struct out_table *t, const struct ps_opts *o, cons
             out_table_u64(t, p->v[PF_PID]);
         else
             out_table_null(t);
-        for (int f = TF_TID; f <= TF_CSWITCH; f++) {
-            if (f == TF_PID)
-                continue;
-            if (th->have & (1u << f))
-                out_table_u64(t, th->v[f]);
-            else
-                out_table_null(t);
-        }
-        out_table_str(t, ps_thread_state(state, sizeof state, th));
-        cell_duration(t, th->have & (1u << TF_USER), th->v[TF_USER]);
-        cell_duration(t, th->have & (1u << TF_KERNEL), th->v[TF_KERNEL]);
-        cell_elapsed(t, th->have_elapsed, th->elapsed);
-        out_table_row_end(t);
+        thread_own_cells(t, th);
         rows++;
     }
     return rows;
+}
+
+/* PsList -d on one host: each process as a "NAME PID:" line and a table of
+ * its threads; threads of no known process last, under "(unknown)". */
+static int render_thread_blocks(const struct ps_opts *o, const struct ps_sample *s)
+{
+    int rc = 0;
+    for (size_t i = 0; i <= s->nprocs && rc == 0; i++) {
+        const struct ps_proc *p = i < s->nprocs ? &s->procs[i] : NULL;
+        size_t want = p ? i : SIZE_MAX;
+        if (p && !proc_matches(o, p))
+            continue;
+        struct out_table *t = out_table_new();
+        thread_own_columns(t);
+        for (size_t k = 0; k < s->nthreads; k++)
+            if (s->threads[k].proc == want)
+                thread_own_cells(t, &s->threads[k]);
+        if (p || out_table_rows(t)) {
+            if (!p)
+                printf("(unknown):\n");
+            else if (p->have & (1u << PF_PID))
+                printf("%s %" PRIu64 ":\n", p->name, p->v[PF_PID]);
+            else
+                printf("%s:\n", p->name);
+            rc = out_table_render(t, stdout, OUT_TABLE);
+            putchar('\n');
+        }
+        out_table_free(t);
+    }
+    return rc;
 }
 
 /* ---- rendering ---- */
@@ -504,6 +547,8 @@ static int snapshot_once(struct host *hosts, size_t n, const struct ps_opts *o, 
             banner(o, hosts[0].cur.host);
         if (o->view == VIEW_ALL)
             rc = render_all(pt, tt, o);
+        else if (o->view == VIEW_THREADS && o->fmt == OUT_TABLE && !o->host_column)
+            rc = render_thread_blocks(o, &hosts[0].cur);
         else
             rc = render(o->view == VIEW_THREADS ? tt : pt, o, false);
         if (rc < 0)
