@@ -163,6 +163,13 @@ try:
     check({r["tid"] for r in rows} == tasks(threaded.pid), "-d PID lists /proc's tasks")
     check(all(r["pid"] == threaded.pid and r["process"] == "python3" for r in rows), "-d rows name their process")
     check(all(r["state"].startswith(("Wait", "Running")) for r in rows), "thread states")
+    # The table: PsList's "NAME PID:" line, a header, then one line per thread.
+    lines = ps("-d", str(threaded.pid)).stdout.split("\n")
+    at = lines.index(f"python3 {threaded.pid}:") if f"python3 {threaded.pid}:" in lines else -1
+    block = lines[at + 2:lines.index("", at)] if at >= 0 else []
+    check(at >= 0 and lines[at + 1].split()[:3] == ["Tid", "Pri", "Cswtch"] and
+          {int(b.split()[0]) for b in block} == tasks(threaded.pid),
+          f"-d table: a block for python3 {threaded.pid} with its tids ({lines[:6]})")
     before = {p: tasks(p) for p in snapshot()}
     rows = ps_json("-d")
     after = {p: tasks(p) for p in snapshot()}
