@@ -73,6 +73,11 @@ try:
           f"threads of the svchosts by parent instance: {th}")
     check(th[0]["user_time"] == 1 and th[0]["kernel_time"] == 1 and th[1]["elapsed_time"] == 60 and
           th[0]["cswtch"] == 70 and th[0]["pri"] == 9, f"thread columns: {th[0]}")
+    blocks = run("ps", "-S", cap, "-d", "-e", "svchost").stdout.split("\n\n")
+    check([b.splitlines()[0] for b in blocks[1:3]] == ["svchost 600:", "svchost 812:"] and
+          [len(b.splitlines()) for b in blocks[1:3]] == [3, 4] and
+          blocks[2].splitlines()[3].split()[:2] == ["904", "8"] and blocks[3:] == [""],
+          f"-d table: a block per svchost with its threads: {blocks}")
     check(ps("812")[0]["name"] == "svchost", "PID filter")
     check(len(ps("-e", "svchost")) == 2, "same-named instances stay distinct")
     mem = ps("-m")

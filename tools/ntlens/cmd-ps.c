@@ -409,33 +409,53 @@ static size_t add_thread_rows(struct out_table *t, const struct ps_opts *o, cons
     return rows;
 }
 
+/* Thread k's bucket: its process, or nprocs for a thread of no known one. */
+static size_t thread_bucket(const struct ps_sample *s, size_t k)
+{
+    return s->threads[k].proc < s->nprocs ? s->threads[k].proc : s->nprocs;
+}
+
 /* PsList -d on one host: each process as a "NAME PID:" line and a table of
- * its threads; threads of no known process last, under "(unknown)". */
+ * its threads; threads of no known process last, under "(unknown)". The
+ * threads are bucketed by process first: a Windows host has 100,000. */
 static int render_thread_blocks(const struct ps_opts *o, const struct ps_sample *s)
 {
+    size_t *start = calloc(2 * (s->nprocs + 2), sizeof *start), *cursor = start + s->nprocs + 2;
+    size_t *order = malloc((s->nthreads ? s->nthreads : 1) * sizeof *order);
     int rc = 0;
-    for (size_t i = 0; i <= s->nprocs && rc == 0; i++) {
-        const struct ps_proc *p = i < s->nprocs ? &s->procs[i] : NULL;
-        size_t want = p ? i : SIZE_MAX;
-        if (p && !proc_matches(o, p))
+
+    if (!start || !order) {
+        free(start);
+        free(order);
+        return -1;
+    }
+    for (size_t k = 0; k < s->nthreads; k++)
+        start[thread_bucket(s, k) + 1]++;
+    for (size_t j = 0; j <= s->nprocs; j++)
+        start[j + 1] += start[j];
+    memcpy(cursor, start, (s->nprocs + 1) * sizeof *start);
+    for (size_t k = 0; k < s->nthreads; k++)
+        order[cursor[thread_bucket(s, k)]++] = k;
+    for (size_t j = 0; j <= s->nprocs && rc == 0; j++) {
+        const struct ps_proc *p = j < s->nprocs ? &s->procs[j] : NULL;
+        if (p ? !proc_matches(o, p) : o->filter || start[j] == start[j + 1])
             continue;
+        if (!p)
+            printf("(unknown):\n");
+        else if (p->have & (1u << PF_PID))
+            printf("%s %" PRIu64 ":\n", p->name, p->v[PF_PID]);
+        else
+            printf("%s:\n", p->name);
         struct out_table *t = out_table_new();
         thread_own_columns(t);
-        for (size_t k = 0; k < s->nthreads; k++)
-            if (s->threads[k].proc == want)
-                thread_own_cells(t, &s->threads[k]);
-        if (p || out_table_rows(t)) {
-            if (!p)
-                printf("(unknown):\n");
-            else if (p->have & (1u << PF_PID))
-                printf("%s %" PRIu64 ":\n", p->name, p->v[PF_PID]);
-            else
-                printf("%s:\n", p->name);
-            rc = out_table_render(t, stdout, OUT_TABLE);
-            putchar('\n');
-        }
+        for (size_t k = start[j]; k < start[j + 1]; k++)
+            thread_own_cells(t, &s->threads[order[k]]);
+        rc = out_table_render(t, stdout, OUT_TABLE);
+        putchar('\n');
         out_table_free(t);
     }
+    free(start);
+    free(order);
     return rc;
 }
 
