@@ -536,11 +536,8 @@ int ntl_smb_pipe_open(const struct ntl_smb_target *t, const char *name,
     copy(args.domain, sizeof args.domain, t->domain);
     copy(args.user, sizeof args.user, t->user);
     copy(args.password, sizeof args.password, t->password);
-    if (v6)
-        snprintf(args.url, sizeof args.url, "smb://%s/IPC$/%s", ipv6_unc_name(t->host, v6name),
-                 name);
-    else
-        snprintf(args.url, sizeof args.url, "smb://%s/IPC$/%s", t->host, name);
+    snprintf(args.url, sizeof args.url, "smb://%s/IPC$/%s",
+             v6 ? ipv6_unc_name(t->host, v6name) : t->host, name);
     p->child = spawn_helper(sv[1]);
     close(sv[1]);
     p->sock = sv[0];
