@@ -184,13 +184,13 @@ int ntl_ipt_last_ip_query(const struct ntl_ipt_last_ip *l, uint64_t *ip);
 
 /* The inline fast path of ntl_ipt_next. With at least 16 bytes left every
  * fixed-size packet fits, so one table lookup on the first byte decodes the
- * common packets; the payload is an unaligned 64-bit load, masked. */
+ * common packets: the entry holds the packet as far as that byte tells (all
+ * of a TNT-8), and the rest of the payload is an unaligned 64-bit load,
+ * masked. */
 struct ntl_ipt_fast_ {
-    uint8_t head[8]; /* the first 8 bytes of the packet: type, size, count, 0... */
-    uint32_t konst;  /* payload bits known from the first byte */
-    uint8_t mask;    /* which bytes after the first are payload */
-    uint8_t ip_kind; /* 1 TIP, 2 TIP.PGE, 3 TIP.PGD, 4 FUP, else 0 */
-    uint8_t unused[2];
+    struct ntl_ipt_packet pkt; /* type 0: not decoded inline */
+    uint8_t mask;              /* which bytes after the first are payload */
+    uint8_t ip_kind;           /* 1 TIP, 2 TIP.PGE, 3 TIP.PGD, 4 FUP, else 0 */
 };
 extern const struct ntl_ipt_fast_ ntl_ipt_fast_table_[256];
 
@@ -220,23 +220,23 @@ static inline int ntl_ipt_next(struct ntl_ipt_decoder *d, struct ntl_ipt_packet 
         /* PAD and TNT-8 are one byte: branching on that (predictably, in
          * runs) lets the next packet start before the table load is done. */
         if ((b & 1) == 0 && b != 2) {
-            unsigned n = 1;
-            if (b == 0) {
-                /* A run of PAD is one packet (up to 8 bytes; count = size). */
-                uint64_t w = ntl_ipt_load64_(q);
-                n = w ? (unsigned)__builtin_ctzll(w) >> 3 : 8;
+            *p = e->pkt;
+            if (b) {
+                d->pos = pos + 1;
+                return 0;
             }
-            memcpy(p, e->head, 8);
+            /* A run of PAD is one packet (up to 8 bytes; count = size). */
+            uint64_t w = ntl_ipt_load64_(q);
+            unsigned n = w ? (unsigned)__builtin_ctzll(w) >> 3 : 8;
             p->size = (uint8_t)n;
-            p->count = (uint8_t)(b ? e->head[2] : n);
-            p->payload = e->konst;
+            p->count = (uint8_t)n;
             d->pos = pos + n;
             return 0;
         }
-        if (e->head[0]) {
-            memcpy(p, e->head, 8);
-            p->payload = (ntl_ipt_load64_(q + 1) & masks[e->mask]) | e->konst;
-            d->pos = pos + e->head[1];
+        if (e->pkt.type) {
+            *p = e->pkt;
+            p->payload |= ntl_ipt_load64_(q + 1) & masks[e->mask];
+            d->pos = pos + e->pkt.size;
             return 0;
         }
     }

@@ -16,15 +16,6 @@ enum cls {
     C_TSC, C_MTC, C_MODE, C_TRIG,
 };
 
-/* The inline fast path copies ntl_ipt_fast_.head over these fields. */
-_Static_assert(offsetof(struct ntl_ipt_packet, type) == 0 &&
-               offsetof(struct ntl_ipt_packet, size) == 1 &&
-               offsetof(struct ntl_ipt_packet, count) == 2 &&
-               offsetof(struct ntl_ipt_packet, flags) == 3 &&
-               offsetof(struct ntl_ipt_packet, aux) == 4 &&
-               offsetof(struct ntl_ipt_packet, payload) == 8,
-               "ntl_ipt_packet layout");
-
 /* The class of a packet's first byte (SDM opcode map). */
 static enum cls classify(unsigned b)
 {

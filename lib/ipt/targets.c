@@ -135,9 +135,9 @@ int ntl_ipt_targets_scan(struct ntl_ipt_targets *t, const uint8_t *buf, size_t s
                 continue;
             unsigned b = buf[pos];
             const struct ntl_ipt_fast_ *e = &ntl_ipt_fast_table_[b];
-            if (e->head[0]) {
+            if (e->pkt.type) {
                 if (e->ip_kind) {
-                    unsigned ipc = e->head[2];
+                    unsigned ipc = e->pkt.count;
                     t->by_type[e->ip_kind - 1]++;
                     if (ipc == NTL_IPT_IPC_SUPPRESSED) {
                         t->suppressed++;
@@ -158,7 +158,7 @@ int ntl_ipt_targets_scan(struct ntl_ipt_targets *t, const uint8_t *buf, size_t s
                                                  t->used);
                     }
                 }
-                pos += e->head[1];
+                pos += e->pkt.size;
                 continue;
             }
         } else if (ip_kind[buf[pos] & 0x1f] && (buf[pos] & 3) == 1) {
