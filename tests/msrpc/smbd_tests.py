@@ -353,6 +353,34 @@ def test_anonymous():
         srv.stop()
 
 
+def stop_server_under(srv, args, settle=0.0):
+    """Runs args until its first line of output, stops (SIGSTOP) the smbd
+    processes serving it, and waits for it to give up. Returns its first
+    line, exit code, seconds from the stop to its exit, stderr, and the
+    stopped pids (killed afterwards)."""
+    p = subprocess.Popen(args, env=srv.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    first = p.stdout.readline()
+    time.sleep(settle)
+    victims = srv.connection_pids()
+    for pid in victims:
+        os.kill(pid, signal.SIGSTOP)
+    start = time.monotonic()
+    try:
+        _, err = p.communicate(timeout=40)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        _, err = p.communicate()
+    took = time.monotonic() - start
+    for pid in victims:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.kill(pid, signal.SIGCONT)
+        except OSError:
+            pass
+    return first, p.returncode, took, err, victims
+
+
 def test_server_death():
     srv = Smbd()
     try:
@@ -374,53 +402,17 @@ def test_server_death():
         check(victims and p.returncode == 1 and ("reply" in err or "writing" in err),
               "server killed mid-call: exit 1 (%s)" % err.strip())
         # Stopped mid-call: the per-call timeout ends the wait.
-        p = subprocess.Popen([FETCH, "-U", USER, "--ready", "-t", "2000", "-n", "100000",
-                              "127.0.0.1:%d" % srv.port, "Global"], env=srv.env(),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        p.stdout.readline()
-        time.sleep(0.5)
-        victims = srv.connection_pids()
-        for pid in victims:
-            os.kill(pid, signal.SIGSTOP)
-        start = time.monotonic()
-        try:
-            out, err = p.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            out, err = p.communicate()
-        took = time.monotonic() - start
-        for pid in victims:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                os.kill(pid, signal.SIGCONT)
-            except OSError:
-                pass
-        check(victims and p.returncode == 1 and took < 15,
+        first, code, took, err, victims = stop_server_under(
+            srv, [FETCH, "-U", USER, "--ready", "-t", "2000", "-n", "100000",
+                  "127.0.0.1:%d" % srv.port, "Global"], settle=0.5)
+        check(victims and code == 1 and took < 15,
               "server stopped mid-call: timeout after %.1f s (%s)" % (took, err.strip()))
         # The same through the CLI: --call-timeout, not the 30 s default, ends
         # a sampling run whose server stopped answering.
-        p = subprocess.Popen([NTLENS, "sample", "-si", "1", "--call-timeout", "2", "-S",
-                              srv.spec, "\\Process(*)\\ID Process"], env=srv.env(),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        first = p.stdout.readline()
-        victims = srv.connection_pids()
-        for pid in victims:
-            os.kill(pid, signal.SIGSTOP)
-        start = time.monotonic()
-        try:
-            out, err = p.communicate(timeout=40)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            out, err = p.communicate()
-        took = time.monotonic() - start
-        for pid in victims:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                os.kill(pid, signal.SIGCONT)
-            except OSError:
-                pass
-        check(first and victims and p.returncode == 1 and took < 12 and
-              "stopped answering" in err,
+        first, code, took, err, victims = stop_server_under(
+            srv, [NTLENS, "sample", "-si", "1", "--call-timeout", "2", "-S", srv.spec,
+                  "\\Process(*)\\ID Process"])
+        check(first and victims and code == 1 and took < 12 and "stopped answering" in err,
               "sample --call-timeout 2, server stopped: exit 1 after %.1f s (%s)" %
               (took, err.strip()))
     finally:
