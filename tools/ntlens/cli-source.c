@@ -90,9 +90,20 @@ int cli_sources_add(struct cli_sources *cs, const char *cmd, const char *spec)
     return 1;
 }
 
-int cli_sources_option(struct cli_sources *cs, const char *cmd, int opt, const char *arg)
+/* --timeout and --call-timeout: whole seconds, 1 to 3600, kept in ms. */
+static int parse_timeout(const char *cmd, const char *name, const char *arg, unsigned *ms)
 {
     long seconds;
+    if (!cli_parse_int(arg, 1, 3600, &seconds)) {
+        cli_usage_error(cmd, "%s takes seconds from 1 to 3600, not '%s'", name, arg);
+        return -1;
+    }
+    *ms = (unsigned)seconds * 1000;
+    return 1;
+}
+
+int cli_sources_option(struct cli_sources *cs, const char *cmd, int opt, const char *arg)
+{
     uint64_t bytes;
 
     switch (opt) {
@@ -111,19 +122,9 @@ int cli_sources_option(struct cli_sources *cs, const char *cmd, int opt, const c
         cs->opt.anonymous = true;
         return 1;
     case CLI_SOURCE_OPT_TIMEOUT:
-        if (!cli_parse_int(arg, 1, 3600, &seconds)) {
-            cli_usage_error(cmd, "--timeout takes seconds from 1 to 3600, not '%s'", arg);
-            return -1;
-        }
-        cs->opt.connect_timeout_ms = (unsigned)seconds * 1000;
-        return 1;
+        return parse_timeout(cmd, "--timeout", arg, &cs->opt.connect_timeout_ms);
     case CLI_SOURCE_OPT_CALL_TIMEOUT:
-        if (!cli_parse_int(arg, 1, 3600, &seconds)) {
-            cli_usage_error(cmd, "--call-timeout takes seconds from 1 to 3600, not '%s'", arg);
-            return -1;
-        }
-        cs->opt.call_timeout_ms = (unsigned)seconds * 1000;
-        return 1;
+        return parse_timeout(cmd, "--call-timeout", arg, &cs->opt.call_timeout_ms);
     case CLI_SOURCE_OPT_MAX_BLOCK:
         if (!cli_parse_u64(arg, &bytes) || bytes < 4096 || bytes > (1u << 30)) {
             cli_usage_error(cmd, "--max-block takes bytes from 4096 to 1 GiB, not '%s'", arg);
