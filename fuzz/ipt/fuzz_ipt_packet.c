@@ -76,15 +76,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         bool hdr = false;
         size_t steps = 0;
         for (;;) {
-            size_t before = d.pos;
+            size_t before = ntl_ipt_offset(&d);
             int rc = ntl_ipt_next(&d, &p, &err);
             int rs = ntl_ipt_next_slow(&s, &q, &err);
-            if (rc != rs || d.pos != s.pos || (rc == 0 && memcmp(&p, &q, sizeof p) != 0))
+            if (rc != rs || ntl_ipt_offset(&d) != ntl_ipt_offset(&s) ||
+                (rc == 0 && memcmp(&p, &q, sizeof p) != 0))
                 abort();
             if (rc == NTL_ERR_EOF)
                 break;
             if (rc < 0) {
-                if (d.pos != before || err.offset != before)
+                if (ntl_ipt_offset(&d) != before || err.offset != before)
                     abort();
                 if (mode == 1 || rc == NTL_ERR_TRUNCATED || ntl_ipt_resync(&d, &err) < 0 ||
                     ntl_ipt_resync(&s, &err) < 0)
@@ -92,7 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 ntl_ipt_last_ip_init(&last);
                 continue;
             }
-            if (p.size == 0 || d.pos != before + p.size || ++steps > size)
+            if (p.size == 0 || ntl_ipt_offset(&d) != before + p.size || ++steps > size)
                 abort();
             if (p.type == NTL_IPT_PSB) {
                 hdr = true;

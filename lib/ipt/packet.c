@@ -59,7 +59,7 @@ static enum cls classify(unsigned b)
 static void set_block(struct ntl_ipt_decoder *d, unsigned bip_size)
 {
     d->bip_size = (uint8_t)bip_size;
-    d->fast_end = bip_size || d->size < 16 ? 0 : d->size - 15;
+    d->fast_end = bip_size || d->size < 16 ? d->buf : d->buf + d->size - 15;
 }
 
 static const int8_t ipc_bytes[8] = {0, 2, 4, 6, 6, -1, 8, -1};
@@ -72,8 +72,11 @@ int ntl_ipt_ipc_bytes(unsigned ipc)
 void ntl_ipt_decoder_init(struct ntl_ipt_decoder *d, const uint8_t *buf, size_t size,
                           uint64_t origin)
 {
+    /* An empty trace may come as a null pointer, and null + 0 is undefined. */
+    static const uint8_t empty[1];
     memset(d, 0, sizeof *d);
-    d->buf = buf;
+    d->buf = buf ? buf : empty;
+    d->cur = d->buf;
     d->size = size;
     d->origin = origin;
     d->sync = SIZE_MAX;
@@ -97,7 +100,7 @@ static int fail(struct ntl_ipt_decoder *d, struct ntl_error *err, int fault, con
     };
     d->fault = (uint8_t)fault;
     return ntl_error_set(err, fault == NTL_IPT_FAULT_EOS ? NTL_ERR_TRUNCATED : NTL_ERR_FORMAT,
-                         what, d->origin + d->pos, "%s", msg[fault]);
+                         what, d->origin + ntl_ipt_offset(d), "%s", msg[fault]);
 }
 
 /* Extended (02 xx) packets. */
@@ -266,16 +269,16 @@ static int next_ext(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, const u
         return fail(d, err, NTL_IPT_FAULT_BAD_OPC, "packet");
     }
     p->size = (uint8_t)size;
-    d->pos += size;
+    d->cur += size;
     return NTL_OK;
 }
 
 int ntl_ipt_next_slow(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struct ntl_error *err)
 {
-    size_t left = d->size - d->pos;
+    size_t left = d->size - ntl_ipt_offset(d);
     if (!left)
         return NTL_ERR_EOF;
-    const uint8_t *q = d->buf + d->pos;
+    const uint8_t *q = d->cur;
     uint8_t b = q[0];
     p->count = 0;
     p->flags = 0;
@@ -289,7 +292,7 @@ int ntl_ipt_next_slow(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struc
         p->type = NTL_IPT_PAD;
         p->size = (uint8_t)n;
         p->count = (uint8_t)n;
-        d->pos += n;
+        d->cur += n;
         return NTL_OK;
     }
     case C_TNT8: {
@@ -300,7 +303,7 @@ int ntl_ipt_next_slow(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struc
             p->aux = b >> 3;
             p->payload = le_n(q + 1, d->bip_size);
             p->size = (uint8_t)(1 + d->bip_size);
-            d->pos += p->size;
+            d->cur += p->size;
             return NTL_OK;
         }
         unsigned msb = 31 - (unsigned)__builtin_clz(b);
@@ -308,7 +311,7 @@ int ntl_ipt_next_slow(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struc
         p->count = (uint8_t)(msb - 1);
         p->payload = (b >> 1) & ((1u << (msb - 1)) - 1);
         p->size = 1;
-        d->pos++;
+        d->cur++;
         return NTL_OK;
     }
     case C_TIP:
@@ -329,7 +332,7 @@ int ntl_ipt_next_slow(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struc
         p->count = (uint8_t)ipc;
         p->payload = le_n(q + 1, (unsigned)n);
         p->size = (uint8_t)(1 + n);
-        d->pos += p->size;
+        d->cur += p->size;
         return NTL_OK;
     }
     case C_CYC: {
@@ -353,7 +356,7 @@ int ntl_ipt_next_slow(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struc
         p->type = NTL_IPT_CYC;
         p->payload = v;
         p->size = (uint8_t)i;
-        d->pos += i;
+        d->cur += i;
         return NTL_OK;
     }
     case C_TSC:
@@ -362,7 +365,7 @@ int ntl_ipt_next_slow(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struc
         p->type = NTL_IPT_TSC;
         p->payload = le_n(q + 1, 7);
         p->size = 8;
-        d->pos += 8;
+        d->cur += 8;
         return NTL_OK;
     case C_MTC:
         if (left < 2)
@@ -370,7 +373,7 @@ int ntl_ipt_next_slow(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struc
         p->type = NTL_IPT_MTC;
         p->payload = q[1];
         p->size = 2;
-        d->pos += 2;
+        d->cur += 2;
         return NTL_OK;
     case C_MODE:
         if (left < 2)
@@ -388,7 +391,7 @@ int ntl_ipt_next_slow(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struc
             return fail(d, err, NTL_IPT_FAULT_BAD_PACKET, "MODE packet");
         }
         p->size = 2;
-        d->pos += 2;
+        d->cur += 2;
         return NTL_OK;
     case C_TRIG: {
         if (left < 3)
@@ -404,7 +407,7 @@ int ntl_ipt_next_slow(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struc
         if (size == 5)
             p->aux |= (uint32_t)ntl_le16(q + 3) << 8;
         p->size = (uint8_t)size;
-        d->pos += size;
+        d->cur += size;
         return NTL_OK;
     }
     case C_EXT:
@@ -422,14 +425,15 @@ int ntl_ipt_sync_first(struct ntl_ipt_decoder *d, struct ntl_error *err)
         return ntl_error_set(err, NTL_ERR_NOT_FOUND, "trace", d->origin,
                              "no PSB in %zu bytes", d->size);
     }
-    d->pos = d->sync = off;
+    d->cur = d->buf + off;
+    d->sync = off;
     set_block(d, 0);
     return NTL_OK;
 }
 
 int ntl_ipt_resync(struct ntl_ipt_decoder *d, struct ntl_error *err)
 {
-    size_t from = d->pos, off;
+    size_t from = ntl_ipt_offset(d), off;
     if (d->sync != SIZE_MAX && from <= d->sync)
         from = d->sync + 1;
     if (ntl_ipt_sync_forward(d->buf, d->size, from, &off) < 0) {
@@ -437,7 +441,8 @@ int ntl_ipt_resync(struct ntl_ipt_decoder *d, struct ntl_error *err)
         ntl_error_set(err, NTL_ERR_EOF, "trace", d->origin + from, "no further PSB");
         return NTL_ERR_EOF;
     }
-    d->pos = d->sync = off;
+    d->cur = d->buf + off;
+    d->sync = off;
     set_block(d, 0);
     return NTL_OK;
 }
@@ -446,7 +451,7 @@ int ntl_ipt_seek(struct ntl_ipt_decoder *d, size_t off)
 {
     if (off > d->size)
         return NTL_ERR_ARGUMENT;
-    d->pos = off;
+    d->cur = d->buf + off;
     set_block(d, 0);
     if (ntl_ipt_is_psb(d->buf, d->size, off))
         d->sync = off;

@@ -52,31 +52,38 @@ static int grow(struct ntl_ipt_targets *t)
     return NTL_OK;
 }
 
-/* Adds one occurrence of ip. A slot with count 0 is empty. */
+/* Adds one occurrence of ip. A slot with count 0 is empty. The table is
+ * grown only when an address is added, so a repeated one (the common case)
+ * costs one probe and nothing else. */
 static inline int count_ip(struct ntl_ipt_targets *t, uint64_t ip)
 {
-    if (t->used * 2 >= t->cap) {
+    struct ntl_ipt_target *slots = t->slots;
+    size_t cap = t->cap, j = slot_of(ip, cap);
+    if (cap) {
+        for (;; j = (j + 1) & (cap - 1)) {
+            if (!slots[j].count)
+                break;
+            if (slots[j].ip == ip) {
+                slots[j].count++;
+                return NTL_OK;
+            }
+        }
+    }
+    if (t->used >= t->limit)
+        return NTL_ERR_LIMIT;
+    if (t->used * 2 >= cap) {
         int rc = grow(t);
         if (rc < 0)
             return rc;
+        slots = t->slots;
+        cap = t->cap;
+        for (j = slot_of(ip, cap); slots[j].count; j = (j + 1) & (cap - 1))
+            ;
     }
-    size_t j = slot_of(ip, t->cap);
-    for (;;) {
-        struct ntl_ipt_target *s = &t->slots[j];
-        if (s->ip == ip && s->count) {
-            s->count++;
-            return NTL_OK;
-        }
-        if (!s->count) {
-            if (t->used >= t->limit)
-                return NTL_ERR_LIMIT;
-            s->ip = ip;
-            s->count = 1;
-            t->used++;
-            return NTL_OK;
-        }
-        j = (j + 1) & (t->cap - 1);
-    }
+    slots[j].ip = ip;
+    slots[j].count = 1;
+    t->used++;
+    return NTL_OK;
 }
 
 static inline uint64_t load_le(const uint8_t *p, size_t left, unsigned n)
@@ -94,6 +101,40 @@ static inline uint64_t load_le(const uint8_t *p, size_t left, unsigned n)
     return v;
 }
 
+/* Bit i set when p[i] is odd or 02: a byte that is neither PAD nor TNT-8
+ * and so may start a packet that matters here. 64 bytes, eight at a time
+ * (SWAR: bit 0 of each byte, and an exact zero-byte test of w^02), with
+ * each word's eight flags gathered into a byte by one multiplication. */
+static inline uint64_t stop_mask(const uint8_t *p)
+{
+    const uint64_t lo7 = 0x7f7f7f7f7f7f7f7full, ones = 0x0101010101010101ull;
+    uint64_t mask = 0;
+    for (unsigned i = 0; i < 8; i++) {
+        uint64_t w = load_le(p + 8 * i, 8, 8), x = w ^ (2 * ones);
+        uint64_t is2 = ~(((x & lo7) + lo7) | x) & (ones << 7);
+        uint64_t flags = (w & ones) | (is2 >> 7);
+        mask |= ((flags * 0x0102040810204080ull) >> 56) << (8 * i);
+    }
+    return mask;
+}
+
+/* Where the block scan may start a 64-byte block: every stop it finds is
+ * then below d->fast_end, where a packet is decoded inline; 0 inside a BBP
+ * block (fast_end == buf), where only the packet decoder may run. */
+static inline size_t block_limit(const struct ntl_ipt_decoder *d)
+{
+    size_t fast_end = (size_t)(d->fast_end - d->buf);
+    return fast_end > 64 ? fast_end - 64 : 0;
+}
+
+static int target_error(struct ntl_error *err, int rc, size_t off, size_t used)
+{
+    return ntl_error_set(err, rc, "IP packet", off,
+                         rc == NTL_ERR_LIMIT ? "more than %zu distinct targets"
+                                             : "out of memory at %zu distinct targets",
+                         used);
+}
+
 int ntl_ipt_targets_scan(struct ntl_ipt_targets *t, const uint8_t *buf, size_t size,
                          struct ntl_error *err)
 {
@@ -109,7 +150,7 @@ int ntl_ipt_targets_scan(struct ntl_ipt_targets *t, const uint8_t *buf, size_t s
     int rc = ntl_ipt_sync_first(&d, err);
     if (rc < 0)
         return rc;
-    t->bytes += size - d.pos;
+    t->bytes += size - ntl_ipt_offset(&d);
     ntl_ipt_last_ip_init(&last);
     static const uint64_t masks[8] = NTL_IPT_FAST_MASKS_;
     static const uint64_t keep[8] = {
@@ -117,22 +158,31 @@ int ntl_ipt_targets_scan(struct ntl_ipt_targets *t, const uint8_t *buf, size_t s
     };
     uint64_t ip = 0;
     bool suppressed = false;
-    size_t pos = d.pos;
+    size_t pos = ntl_ipt_offset(&d);
+    /* stops: bit i set when buf[base + i] may start a packet other than
+     * PAD or TNT-8; valid while base <= pos (it describes bytes, not packet
+     * boundaries). Empty until the first block is read. */
+    size_t base = pos, block_end = block_limit(&d);
+    uint64_t stops = 0;
     while (pos < size) {
-        if (pos < d.fast_end) {
-            /* PAD and TNT-8 (every even byte but 02) carry no target:
-             * skip them eight bytes at a time up to the first odd byte or
-             * 02 (SWAR: bit 0 of each byte, and a zero-byte test of w^02). */
-            uint64_t w = load_le(buf + pos, 8, 8), x = w ^ 0x0202020202020202ull;
-            uint64_t stop = ((w & 0x0101010101010101ull) << 7) |
-                            ((x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull);
-            if (!stop) {
-                pos += 8;
-                continue;
+        if (pos < block_end) {
+            uint64_t m = pos - base < 64 ? stops >> (pos - base) : 0;
+            if (!m) {
+                /* Nothing but PAD and TNT-8 up to base + 64 (or the mask is
+                 * stale): read the next block. */
+                if (pos - base < 64 && stops)
+                    pos = base + 64;
+                if (pos >= block_end)
+                    continue;
+                base = pos;
+                stops = stop_mask(buf + pos);
+                if (!stops) {
+                    pos += 64;
+                    continue;
+                }
+                m = stops;
             }
-            pos += (size_t)__builtin_ctzll(stop) >> 3;
-            if (pos >= d.fast_end)
-                continue;
+            pos += (size_t)__builtin_ctzll(m);
             unsigned b = buf[pos];
             const struct ntl_ipt_fast_ *e = &ntl_ipt_fast_table_[b];
             if (e->pkt.type) {
@@ -151,11 +201,7 @@ int ntl_ipt_targets_scan(struct ntl_ipt_targets *t, const uint8_t *buf, size_t s
                         t->total++;
                         rc = count_ip(t, ip);
                         if (rc < 0)
-                            return ntl_error_set(err, rc, "IP packet", pos,
-                                                 rc == NTL_ERR_LIMIT
-                                                     ? "more than %zu distinct targets"
-                                                     : "out of memory at %zu distinct targets",
-                                                 t->used);
+                            return target_error(err, rc, pos, t->used);
                     }
                 }
                 pos += e->pkt.size;
@@ -172,7 +218,7 @@ int ntl_ipt_targets_scan(struct ntl_ipt_targets *t, const uint8_t *buf, size_t s
                     t->total++;
                     rc = count_ip(t, last.ip);
                     if (rc < 0)
-                        return ntl_error_set(err, rc, "IP packet", pos, "out of memory");
+                        return target_error(err, rc, pos, t->used);
                 } else if (ipc == NTL_IPT_IPC_SUPPRESSED) {
                     t->suppressed++;
                 }
@@ -182,15 +228,16 @@ int ntl_ipt_targets_scan(struct ntl_ipt_targets *t, const uint8_t *buf, size_t s
                 continue;
             }
         }
-        d.pos = pos;
+        d.cur = buf + pos;
         rc = ntl_ipt_next_slow(&d, &p, err);
+        block_end = block_limit(&d);
         if (rc == NTL_OK) {
             if (p.type == NTL_IPT_PSB) {
                 t->psbs++;
                 ip = 0;
                 suppressed = false;
             }
-            pos = d.pos;
+            pos = ntl_ipt_offset(&d);
             continue;
         }
         if (rc == NTL_ERR_EOF)
@@ -202,7 +249,7 @@ int ntl_ipt_targets_scan(struct ntl_ipt_targets *t, const uint8_t *buf, size_t s
             break;
         ip = 0;
         suppressed = false;
-        pos = d.pos;
+        pos = ntl_ipt_offset(&d);
     }
     ntl_error_clear(err);
     return NTL_OK;

@@ -503,7 +503,7 @@ static int dump(const char *cmd, const struct ipt_input *in, struct dump_opts *o
         progress_start(&prog, "decoding", in->size);
     size_t next_update = 0;
     for (;;) {
-        uint64_t off = d.pos;
+        uint64_t off = ntl_ipt_offset(&d);
         if (bar && off >= next_update) {
             progress_update(&prog, off);
             next_update = off + (1u << 20);
