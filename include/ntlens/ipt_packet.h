@@ -116,9 +116,8 @@ enum ntl_ipt_fault {
     NTL_IPT_FAULT_NOSYNC,     /* no PSB found */
 };
 
-/* The cursor and the bound of the inline path come first and are pointers:
- * the inline path then reads two fields and adds nothing per packet, which
- * measured 9-18% faster than an offset into buf (docs/performance.md). */
+/* The cursor and the bound of the inline path are pointers, so the inline
+ * path adds nothing to find a packet (docs/performance.md has the figures). */
 struct ntl_ipt_decoder {
     const uint8_t *cur;       /* the next packet; ntl_ipt_offset() is its offset */
     const uint8_t *fast_end;  /* the inline path decodes at cur < fast_end (16 bytes
