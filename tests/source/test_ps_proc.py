@@ -8,6 +8,7 @@ threads and parents make the filter, thread and tree checks exact."""
 import csv
 import io
 import json
+import re
 import os
 import subprocess
 import sys
@@ -218,10 +219,18 @@ try:
     # ---- task-manager mode: CPU % from two samples ----
     busy = subprocess.Popen(["/usr/bin/python3", "-c", BUSY_SRC])
     helpers.append(busy)
-    p = ps("-s", "2", "-r", "1", "--format", "json")
+    p = ps("-s", "2", "-r", "1", "--format", "jsonl")
     lines = [json.loads(l) for l in p.stdout.splitlines() if l.strip()]
     check(len(lines) > 10, "-s prints JSON lines")
     check(all("cpu" in r for r in lines), "-s rows carry CPU %")
+    check(all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", r["timestamp"]) for r in lines),
+          "-s rows carry an ISO 8601 UTC timestamp")
+    p = ps("-s", "2", "-i", "1", "--format", "csv")
+    header = p.stdout.splitlines()[0]
+    check(header.startswith("timestamp,name,pid,cpu,"), f"-s CSV header: {header}")
+    check(p.stdout.splitlines().count(header) == 1, "-s CSV prints its header once")
+    doc = json.loads(ps("-s", "1", "-i", "1", "--format", "json").stdout)
+    check(isinstance(doc, list) and len(doc) > 10, "-s --format json is one JSON document")
     busy_cpu = [r["cpu"] for r in lines if r["pid"] == busy.pid and r["cpu"] is not None]
     check(busy_cpu and max(busy_cpu) > 0, f"a busy process shows CPU use: {busy_cpu}")
     rounds, cur = [], {}
@@ -246,7 +255,7 @@ try:
         check(len(rows) == 1 and rows[0]["thd"] == 4, f"ps -S CAPTURE: {rows}")
         rows = ps_json("-d", "-S", cap, str(threaded.pid))
         check({r["tid"] for r in rows} == tasks(threaded.pid), "ps -d -S CAPTURE lists the threads")
-        p = ps("-s", "-S", cap, "--format", "json")
+        p = ps("-s", "-S", cap, "--format", "jsonl")
         pids = [json.loads(l)["pid"] for l in p.stdout.splitlines() if l.strip()]
         check(pids.count(0) == 2, f"-s over 3 snapshots shows 2 refreshes, not {pids.count(0)}")
         os.unlink(cap)
@@ -259,8 +268,10 @@ try:
     p = ps("--help")
     check(p.stdout.startswith("usage: ntlens ps"), "--help on stdout")
     for bad in (["-q"], ["-d", "-m"], ["-t", "-s"], ["--format", "xml"], ["-r", "0"], ["-s0"], ["-r", "2"],
-                ["a", "b"]):
-        ps(*bad, expect=2)
+                ["a", "b"], ["-x", "--format", "csv"], ["-p", "secret"]):
+        p = ps(*bad, expect=2)
+        check(p.stderr.count("\n") == 2 and "\0" not in p.stderr and "secret" not in p.stderr,
+              f"one clear usage error for {bad}: {p.stderr!r}")
 finally:
     for h in helpers:
         h.kill()

@@ -102,6 +102,22 @@ static int parse_timeout(const char *cmd, const char *name, const char *arg, uns
     return 1;
 }
 
+int cli_source_option_cb(const struct opt *o, const char *arg, void *cs)
+{
+    struct cli_sources *c = cs;
+    if (c->nspecs == CLI_SOURCE_MAX)
+        return opt_error(o, "may be given at most %d times", CLI_SOURCE_MAX);
+    c->specs[c->nspecs++] = arg;
+    return 0;
+}
+
+int cli_user_option_cb(const struct opt *o, const char *arg, void *cs)
+{
+    (void)o;
+    set_user(cs, arg);
+    return 0;
+}
+
 int cli_sources_option(struct cli_sources *cs, const char *cmd, int opt, const char *arg)
 {
     uint64_t bytes;
@@ -168,6 +184,12 @@ int cli_sources_open(struct cli_sources *cs, const char *cmd, struct ntl_source 
 
     if (cs->nspecs == 0)
         cs->specs[cs->nspecs++] = "local";
+    if (cs->timeout_s)
+        cs->opt.connect_timeout_ms = (unsigned)cs->timeout_s * 1000;
+    if (cs->call_timeout_s)
+        cs->opt.call_timeout_ms = (unsigned)cs->call_timeout_s * 1000;
+    if (cs->max_block)
+        cs->opt.max_block = (size_t)cs->max_block;
     if (cs->auth_file && (rc = read_auth_file(cs, cmd)) != EXIT_OK)
         return rc;
     if ((rc = obtain_password(cs, cmd)) != EXIT_OK)

@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "ntlens/source.h"
+#include "parse-options.h"
 
 #define CLI_SOURCE_MAX 256
 
@@ -46,10 +47,41 @@ struct cli_sources {
     size_t nspecs;
     struct ntl_source_options opt;
     const char *auth_file;
+    long timeout_s, call_timeout_s; /* 0: the library's default */
+    uint64_t max_block;             /* 0: the library's default */
     char user[256];
     char domain[256];
     char password[256];
 };
+
+/* The source and credential options, for a command's option table:
+ * OPT_SOURCE_OPTIONS(&cs) expands to a group of entries. PsList's -u USER
+ * is -U; its -p PASSWORD is refused, since argv is visible to every user. */
+int cli_source_option_cb(const struct opt *o, const char *arg, void *cs);
+int cli_user_option_cb(const struct opt *o, const char *arg, void *cs);
+#define OPT_SOURCE_OPTIONS(cs)                                                               \
+    OPT_GROUP("Source options"),                                                             \
+    OPT_CALLBACK('S', "source", "SPEC", cli_source_option_cb, (cs),                          \
+                 "local (default), a capture file, smb://[DOMAIN;]USER@HOST[:PORT]\n"        \
+                 "or \\\\HOST; repeat for several hosts, queried in parallel"),               \
+    OPT_CALLBACK('U', "user", "[DOMAIN/]USER", cli_user_option_cb, (cs),                     \
+                 "remote user; the password comes from a prompt, from\n"                     \
+                 "NTLENS_PASSWORD, or from -A, never from the command line",                 \
+                 .aliases = "-u"),                                                           \
+    OPT_REFUSED('p', "password", "PASSWORD",                                                 \
+                "a password on the command line is visible to every user of the machine;\n" \
+                "use the prompt, NTLENS_PASSWORD or -A FILE", .flags = OPT_HIDDEN),          \
+    OPT_STRING('A', "authentication-file", &(cs)->auth_file, "FILE",                         \
+               "smbclient's format: username=, password=, domain= lines"),                   \
+    OPT_FLAG('k', "kerberos", &(cs)->opt.kerberos, "authenticate with the Kerberos ticket cache"), \
+    OPT_FLAG('N', "no-pass", &(cs)->opt.anonymous, "connect anonymously"),                  \
+    OPT_INT(0, "timeout", &(cs)->timeout_s, "SECONDS", 1, 3600,                              \
+            "connect timeout for remote sources (default 10)"),                              \
+    OPT_INT(0, "call-timeout", &(cs)->call_timeout_s, "SECONDS", 1, 3600,                    \
+            "how long to wait for one reply of a remote server\n"                            \
+            "before giving up on it (default 30)"),                                          \
+    OPT_U64(0, "max-block", &(cs)->max_block, "BYTES", 4096, 1u << 30,                       \
+            "largest performance-data answer accepted (default 64 MiB)")
 
 void cli_sources_init(struct cli_sources *cs);
 /* Handles one getopt result. Returns 1 when it was a source option, 0 when

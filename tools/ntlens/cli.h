@@ -11,6 +11,9 @@
 #define EXIT_OK 0
 #define EXIT_FAIL 1
 #define EXIT_USAGE 2
+/* From a command's argument parsing: go on and run (any other value is the
+ * exit code, e.g. 0 after --help). */
+#define CLI_CONTINUE (-1)
 
 /* "ntlens CMD: MESSAGE" plus a pointer to --help; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) NTL_PRINTF(2, 3);

@@ -286,7 +286,7 @@ int cmd_etl_events(int argc, char **argv)
         switch (fmt) {
         case OUT_TABLE: print_table(&c, &ev, hex); break;
         case OUT_CSV: print_csv(&c, &ev, hex); break;
-        case OUT_JSON: print_json(&c, &ev, hex); break;
+        default: print_json(&c, &ev, hex); break;
         }
         if (ferror(stdout))
             break;

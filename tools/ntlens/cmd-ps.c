@@ -1,7 +1,6 @@
 /* ntlens ps: PsList v1.41 rebuilt on performance data. Processes come from
  * the Process object (230), threads from the Thread object (232), CPU % in
  * task-manager mode from two samples with PDH's PERF_100NSEC_TIMER formula. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,56 +10,35 @@
 #include "cli-source.h"
 #include "cli.h"
 #include "commands.h"
-#include "output.h"
+#include "out.h"
+#include "parse-options.h"
 #include "ps.h"
 
 enum view { VIEW_DEFAULT, VIEW_MEMORY, VIEW_THREADS, VIEW_ALL, VIEW_TREE, VIEW_TASK };
 
 struct ps_opts {
-    enum view view;
+    int view;                /* enum view */
     bool exact;
-    bool task;               /* -s */
-    long task_seconds;       /* 0: until interrupted */
-    long refresh;            /* -r, seconds */
-    enum out_format fmt;
+    long task_seconds;       /* -s N; 0: until interrupted */
+    long interval;           /* seconds between refreshes of -s */
+    int fmt;                 /* enum out_format */
     const char *filter;      /* name prefix or pid */
     bool filter_is_pid;
     uint64_t filter_pid;
     bool host_column;
 };
 
-static const char usage_text[] =
-    "usage: ntlens ps [-d | -m | -x | -t | -s [N] [-r N]] [-e] [--format FORMAT]\n"
-    "                 [SOURCE OPTIONS] [\\\\COMPUTER] [NAME | PID]\n"
-    "\n"
-    "List processes and threads from performance data, like Sysinternals PsList.\n"
-    "Default columns: Name, Pid, Pri, Thd, Hnd, Priv (KB), CPU Time, Elapsed Time.\n"
-    "\n"
-    "  -d, --threads            thread detail: Tid, Pri, Cswtch, State, User Time,\n"
-    "                           Kernel Time, Elapsed Time\n"
-    "  -m, --memory             memory detail in KB: VM, WS, Priv, Priv Pk, Faults,\n"
-    "                           NonP, Page\n"
-    "  -x, --all                processes with all columns, then their threads\n"
-    "  -t, --tree               the process tree, by creating process\n"
-    "  -e, --exact              NAME must match exactly (default: names beginning with it)\n"
-    "  -s, --task-manager[=N]   refresh with CPU % every -r seconds, for N seconds\n"
-    "                           (default: until interrupted)\n"
-    "  -r, --refresh N          refresh interval for -s, in seconds (default 1)\n"
-    "      --format FORMAT      table (default), csv or json (-s: JSON lines)\n"
-    "  -h, --help               this help\n"
-    "\n"
-    "NAME or PID selects processes (a name matches case-insensitively); \\\\COMPUTER\n"
-    "is the same as -S \\\\COMPUTER. With several sources, rows carry a Host column.\n"
-    "\n";
-
-enum { OPT_FORMAT = 0x2000 };
-
-static int help(void)
-{
-    fputs(usage_text, stdout);
-    fputs(cli_source_help, stdout);
-    return EXIT_OK;
-}
+static const struct opt_command ps_command = {
+    .name = "ps",
+    .synopsis = "[\\\\COMPUTER] [NAME | PID]",
+    .summary = "list processes and threads (PsList)",
+    .description =
+        "List processes and threads from performance data, like Sysinternals PsList.\n"
+        "Default columns: Name, Pid, Pri, Thd, Hnd, Priv (KB), CPU Time, Elapsed Time.\n"
+        "NAME or PID selects processes (a name matches case-insensitively, as a prefix\n"
+        "unless -e); \\\\COMPUTER is the same as -S \\\\COMPUTER. With several sources,\n"
+        "rows carry a Host column.",
+};
 
 static bool all_digits(const char *s)
 {
@@ -87,101 +65,101 @@ static bool proc_matches(const struct ps_opts *o, const struct ps_proc *p)
 
 /* ---- cells ---- */
 
-static void cell_field(struct out_table *t, const struct ps_proc *p, enum ps_field f)
+static void cell_field(struct out *t, const struct ps_proc *p, enum ps_field f)
 {
     if (p->have & (1u << f))
-        out_table_u64(t, p->v[f]);
+        out_u64(t, p->v[f]);
     else
-        out_table_null(t);
+        out_null(t);
 }
 
-static void cell_kb(struct out_table *t, bool have, uint64_t bytes)
+static void cell_kb(struct out *t, bool have, uint64_t bytes)
 {
     if (have)
-        out_table_u64(t, bytes / 1024);
+        out_u64(t, bytes / 1024);
     else
-        out_table_null(t);
+        out_null(t);
 }
 
-static void cell_duration(struct out_table *t, bool have, uint64_t hundred_ns)
+static void cell_duration(struct out *t, bool have, uint64_t hundred_ns)
 {
     char buf[48];
     if (!have) {
-        out_table_null(t);
+        out_null(t);
         return;
     }
-    out_table_num_text(t, (double)hundred_ns / 1e7, out_format_duration(buf, sizeof buf, hundred_ns));
+    out_num_text(t, (double)hundred_ns / 1e7, out_format_duration(buf, sizeof buf, hundred_ns));
 }
 
-static void cell_elapsed(struct out_table *t, bool have, double seconds)
+static void cell_elapsed(struct out *t, bool have, double seconds)
 {
     if (have && seconds >= 1.8e12) /* beyond 100 ns units in 64 bits: a source's nonsense */
-        out_table_num(t, seconds, 3);
+        out_num(t, seconds, 3);
     else
         cell_duration(t, have && seconds >= 0, have && seconds >= 0 ? (uint64_t)(seconds * 1e7 + 0.5) : 0);
 }
 
-static void proc_cell_kb(struct out_table *t, const struct ps_proc *p, enum ps_field f)
+static void proc_cell_kb(struct out *t, const struct ps_proc *p, enum ps_field f)
 {
     cell_kb(t, p->have & (1u << f), p->v[f]);
 }
 
 /* ---- process tables ---- */
 
-static void proc_columns(struct out_table *t, const struct ps_opts *o, enum view v)
+static void proc_columns(struct out *t, const struct ps_opts *o, enum view v)
 {
     if (o->host_column)
-        out_table_column(t, "host", "Host", OUT_LEFT);
-    out_table_column(t, "name", "Name", OUT_LEFT);
-    out_table_column(t, "pid", "Pid", OUT_RIGHT);
+        out_column(t, "host", "Host", OUT_LEFT);
+    out_column(t, "name", "Name", OUT_LEFT);
+    out_column(t, "pid", "Pid", OUT_RIGHT);
     if (v == VIEW_TREE)
-        out_table_column(t, "ppid", "Ppid", OUT_RIGHT);
+        out_column(t, "ppid", "Ppid", OUT_RIGHT);
     if (v == VIEW_TASK)
-        out_table_column(t, "cpu", "CPU", OUT_RIGHT);
+        out_column(t, "cpu", "CPU", OUT_RIGHT);
     if (v != VIEW_MEMORY) {
-        out_table_column(t, "pri", "Pri", OUT_RIGHT);
-        out_table_column(t, "thd", "Thd", OUT_RIGHT);
-        out_table_column(t, "hnd", "Hnd", OUT_RIGHT);
+        out_column(t, "pri", "Pri", OUT_RIGHT);
+        out_column(t, "thd", "Thd", OUT_RIGHT);
+        out_column(t, "hnd", "Hnd", OUT_RIGHT);
     }
     if (v == VIEW_DEFAULT || v == VIEW_TASK || v == VIEW_ALL) {
-        out_table_column(t, "priv_kb", "Priv", OUT_RIGHT);
-        out_table_column(t, "cpu_time", "CPU Time", OUT_RIGHT);
-        out_table_column(t, "elapsed_time", "Elapsed Time", OUT_RIGHT);
+        out_column(t, "priv_kb", "Priv", OUT_RIGHT);
+        out_column(t, "cpu_time", "CPU Time", OUT_RIGHT);
+        out_column(t, "elapsed_time", "Elapsed Time", OUT_RIGHT);
     }
     if (v == VIEW_TREE) {
-        out_table_column(t, "vm_kb", "VM", OUT_RIGHT);
-        out_table_column(t, "ws_kb", "WS", OUT_RIGHT);
-        out_table_column(t, "priv_kb", "Priv", OUT_RIGHT);
-        out_table_column(t, "depth", "Depth", OUT_RIGHT);
+        out_column(t, "vm_kb", "VM", OUT_RIGHT);
+        out_column(t, "ws_kb", "WS", OUT_RIGHT);
+        out_column(t, "priv_kb", "Priv", OUT_RIGHT);
+        out_column(t, "depth", "Depth", OUT_RIGHT);
     }
     if (v == VIEW_MEMORY || v == VIEW_ALL) {
-        out_table_column(t, "vm_kb", "VM", OUT_RIGHT);
-        out_table_column(t, "ws_kb", "WS", OUT_RIGHT);
+        out_column(t, "vm_kb", "VM", OUT_RIGHT);
+        out_column(t, "ws_kb", "WS", OUT_RIGHT);
         if (v == VIEW_MEMORY)
-            out_table_column(t, "priv_kb", "Priv", OUT_RIGHT);
-        out_table_column(t, "priv_peak_kb", "Priv Pk", OUT_RIGHT);
-        out_table_column(t, "faults", "Faults", OUT_RIGHT);
-        out_table_column(t, "nonp_kb", "NonP", OUT_RIGHT);
-        out_table_column(t, "page_kb", "Page", OUT_RIGHT);
+            out_column(t, "priv_kb", "Priv", OUT_RIGHT);
+        out_column(t, "priv_peak_kb", "Priv Pk", OUT_RIGHT);
+        out_column(t, "faults", "Faults", OUT_RIGHT);
+        out_column(t, "nonp_kb", "NonP", OUT_RIGHT);
+        out_column(t, "page_kb", "Page", OUT_RIGHT);
     }
 }
 
-static void proc_row(struct out_table *t, const struct ps_opts *o, enum view v, const char *host,
+static void proc_row(struct out *t, const struct ps_opts *o, enum view v, const char *host,
                      const struct ps_proc *p, int depth)
 {
     if (o->host_column)
-        out_table_str(t, host);
+        out_str(t, host);
     if (v == VIEW_TREE)
-        out_table_indent(t, o->host_column ? 0 : depth);
-    out_table_str(t, p->name);
+        out_indent(t, o->host_column ? 0 : depth);
+    out_str(t, p->name);
     cell_field(t, p, PF_PID);
     if (v == VIEW_TREE)
         cell_field(t, p, PF_PPID);
     if (v == VIEW_TASK) {
         if (p->have_cpu_pct)
-            out_table_num(t, p->cpu_pct, 0);
+            out_num(t, p->cpu_pct, 0);
         else
-            out_table_null(t);
+            out_null(t);
     }
     if (v != VIEW_MEMORY) {
         cell_field(t, p, PF_PRI);
@@ -197,7 +175,7 @@ static void proc_row(struct out_table *t, const struct ps_opts *o, enum view v, 
         proc_cell_kb(t, p, PF_VM);
         proc_cell_kb(t, p, PF_WS);
         proc_cell_kb(t, p, PF_PRIV);
-        out_table_i64(t, depth);
+        out_i64(t, depth);
     }
     if (v == VIEW_MEMORY || v == VIEW_ALL) {
         proc_cell_kb(t, p, PF_VM);
@@ -209,10 +187,10 @@ static void proc_row(struct out_table *t, const struct ps_opts *o, enum view v, 
         proc_cell_kb(t, p, PF_NONPAGED);
         proc_cell_kb(t, p, PF_PAGED);
     }
-    out_table_row_end(t);
+    out_row_end(t);
 }
 
-static size_t add_proc_rows(struct out_table *t, const struct ps_opts *o, enum view v,
+static size_t add_proc_rows(struct out *t, const struct ps_opts *o, enum view v,
                             const struct ps_sample *s)
 {
     size_t n = 0;
@@ -265,7 +243,7 @@ static size_t find_pid(const struct pid_slot *slots, size_t n, uint64_t pid)
 /* Depth-first from each root, children in the source's order. A process is
  * a root when its creator is absent or itself; cycles (possible in hostile
  * data) are broken by visiting each process once. */
-static size_t add_tree_rows(struct out_table *t, const struct ps_opts *o, const struct ps_sample *s)
+static size_t add_tree_rows(struct out *t, const struct ps_opts *o, const struct ps_sample *s)
 {
     size_t n = s->nprocs, rows = 0, sp = 0;
     struct pid_slot *slots = calloc(n ? n : 1, sizeof *slots);
@@ -278,8 +256,7 @@ static size_t add_tree_rows(struct out_table *t, const struct ps_opts *o, const 
     size_t *kids = calloc(n ? n : 1, sizeof *kids);
 
     if (!slots || !parent || !first || !next || !last || !stack || !seen || !kids) {
-        fputs("ntlens: out of memory\n", stderr);
-        exit(EXIT_FAIL);
+        n = 0; /* out of memory: no rows, and the caller finds no match */
     }
     for (size_t i = 0; i < n; i++) {
         slots[i].pid = s->procs[i].v[PF_PID];
@@ -347,45 +324,45 @@ static size_t add_tree_rows(struct out_table *t, const struct ps_opts *o, const 
 
 /* Tid to Elapsed Time: a thread's own columns, after Host, Process and Pid
  * in the flat table and alone in PsList's per-process blocks. */
-static void thread_own_columns(struct out_table *t)
+static void thread_own_columns(struct out *t)
 {
-    out_table_column(t, "tid", "Tid", OUT_RIGHT);
-    out_table_column(t, "pri", "Pri", OUT_RIGHT);
-    out_table_column(t, "cswtch", "Cswtch", OUT_RIGHT);
-    out_table_column(t, "state", "State", OUT_LEFT);
-    out_table_column(t, "user_time", "User Time", OUT_RIGHT);
-    out_table_column(t, "kernel_time", "Kernel Time", OUT_RIGHT);
-    out_table_column(t, "elapsed_time", "Elapsed Time", OUT_RIGHT);
+    out_column(t, "tid", "Tid", OUT_RIGHT);
+    out_column(t, "pri", "Pri", OUT_RIGHT);
+    out_column(t, "cswtch", "Cswtch", OUT_RIGHT);
+    out_column(t, "state", "State", OUT_LEFT);
+    out_column(t, "user_time", "User Time", OUT_RIGHT);
+    out_column(t, "kernel_time", "Kernel Time", OUT_RIGHT);
+    out_column(t, "elapsed_time", "Elapsed Time", OUT_RIGHT);
 }
 
-static void thread_columns(struct out_table *t, const struct ps_opts *o)
+static void thread_columns(struct out *t, const struct ps_opts *o)
 {
     if (o->host_column)
-        out_table_column(t, "host", "Host", OUT_LEFT);
-    out_table_column(t, "process", "Process", OUT_LEFT);
-    out_table_column(t, "pid", "Pid", OUT_RIGHT);
+        out_column(t, "host", "Host", OUT_LEFT);
+    out_column(t, "process", "Process", OUT_LEFT);
+    out_column(t, "pid", "Pid", OUT_RIGHT);
     thread_own_columns(t);
 }
 
-static void thread_own_cells(struct out_table *t, const struct ps_thread *th)
+static void thread_own_cells(struct out *t, const struct ps_thread *th)
 {
     char state[48];
     for (int f = TF_TID; f <= TF_CSWITCH; f++) {
         if (f == TF_PID)
             continue;
         if (th->have & (1u << f))
-            out_table_u64(t, th->v[f]);
+            out_u64(t, th->v[f]);
         else
-            out_table_null(t);
+            out_null(t);
     }
-    out_table_str(t, ps_thread_state(state, sizeof state, th));
+    out_str(t, ps_thread_state(state, sizeof state, th));
     cell_duration(t, th->have & (1u << TF_USER), th->v[TF_USER]);
     cell_duration(t, th->have & (1u << TF_KERNEL), th->v[TF_KERNEL]);
     cell_elapsed(t, th->have_elapsed, th->elapsed);
-    out_table_row_end(t);
+    out_row_end(t);
 }
 
-static size_t add_thread_rows(struct out_table *t, const struct ps_opts *o, const struct ps_sample *s)
+static size_t add_thread_rows(struct out *t, const struct ps_opts *o, const struct ps_sample *s)
 {
     size_t rows = 0;
 
@@ -395,14 +372,14 @@ static size_t add_thread_rows(struct out_table *t, const struct ps_opts *o, cons
         if (o->filter && (!p || !proc_matches(o, p)))
             continue;
         if (o->host_column)
-            out_table_str(t, s->host);
-        out_table_str(t, p ? p->name : "");
+            out_str(t, s->host);
+        out_str(t, p ? p->name : "");
         if (th->have & (1u << TF_PID))
-            out_table_u64(t, th->v[TF_PID]);
+            out_u64(t, th->v[TF_PID]);
         else if (p && (p->have & (1u << PF_PID)))
-            out_table_u64(t, p->v[PF_PID]);
+            out_u64(t, p->v[PF_PID]);
         else
-            out_table_null(t);
+            out_null(t);
         thread_own_cells(t, th);
         rows++;
     }
@@ -446,13 +423,16 @@ static int render_thread_blocks(const struct ps_opts *o, const struct ps_sample 
             printf("%s %" PRIu64 ":\n", p->name, p->v[PF_PID]);
         else
             printf("%s:\n", p->name);
-        struct out_table *t = out_table_new();
+        struct out *t = out_new(stdout, OUT_TABLE);
+        if (!t) {
+            rc = -1;
+            break;
+        }
         thread_own_columns(t);
         for (size_t k = start[j]; k < start[j + 1]; k++)
             thread_own_cells(t, &s->threads[order[k]]);
-        rc = out_table_render(t, stdout, OUT_TABLE);
+        rc = out_close(t);
         putchar('\n');
-        out_table_free(t);
     }
     free(start);
     free(order);
@@ -460,14 +440,6 @@ static int render_thread_blocks(const struct ps_opts *o, const struct ps_sample 
 }
 
 /* ---- rendering ---- */
-
-static int render(struct out_table *t, const struct ps_opts *o, bool stream)
-{
-    int rc = stream && o->fmt == OUT_JSON ? out_table_render_jsonl(t, stdout)
-                                          : out_table_render(t, stdout, o->fmt);
-    fflush(stdout);
-    return rc;
-}
 
 /* PsList's line above a table: "Process information for HOST:". Rows carry
  * a Host column instead when there are several sources. */
@@ -481,20 +453,15 @@ static void banner(const struct ps_opts *o, const char *host)
         printf("%s for %s:\n\n", what, host);
 }
 
-/* -x: processes, then threads. JSON is one object with both arrays; CSV is
- * two tables separated by an empty line; a table gets a blank line between. */
-static int render_all(struct out_table *procs, struct out_table *threads, const struct ps_opts *o)
+/* When the sample was taken: the source's own clock (PERF_DATA_BLOCK's
+ * SystemTime), for the timestamp column of a refreshing view. */
+static void cell_sample_time(struct out *t, const struct ps_sample *s)
 {
-    int rc;
-    if (o->fmt == OUT_JSON)
-        fputs("{\"processes\":", stdout);
-    rc = out_table_render(procs, stdout, o->fmt);
-    fputs(o->fmt == OUT_JSON ? ",\"threads\":" : "\n", stdout);
-    rc |= out_table_render(threads, stdout, o->fmt);
-    if (o->fmt == OUT_JSON)
-        fputs("}\n", stdout);
-    fflush(stdout);
-    return rc || ferror(stdout) ? -1 : 0;
+    int64_t secs;
+    if (s->block && ntl_perf_systemtime_to_unix(&s->block->system_time, &secs))
+        out_time(t, secs, s->block->system_time.milliseconds % 1000, 3);
+    else
+        out_null(t);
 }
 
 struct host {
@@ -531,16 +498,60 @@ static void load_titles(void *arg, size_t i)
     h->rc = ps_titles_load(h->src, &h->titles, &h->ix, &h->err);
 }
 
+/* The rows of every host that answered; returns how many matched. */
+static size_t add_rows(struct out *t, const struct host *hosts, size_t n, const struct ps_opts *o,
+                       enum view v)
+{
+    size_t matched = 0;
+    for (size_t h = 0; h < n; h++) {
+        if (hosts[h].rc < 0)
+            continue;
+        if (v == VIEW_TREE)
+            matched += add_tree_rows(t, o, &hosts[h].cur);
+        else if (v == VIEW_THREADS)
+            matched += add_thread_rows(t, o, &hosts[h].cur);
+        else
+            matched += add_proc_rows(t, o, v, &hosts[h].cur);
+    }
+    return matched;
+}
+
+/* One snapshot of every host; -x is two sections, processes then threads. */
+static int render_snapshot(const struct host *hosts, size_t n, const struct ps_opts *o,
+                           size_t *matched)
+{
+    enum view pv = o->view == VIEW_THREADS ? VIEW_DEFAULT : o->view;
+    struct out *t;
+
+    if (o->view == VIEW_THREADS && o->fmt == OUT_TABLE && !o->host_column) {
+        *matched = 0;
+        for (size_t i = 0; i < hosts[0].cur.nprocs; i++)
+            *matched += proc_matches(o, &hosts[0].cur.procs[i]);
+        return render_thread_blocks(o, &hosts[0].cur);
+    }
+    if (!(t = out_new(stdout, o->fmt)))
+        return -1;
+    if (o->view == VIEW_ALL)
+        out_section(t, "processes");
+    if (o->view == VIEW_THREADS)
+        thread_columns(t, o);
+    else
+        proc_columns(t, o, pv);
+    *matched = add_rows(t, hosts, n, o, o->view == VIEW_THREADS ? VIEW_THREADS : pv);
+    if (o->view == VIEW_ALL) {
+        out_section(t, "threads");
+        thread_columns(t, o);
+        add_rows(t, hosts, n, o, VIEW_THREADS);
+    }
+    return out_close(t);
+}
+
 static int snapshot_once(struct host *hosts, size_t n, const struct ps_opts *o, const char *cmd)
 {
     bool threads = o->view == VIEW_THREADS || o->view == VIEW_ALL;
-    struct out_table *pt = out_table_new(), *tt = out_table_new();
-    enum view pv = o->view == VIEW_THREADS ? VIEW_DEFAULT : o->view;
-    size_t matched = 0;
-    int status = EXIT_OK, rc;
+    size_t ok = 0, matched = 0;
+    int status = EXIT_OK;
 
-    proc_columns(pt, o, pv);
-    thread_columns(tt, o);
     ps_parallel(n, take_sample, &(struct sample_job){hosts, threads, false});
     for (size_t h = 0; h < n; h++) {
         if (hosts[h].rc < 0) {
@@ -548,99 +559,99 @@ static int snapshot_once(struct host *hosts, size_t n, const struct ps_opts *o, 
                 ntl_error_set(&hosts[h].err, NTL_ERR_EOF, NULL, NTL_NO_OFFSET,
                               "the capture holds no snapshot");
             status = cli_fail(cmd, &hosts[h].err, hosts[h].spec);
-            ps_sample_free(&hosts[h].cur);
             continue;
         }
+        ok++;
         if (threads && !hosts[h].cur.have_threads)
             cli_warn(cmd, "%s: the source sent no Thread object", hosts[h].spec);
-        if (o->view == VIEW_TREE)
-            matched += add_tree_rows(pt, o, &hosts[h].cur);
-        else if (o->view == VIEW_THREADS)
-            matched += add_thread_rows(tt, o, &hosts[h].cur);
-        else
-            matched += add_proc_rows(pt, o, pv, &hosts[h].cur);
-        if (o->view == VIEW_ALL)
-            add_thread_rows(tt, o, &hosts[h].cur);
     }
-    if (status == EXIT_OK || matched) {
+    if (ok) {
         if (status == EXIT_OK)
             banner(o, hosts[0].cur.host);
-        if (o->view == VIEW_ALL)
-            rc = render_all(pt, tt, o);
-        else if (o->view == VIEW_THREADS && o->fmt == OUT_TABLE && !o->host_column)
-            rc = render_thread_blocks(o, &hosts[0].cur);
-        else
-            rc = render(o->view == VIEW_THREADS ? tt : pt, o, false);
-        if (rc < 0)
+        if (render_snapshot(hosts, n, o, &matched) < 0)
             status = cli_failf(cmd, "cannot write the output");
     }
     if (status == EXIT_OK && o->filter && !matched)
         status = cli_failf(cmd, "no process matches '%s'", o->filter);
-    out_table_free(pt);
-    out_table_free(tt);
     for (size_t h = 0; h < n; h++)
         ps_sample_free(&hosts[h].cur);
     return status;
 }
 
-/* -s: CPU % needs two samples; each refresh shows the interval just ended. */
+/* One refresh of -s: each live host's processes by CPU % over the interval
+ * just ended. Returns how many hosts are still answering. */
+static size_t task_round(struct out *t, struct host *hosts, size_t n, const struct ps_opts *o,
+                         const char *cmd, int *status)
+{
+    size_t active = 0;
+
+    ps_parallel(n, take_sample, &(struct sample_job){hosts, false, true});
+    for (size_t h = 0; h < n; h++) {
+        struct host *x = &hosts[h];
+        if (x->done)
+            continue;
+        if (x->rc < 0) {
+            if (x->err.status != NTL_ERR_EOF)
+                *status = cli_fail(cmd, &x->err, x->spec);
+            ps_sample_free(&x->cur);
+            x->done = true;
+            continue;
+        }
+        active++;
+        if (x->have_prev) {
+            ps_sample_cpu(&x->cur, &x->prev);
+            qsort(x->cur.procs, x->cur.nprocs, sizeof *x->cur.procs, by_cpu);
+            for (size_t i = 0; i < x->cur.nprocs; i++)
+                if (proc_matches(o, &x->cur.procs[i])) {
+                    if (o->fmt != OUT_TABLE)
+                        cell_sample_time(t, &x->cur);
+                    proc_row(t, o, VIEW_TASK, x->cur.host, &x->cur.procs[i], 0);
+                }
+        }
+        ps_sample_free(&x->prev);
+        x->prev = x->cur;
+        x->have_prev = true;
+        memset(&x->cur, 0, sizeof x->cur);
+    }
+    return active;
+}
+
+/* -s: CPU % needs two samples; each refresh shows the interval just ended.
+ * A table is redrawn per refresh (on a terminal, in place); the other
+ * formats are one stream whose rows carry the sample's time. */
 static int task_manager(struct host *hosts, size_t n, const struct ps_opts *o, const char *cmd)
 {
     bool live = false, clear = o->fmt == OUT_TABLE && ps_stdout_is_terminal();
-    long rounds = o->task_seconds ? (o->task_seconds + o->refresh - 1) / o->refresh : -1;
+    long rounds = o->task_seconds ? (o->task_seconds + o->interval - 1) / o->interval : -1;
+    struct out *t = out_new(stdout, o->fmt);
     int status = EXIT_OK;
     long shown = 0;
 
+    if (!t)
+        return cli_failf(cmd, "out of memory");
     for (size_t h = 0; h < n; h++)
         live = live || ntl_source_is_live(hosts[h].src);
+    if (o->fmt != OUT_TABLE)
+        out_column(t, "timestamp", NULL, OUT_LEFT);
+    proc_columns(t, o, VIEW_TASK);
     for (long round = 0; rounds < 0 || round <= rounds; round++) {
-        struct out_table *t = out_table_new();
-        size_t active = 0;
-
         if (round > 0 && live)
-            ps_sleep_ms((unsigned)o->refresh * 1000u);
-        proc_columns(t, o, VIEW_TASK);
-        ps_parallel(n, take_sample, &(struct sample_job){hosts, false, true});
-        for (size_t h = 0; h < n; h++) {
-            struct host *x = &hosts[h];
-            if (x->done)
-                continue;
-            if (x->rc < 0) {
-                if (x->err.status != NTL_ERR_EOF)
-                    status = cli_fail(cmd, &x->err, x->spec);
-                ps_sample_free(&x->cur);
-                x->done = true;
-                continue;
-            }
-            active++;
-            if (x->have_prev) {
-                ps_sample_cpu(&x->cur, &x->prev);
-                qsort(x->cur.procs, x->cur.nprocs, sizeof *x->cur.procs, by_cpu);
-                add_proc_rows(t, o, VIEW_TASK, &x->cur);
-            }
-            ps_sample_free(&x->prev);
-            x->prev = x->cur;
-            x->have_prev = true;
-            memset(&x->cur, 0, sizeof x->cur);
-        }
-        if (!active) {
-            out_table_free(t);
+            ps_sleep_ms((unsigned)o->interval * 1000u);
+        if (!task_round(t, hosts, n, o, cmd, &status))
             break;
-        }
-        if (round > 0) {
-            if (clear)
-                fputs("\033[H\033[2J", stdout);
-            banner(o, hosts[0].prev.host);
-            shown++;
-            if (render(t, o, true) < 0) {
-                out_table_free(t);
-                return cli_failf(cmd, "cannot write the output");
-            }
-            if (!clear && o->fmt == OUT_TABLE)
-                fputc('\n', stdout);
-        }
-        out_table_free(t);
+        if (round == 0)
+            continue;
+        if (clear)
+            fputs("\033[H\033[2J", stdout);
+        banner(o, hosts[0].prev.host);
+        shown++;
+        if (out_flush(t) < 0)
+            break;
+        if (!clear && o->fmt == OUT_TABLE)
+            fputc('\n', stdout);
     }
+    if (out_close(t) < 0)
+        status = cli_failf(cmd, "cannot write the output");
     for (size_t h = 0; h < n; h++)
         ps_sample_free(&hosts[h].prev);
     if (status == EXIT_OK && !shown)
@@ -649,101 +660,65 @@ static int task_manager(struct host *hosts, size_t n, const struct ps_opts *o, c
 }
 
 /* \\COMPUTER (a source) or the one NAME or PID. */
-static int add_operand(struct ps_opts *o, struct cli_sources *cs, const char *cmd, const char *a)
+static int add_operand(struct ps_opts *o, struct cli_sources *cs, const char *a)
 {
-    if (!strncmp(a, "\\\\", 2))
-        return cli_sources_add(cs, cmd, a) < 0 ? EXIT_USAGE : EXIT_OK;
+    if (!strncmp(a, "\\\\", 2)) {
+        if (cs->nspecs == CLI_SOURCE_MAX)
+            return opt_usage_error(&ps_command, "at most %d sources", CLI_SOURCE_MAX);
+        cs->specs[cs->nspecs++] = a;
+        return EXIT_OK;
+    }
     if (o->filter)
-        return cli_usage_error(cmd, "one NAME or PID at most, not '%s' too", a);
+        return opt_usage_error(&ps_command, "one NAME or PID at most, not '%s' too", a);
     o->filter = a;
     o->filter_is_pid = all_digits(a) && cli_parse_u64(a, &o->filter_pid);
     return EXIT_OK;
 }
 
+/* Returns CLI_CONTINUE, or the exit code when there is nothing more to do. */
 static int parse_args(int argc, char **argv, struct ps_opts *o, struct cli_sources *cs)
 {
-    static const struct option longopts[] = {
-        {"threads", no_argument, NULL, 'd'},
-        {"memory", no_argument, NULL, 'm'},
-        {"all", no_argument, NULL, 'x'},
-        {"tree", no_argument, NULL, 't'},
-        {"exact", no_argument, NULL, 'e'},
-        {"task-manager", optional_argument, NULL, 's'},
-        {"refresh", required_argument, NULL, 'r'},
-        {"format", required_argument, NULL, OPT_FORMAT},
-        {"help", no_argument, NULL, 'h'},
-        CLI_SOURCE_LONGOPTS,
-        {NULL, 0, NULL, 0},
+    struct opt opts[] = {
+        OPT_GROUP("View (one of)"),
+        OPT_CMDMODE('d', "threads", &o->view, VIEW_THREADS,
+                    "thread detail: Tid, Pri, Cswtch, State, User Time,\n"
+                    "Kernel Time, Elapsed Time"),
+        OPT_CMDMODE('m', "memory", &o->view, VIEW_MEMORY,
+                    "memory detail in KB: VM, WS, Priv, Priv Pk, Faults, NonP, Page"),
+        OPT_CMDMODE('x', "all", &o->view, VIEW_ALL, "processes with all columns, then their threads"),
+        OPT_CMDMODE('t', "tree", &o->view, VIEW_TREE, "the process tree, by creating process"),
+        OPT_INT('s', "task-manager", &o->task_seconds, "SECONDS", 1, 31536000,
+                "refresh with CPU % every -i seconds, for SECONDS\n(default: until interrupted)",
+                .flags = OPT_OPTARG | OPT_NEXT_NUMBER),
+        OPT_GROUP("Selection and refresh"),
+        OPT_FLAG('e', "exact", &o->exact, "NAME must match exactly (default: names beginning with it)"),
+        OPT_INT('i', "interval", &o->interval, "SECONDS", 1, 86400,
+                "refresh interval of -s (default 1)", .aliases = "-r"),
+        OPT_OUTPUT_OPTIONS(&o->fmt),
+        OPT_SOURCE_OPTIONS(cs),
+        OPT_END(),
     };
-    const char *cmd = argv[0];
-    int c, views = 0;
-    bool refresh_given = false;
+    int n, rc;
 
     memset(o, 0, sizeof *o);
-    o->refresh = 1;
-    opterr = 0;
-    optind = 1;
-    /* Options and operands may mix (PsList puts NAME last, users do not);
-     * "+" stops getopt at each operand, which is taken and skipped. */
-    for (;;) {
-        int r;
-        c = getopt_long(argc, argv, "+dmxtes::r:h" CLI_SOURCE_SHORTOPTS, longopts, NULL);
-        if (c == -1) {
-            if (optind >= argc || !strcmp(argv[optind - 1], "--"))
-                break;
-            if ((r = add_operand(o, cs, cmd, argv[optind++])) != EXIT_OK)
-                return r;
-            continue;
-        }
-        switch (c) {
-        case 'd': o->view = VIEW_THREADS; views++; break;
-        case 'm': o->view = VIEW_MEMORY; views++; break;
-        case 'x': o->view = VIEW_ALL; views++; break;
-        case 't': o->view = VIEW_TREE; views++; break;
-        case 'e': o->exact = true; break;
-        case 's': {
-            /* PsList's "-s [n]": the seconds may be the next argument. */
-            const char *arg = optarg;
-            if (!arg && optind < argc && all_digits(argv[optind]))
-                arg = argv[optind++];
-            o->task = true;
-            if (arg && !cli_parse_int(arg, 1, 31536000, &o->task_seconds))
-                return cli_usage_error(cmd, "-s takes seconds from 1, not '%s'", arg);
-            break;
-        }
-        case 'r':
-            if (!cli_parse_int(optarg, 1, 86400, &o->refresh))
-                return cli_usage_error(cmd, "-r takes seconds from 1 to 86400, not '%s'", optarg);
-            refresh_given = true;
-            break;
-        case OPT_FORMAT:
-            if (!out_format_parse(optarg, &o->fmt))
-                return cli_usage_error(cmd, "--format takes table, csv or json, not '%s'", optarg);
-            break;
-        case 'h':
-            return -1;
-        case '?':
-            if (optopt)
-                return cli_usage_error(cmd, "unknown option '-%c'", optopt);
-            return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
-        default:
-            r = cli_sources_option(cs, cmd, c, optarg);
-            if (r < 0)
-                return EXIT_USAGE;
-            if (r == 0)
-                return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (views > 1 || (o->task && views))
-        return cli_usage_error(cmd, "-d, -m, -x, -t and -s do not combine");
-    if (refresh_given && !o->task)
-        return cli_usage_error(cmd, "-r sets the refresh interval of -s");
-    for (; optind < argc; optind++)
-        if ((c = add_operand(o, cs, cmd, argv[optind])) != EXIT_OK)
-            return c;
-    if (o->task)
+    o->interval = 1;
+    if ((n = parse_options(&ps_command, opts, argc, argv)) < 0)
+        return parse_options_exit(n);
+    for (int i = 1; i <= n; i++)
+        if ((rc = add_operand(o, cs, argv[i])) != EXIT_OK)
+            return rc;
+    if (opt_given(opts, "task-manager")) {
+        if (o->view != VIEW_DEFAULT)
+            return opt_usage_error(&ps_command, "-s cannot be used with -d, -m, -x or -t");
         o->view = VIEW_TASK;
-    return EXIT_OK;
+    } else if (opt_given(opts, "interval")) {
+        return opt_usage_error(&ps_command, "-i sets the refresh interval of -s");
+    }
+    if (o->view == VIEW_ALL && o->fmt != OUT_TABLE && o->fmt != OUT_JSON)
+        return opt_usage_error(&ps_command, "-x prints two tables, processes and threads; %s holds "
+                               "one: use -d for threads, or --format json",
+                               out_format_names[o->fmt]);
+    return CLI_CONTINUE;
 }
 
 int cmd_ps(int argc, char **argv)
@@ -755,10 +730,7 @@ int cmd_ps(int argc, char **argv)
     int rc;
 
     cli_sources_init(&cs);
-    rc = parse_args(argc, argv, &o, &cs);
-    if (rc < 0)
-        return help();
-    if (rc != EXIT_OK)
+    if ((rc = parse_args(argc, argv, &o, &cs)) != CLI_CONTINUE)
         return rc;
     if ((rc = cli_sources_open(&cs, argv[0], sources)) != EXIT_OK) {
         cli_sources_clear(&cs);
@@ -779,7 +751,7 @@ int cmd_ps(int argc, char **argv)
         if (hosts[h].rc < 0)
             rc = cli_fail(argv[0], &hosts[h].err, cs.specs[h]);
     if (rc == EXIT_OK)
-        rc = o.task ? task_manager(hosts, cs.nspecs, &o, argv[0])
+        rc = o.view == VIEW_TASK ? task_manager(hosts, cs.nspecs, &o, argv[0])
                     : snapshot_once(hosts, cs.nspecs, &o, argv[0]);
     for (size_t h = 0; h < cs.nspecs; h++)
         ntl_perf_titles_free(hosts[h].titles);

@@ -195,42 +195,6 @@ void out_table_row_end(struct out_table *t)
     t->next_indent = 0;
 }
 
-void out_json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
-        default:
-            if (*p < 0x20)
-                fprintf(f, "\\u%04x", *p);
-            else
-                fputc(*p, f);
-        }
-    }
-    fputc('"', f);
-}
-
-void out_csv_field(FILE *f, const char *s, bool force_quotes)
-{
-    bool quote = force_quotes || strpbrk(s, ",\"\r\n") != NULL;
-    if (!quote) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 /* Display width in terminal columns: counts UTF-8 lead bytes. */
 static size_t text_width(const char *s)
 {
@@ -334,7 +298,7 @@ int out_table_render(const struct out_table *t, FILE *f, enum out_format fmt)
     case OUT_CSV:
         render_csv(t, f);
         break;
-    case OUT_JSON:
+    default:
         fputc('[', f);
         for (size_t r = 0; r < rows; r++) {
             fputs(r ? ",\n" : "\n", f);
@@ -344,12 +308,4 @@ int out_table_render(const struct out_table *t, FILE *f, enum out_format fmt)
         break;
     }
     return ferror(f) ? -1 : 0;
-}
-
-char *out_format_duration(char *buf, size_t size, uint64_t hundred_ns)
-{
-    uint64_t ms = hundred_ns / 10000;
-    snprintf(buf, size, "%" PRIu64 ":%02u:%02u.%03u", ms / 3600000, (unsigned)(ms / 60000 % 60),
-             (unsigned)(ms / 1000 % 60), (unsigned)(ms % 1000));
-    return buf;
 }

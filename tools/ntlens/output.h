@@ -10,13 +10,11 @@
 #include <stdio.h>
 
 #include "ntlens/error.h"
-
-enum out_format { OUT_TABLE, OUT_CSV, OUT_JSON };
+#include "out.h"
 
 /* Parses "table", "csv" or "json". */
 bool out_format_parse(const char *s, enum out_format *fmt);
 
-enum out_align { OUT_LEFT, OUT_RIGHT };
 
 struct out_table;
 
@@ -50,12 +48,5 @@ int out_table_render(const struct out_table *t, FILE *f, enum out_format fmt);
 /* JSON Lines: one object per row, no enclosing array. */
 int out_table_render_jsonl(const struct out_table *t, FILE *f);
 
-/* Writes s as a JSON string literal, quotes included. */
-void out_json_string(FILE *f, const char *s);
-/* Writes s as one CSV field, quoted when needed (always when force). */
-void out_csv_field(FILE *f, const char *s, bool force_quotes);
-
-/* Formats a duration in 100 ns units the way PsList does: "0:00:01.234". */
-char *out_format_duration(char *buf, size_t size, uint64_t hundred_ns);
 
 #endif

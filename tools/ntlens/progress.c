@@ -6,6 +6,9 @@
 
 #define BAR_WIDTH 40
 
+/* The bar on the terminal now, for progress_clear. */
+static struct progress *drawn;
+
 void progress_start(struct progress *p, const char *label, uint64_t total)
 {
     p->active = total > 0 && cli_stderr_is_terminal();
@@ -28,6 +31,7 @@ void progress_update(struct progress *p, uint64_t done)
     if (permille == p->last_drawn_permille)
         return;
     p->last_drawn_permille = permille;
+    drawn = p;
     filled = (int)(permille * BAR_WIDTH / 1000);
     fprintf(stderr, "\r%s [%.*s%*s] %3u%%", p->label, filled,
             "########################################", BAR_WIDTH - filled, "",
@@ -39,7 +43,16 @@ void progress_end(struct progress *p)
 {
     if (!p->active)
         return;
+    progress_clear();
+    p->active = false;
+}
+
+void progress_clear(void)
+{
+    if (!drawn)
+        return;
     fprintf(stderr, "\r%*s\r", BAR_WIDTH + 60, "");
     fflush(stderr);
-    p->active = false;
+    drawn->last_drawn_permille = UINT64_MAX; /* drawn again at the next update */
+    drawn = NULL;
 }

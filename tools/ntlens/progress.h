@@ -17,5 +17,8 @@ void progress_start(struct progress *p, const char *label, uint64_t total);
 void progress_update(struct progress *p, uint64_t done);
 /* Clears the bar line. */
 void progress_end(struct progress *p);
+/* Clears whichever bar is drawn, before a line of output goes to the
+ * terminal; the bar comes back at its next update, on a line of its own. */
+void progress_clear(void);
 
 #endif
