@@ -32,7 +32,11 @@ static void usage(FILE *f)
           f);
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(f, "  %-16s %s\n", commands[i].name, commands[i].summary);
-    fputs("\n'ntlens COMMAND --help' describes a command; 'man ntlens-COMMAND' too.\n", f);
+    fputs("\nOptions:\n"
+          "  -h, --help       show this help\n"
+          "      --version    show the version\n"
+          "\n'ntlens help COMMAND' or 'ntlens COMMAND --help' describes a command;\n"
+          "'man ntlens-COMMAND' too (a two-word command's page is ntlens-GROUP-COMMAND).\n", f);
 }
 
 /* A group ("ipt") is the first word of two-word commands. */
@@ -54,6 +58,24 @@ static void group_usage(FILE *f, const char *group)
             fprintf(f, "  %-16s %s\n", commands[i].name, commands[i].summary);
 }
 
+/* argv: the command's words ("ipt", "dump"). */
+static int help_command(int argc, char **argv)
+{
+    char full[64];
+    char *words[] = {full, "--help", NULL};
+
+    snprintf(full, sizeof full, "%s%s%s", argv[0], argc > 1 ? " " : "", argc > 1 ? argv[1] : "");
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (!strcmp(commands[i].name, full))
+            return commands[i].func(2, words);
+    if (argc == 1 && is_group(argv[0])) {
+        group_usage(stdout, argv[0]);
+        return EXIT_OK;
+    }
+    fprintf(stderr, "ntlens help: '%s' is not a command. See 'ntlens --help'.\n", full);
+    return EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
     char full[64];
@@ -62,10 +84,13 @@ int main(int argc, char **argv)
         usage(stderr);
         return EXIT_USAGE;
     }
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+        (!strcmp(argv[1], "help") && argc == 2)) {
         usage(stdout);
         return EXIT_OK;
     }
+    if (!strcmp(argv[1], "help")) /* "ntlens help ipt dump" is "ntlens ipt dump --help" */
+        return help_command(argc - 2, argv + 2);
     if (!strcmp(argv[1], "--version")) {
         printf("ntlens %s\n", NTLENS_VERSION);
         return EXIT_OK;
