@@ -559,6 +559,15 @@ static void test_source_errors(void)
 
     CHECK_EQ_INT(ntl_msrpc_source_open("smb://u:pw@host", &opt, &s, &err), NTL_ERR_ARGUMENT);
     CHECK(s == NULL);
+    /* a spec without a host is refused before any connection or password */
+    CHECK_EQ_INT(ntl_msrpc_source_check_spec("smb://", &err), NTL_ERR_ARGUMENT);
+    CHECK(strstr(err.message, "no host") != NULL);
+    CHECK_EQ_INT(ntl_msrpc_source_check_spec("smb://user@", &err), NTL_ERR_ARGUMENT);
+    CHECK(strstr(err.message, "no host") != NULL);
+    CHECK_EQ_INT(ntl_msrpc_source_check_spec("smb://CORP;admin@srv:4455", &err), 0);
+    /* and specs that are not remote go to lib/source */
+    CHECK(ntl_msrpc_source_open("/no/such/capture.ntlcap", &opt, &s, &err) < 0);
+    CHECK(s == NULL && strstr(err.message, "capture.ntlcap") != NULL);
     CHECK_EQ_INT(ntl_msrpc_source_open("\\\\no-such-host.invalid", &opt, &s, &err), NTL_ERR_CONNECT);
     CHECK(s == NULL);
     ntl_error_format(&err, text, sizeof text);
