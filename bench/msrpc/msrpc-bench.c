@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ntlens/source.h"
+#include "ntlens/msrpc_source.h"
 
 static double now(void)
 {
@@ -38,7 +38,7 @@ static int snapshot(const char *spec, size_t *bytes)
     int rc;
 
     ntl_buf_init(&b, 0);
-    rc = ntl_source_open(spec, &opts, &s, &err);
+    rc = ntl_msrpc_source_open(spec, &opts, &s, &err);
     if (rc >= 0) {
         rc = ntl_source_query(s, "Global", &b, &err);
         ntl_source_close(s);
@@ -71,7 +71,7 @@ static void *worker(void *arg)
     int rc;
 
     ntl_buf_init(&b, 0);
-    rc = ntl_source_open(arg, &opts, &s, &err);
+    rc = ntl_msrpc_source_open(arg, &opts, &s, &err);
     if (rc >= 0 && (rc = ntl_source_query(s, "Global", &b, &err)) < 0)
         ntl_source_close(s);
     if (rc < 0)
@@ -154,7 +154,7 @@ int main(int argc, char **argv)
         long count = 0;
         double t0, end;
         ntl_buf_init(&b, 0);
-        if (ntl_source_open(spec, &opts, &s, &err) < 0 || ntl_source_query(s, "Global", &b, &err) < 0)
+        if (ntl_msrpc_source_open(spec, &opts, &s, &err) < 0 || ntl_source_query(s, "Global", &b, &err) < 0)
             return fprintf(stderr, "msrpc-bench: %s\n", err.message), 1;
         t0 = now();
         end = t0 + (double)n;

@@ -1,4 +1,4 @@
-/* `ntlens ps` row extraction (tools/ntlens/ps-collect.c) over arbitrary
+/* PsList's rows (ntlens/perf_ps.h, taken through ntlens/source_perf.h) over arbitrary
  * answers: a source that returns the input as its PERF_DATA_BLOCK, taken
  * twice for the CPU % pass. Whatever the parser accepts, ps must turn into
  * rows without reading outside the block (thread parents, counters of odd
@@ -6,7 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "ps.h"
+#include "ntlens/perf_ps.h"
+#include "ntlens/source_perf.h"
 
 struct blob {
     const uint8_t *data;
@@ -39,26 +40,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct blob b = {data, size};
     struct ntl_source *src = ntl_source_new(&ops, &b, "fuzz");
     struct ntl_perf_titles *t = NULL;
-    struct ps_indices ix;
-    struct ps_sample s0, s1;
+    struct ntl_perf_ps_indices ix;
+    struct ntl_perf_ps_sample s0, s1;
     struct ntl_error err;
     char state[48];
 
     if (!src)
         return 0;
-    if (ps_titles_load(src, &t, &ix, &err) == 0) {
-        int r0 = ps_sample_take(src, &ix, true, true, &s0, &err);
-        int r1 = ps_sample_take(src, &ix, true, true, &s1, &err);
+    if (ntl_source_ps_titles(src, &t, &ix, &err) == 0) {
+        int r0 = ntl_source_ps_take(src, &ix, true, true, &s0, &err);
+        int r1 = ntl_source_ps_take(src, &ix, true, true, &s1, &err);
         if (r0 == 0 && r1 == 0) {
-            ps_sample_cpu(&s1, &s0);
+            ntl_perf_ps_sample_cpu(&s1, &s0);
             for (size_t i = 0; i < s1.nthreads; i++) {
-                ps_thread_state(state, sizeof state, &s1.threads[i]);
+                ntl_perf_ps_thread_state(state, sizeof state, &s1.threads[i]);
                 if (s1.threads[i].proc != SIZE_MAX && s1.threads[i].proc >= s1.nprocs)
                     __builtin_trap(); /* a thread must point at a listed process */
             }
         }
-        ps_sample_free(&s0);
-        ps_sample_free(&s1);
+        ntl_perf_ps_sample_free(&s0);
+        ntl_perf_ps_sample_free(&s1);
     }
     ntl_perf_titles_free(t);
     ntl_source_close(src);

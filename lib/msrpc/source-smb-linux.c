@@ -1,7 +1,7 @@
 /* The remote source on Linux: winreg over \PIPE\winreg (libsmbclient),
  * HKEY_PERFORMANCE_DATA answers with buffer growth, and the title
  * databases cached per source (one host) and language. */
-#include "ntlens/source.h"
+#include "ntlens/msrpc_source.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,8 +133,8 @@ static const struct ntl_source_ops smb_ops = {
     .close = smb_close,
 };
 
-int ntl_source_smb_open(const char *spec, const struct ntl_source_options *opt,
-                        struct ntl_source **out, struct ntl_error *err)
+int ntl_msrpc_smb_open(const char *spec, const struct ntl_source_options *opt,
+                       struct ntl_source **out, struct ntl_error *err)
 {
     static const struct ntl_source_options defaults;
     struct ntl_smb_spec sp;

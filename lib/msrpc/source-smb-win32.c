@@ -3,7 +3,7 @@
  * WNetAddConnection2W to \\HOST\IPC$ when a user is given. Windows carries
  * SMB, authentication and winreg; the answers are the same bytes the Linux
  * source gets. */
-#include "ntlens/source.h"
+#include "ntlens/msrpc_source.h"
 
 #include <windows.h>
 #include <winnetwk.h>
@@ -138,8 +138,8 @@ static const struct ntl_source_ops win_ops = {
     .close = win_close,
 };
 
-int ntl_source_smb_open(const char *spec, const struct ntl_source_options *opt,
-                        struct ntl_source **out, struct ntl_error *err)
+int ntl_msrpc_smb_open(const char *spec, const struct ntl_source_options *opt,
+                       struct ntl_source **out, struct ntl_error *err)
 {
     static const struct ntl_source_options defaults;
     struct ntl_smb_spec sp;

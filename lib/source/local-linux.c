@@ -379,7 +379,7 @@ static int build_block(struct local_linux *l, unsigned want, struct ntl_buf *blo
     t.now_ft = (int64_t)FILETIME_UNIX_EPOCH + (int64_t)real.tv_sec * (int64_t)HNS_PER_SEC +
                real.tv_nsec / 100;
     t.boot_ft = t.now_ft - (int64_t)s->uptime_100ns;
-    gethostname(host, sizeof host - 1);
+    ntl_source_local_hostname(host, sizeof host, NULL); /* a block without a name otherwise */
     ntl_perf_build_systemtime(h.system_time, (int64_t)real.tv_sec, (unsigned)(real.tv_nsec / 1000000));
     h.perf_time = (int64_t)mono.tv_sec * (int64_t)HNS_PER_SEC + mono.tv_nsec / 100;
     h.perf_freq = HNS_PER_SEC;
@@ -446,6 +446,17 @@ static const struct ntl_source_ops local_ops = {
     .snapshot_count = NULL,
     .close = local_close,
 };
+
+int ntl_source_local_hostname(char *buf, size_t size, struct ntl_error *err)
+{
+    if (size == 0 || gethostname(buf, size - 1) < 0) {
+        if (size)
+            buf[0] = '\0';
+        return ntl_error_set(err, NTL_ERR_SYSTEM, NULL, NTL_NO_OFFSET, "gethostname failed");
+    }
+    buf[size - 1] = '\0';
+    return 0;
+}
 
 int ntl_source_local_open(const struct ntl_source_options *opt, struct ntl_source **out,
                           struct ntl_error *err)

@@ -95,6 +95,20 @@ static const struct ntl_source_ops local_ops = {
     .close = local_close,
 };
 
+/* HKEY_PERFORMANCE_DATA's blocks carry the NetBIOS name. */
+int ntl_source_local_hostname(char *buf, size_t size, struct ntl_error *err)
+{
+    DWORD n = size > 0xffff ? 0xffff : (DWORD)size;
+    if (size == 0 || !GetComputerNameExA(ComputerNameNetBIOS, buf, &n)) {
+        if (size)
+            buf[0] = '\0';
+        return ntl_error_set(err, NTL_ERR_SYSTEM, NULL, NTL_NO_OFFSET,
+                             "GetComputerNameEx failed with error %lu",
+                             (unsigned long)GetLastError());
+    }
+    return 0;
+}
+
 int ntl_source_local_open(const struct ntl_source_options *opt, struct ntl_source **out,
                           struct ntl_error *err)
 {

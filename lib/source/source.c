@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 struct ntl_source {
     const struct ntl_source_ops *ops;
@@ -27,9 +28,25 @@ void *ntl_source_impl(const struct ntl_source *s)
     return s->impl;
 }
 
-static bool is_remote_spec(const char *spec)
+bool ntl_source_spec_is_remote(const char *spec)
 {
     return !strncmp(spec, "smb://", 6) || !strncmp(spec, "\\\\", 2);
+}
+
+bool ntl_source_is_this_machine(const char *name)
+{
+    char host[256];
+    size_t n;
+
+    if (!name[0] || !strcmp(name, ".") || !strcasecmp(name, "localhost"))
+        return true;
+    if (ntl_source_local_hostname(host, sizeof host, NULL) < 0)
+        return false;
+    if (!strcasecmp(name, host))
+        return true;
+    /* "thishost.example.org" names the machine whose blocks say "thishost" */
+    n = strcspn(name, ".");
+    return name[n] == '.' && strlen(host) == n && !strncasecmp(name, host, n);
 }
 
 int ntl_source_open(const char *spec, const struct ntl_source_options *opt,
@@ -44,8 +61,9 @@ int ntl_source_open(const char *spec, const struct ntl_source_options *opt,
         return ntl_error_set(err, NTL_ERR_ARGUMENT, NULL, NTL_NO_OFFSET, "empty source");
     if (!strcmp(spec, "local"))
         return ntl_source_local_open(opt, out, err);
-    if (is_remote_spec(spec))
-        return ntl_source_smb_open(spec, opt, out, err);
+    if (ntl_source_spec_is_remote(spec))
+        return ntl_error_set(err, NTL_ERR_UNSUPPORTED, NULL, NTL_NO_OFFSET,
+                             "%s is a remote source (opened by lib/msrpc)", spec);
     return ntl_source_capture_open(spec, opt, out, err);
 }
 

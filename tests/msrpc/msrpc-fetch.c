@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "ntlens/msrpc.h"
-#include "ntlens/source.h"
+#include "ntlens/msrpc_source.h"
 
 /* A pipe that records what it reads, around the real one. */
 struct recording_pipe {
@@ -62,7 +62,7 @@ static void *source_thread(void *arg)
     int rc;
     (void)arg;
     ntl_buf_init(&b, 0);
-    rc = ntl_source_open(thread_spec, &opt, &src, &err);
+    rc = ntl_msrpc_source_open(thread_spec, &opt, &src, &err);
     if (rc >= 0) {
         rc = ntl_source_query(src, "Global", &b, &err);
         ntl_source_close(src);

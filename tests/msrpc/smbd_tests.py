@@ -286,7 +286,8 @@ def test_errors():
               "HKLM Perflib Last Counter/Last Help are DWORDs (%s)" % r.stdout.strip())
         r = run([NTLENS, "ps", "-S", "smb://%s@127.0.0.1:%d/share" % (USER, srv.port)],
                 env=srv.env())
-        check(r.returncode == 1 and "no path" in r.stderr, "a spec with a path is refused")
+        # a malformed spec is a usage error, refused before connecting
+        check(r.returncode == 2 and "no path" in r.stderr, "a spec with a path is refused")
     finally:
         srv.stop()
 

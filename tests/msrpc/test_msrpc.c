@@ -12,7 +12,7 @@
 #include "ntlens/ndr.h"
 #include "ntlens/perf.h"
 #include "ntlens/reader.h"
-#include "ntlens/source.h"
+#include "ntlens/msrpc_source.h"
 #include "ntlens/winreg.h"
 #include "../../fuzz/msrpc/replay.h"
 #include "../../lib/msrpc/smb-spec.h"
@@ -557,15 +557,24 @@ static void test_source_errors(void)
     struct ntl_error err;
     char text[512];
 
-    CHECK_EQ_INT(ntl_source_open("smb://u:pw@host", &opt, &s, &err), NTL_ERR_ARGUMENT);
+    CHECK_EQ_INT(ntl_msrpc_source_open("smb://u:pw@host", &opt, &s, &err), NTL_ERR_ARGUMENT);
     CHECK(s == NULL);
-    CHECK_EQ_INT(ntl_source_open("\\\\no-such-host.invalid", &opt, &s, &err), NTL_ERR_CONNECT);
+    /* a spec without a host is refused before any connection or password */
+    CHECK_EQ_INT(ntl_msrpc_source_check_spec("smb://", &err), NTL_ERR_ARGUMENT);
+    CHECK(strstr(err.message, "no host") != NULL);
+    CHECK_EQ_INT(ntl_msrpc_source_check_spec("smb://user@", &err), NTL_ERR_ARGUMENT);
+    CHECK(strstr(err.message, "no host") != NULL);
+    CHECK_EQ_INT(ntl_msrpc_source_check_spec("smb://CORP;admin@srv:4455", &err), 0);
+    /* and specs that are not remote go to lib/source */
+    CHECK(ntl_msrpc_source_open("/no/such/capture.ntlcap", &opt, &s, &err) < 0);
+    CHECK(s == NULL && strstr(err.message, "capture.ntlcap") != NULL);
+    CHECK_EQ_INT(ntl_msrpc_source_open("\\\\no-such-host.invalid", &opt, &s, &err), NTL_ERR_CONNECT);
     CHECK(s == NULL);
     ntl_error_format(&err, text, sizeof text);
     CHECK(strstr(text, "no-such-host.invalid") != NULL);
     CHECK(strstr(text, "pw-Secret-42") == NULL);
     /* Port 1 on loopback: refused on Linux; Windows only speaks port 445. */
-    CHECK(ntl_source_open("smb://u@127.0.0.1:1", &opt, &s, &err) < 0);
+    CHECK(ntl_msrpc_source_open("smb://u@127.0.0.1:1", &opt, &s, &err) < 0);
     CHECK(s == NULL);
     CHECK(err.status == NTL_ERR_CONNECT || err.status == NTL_ERR_UNSUPPORTED);
     CHECK(strstr(err.message, "pw-Secret-42") == NULL);

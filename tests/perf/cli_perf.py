@@ -205,8 +205,30 @@ if p.returncode == 0 and '"Process"' in p.stdout:
     threads = json.loads(p.stdout)
     check(threads and all(t["parent_object"] == "Process" for t in threads),
           "threads resolve to their processes")
+    # a path naming this machine, as the CSV header writes it, reads the
+    # local source (typeperf does the same) instead of asking for a password
+    p = run("sample", "-si", "0", "-sc", "1", "\\Memory\\Available Bytes")
+    header = p.stdout.splitlines()[0].split('","')[1].rstrip('"')
+    check(header.startswith("\\\\") and header.endswith("\\Memory\\Available Bytes"),
+          "the header names the machine: " + header)
+    p = subprocess.run([NTLENS, "sample", "-si", "0", "-sc", "1", header], capture_output=True,
+                       text=True, env=dict(ENV, NTLENS_PASSWORD="x"), timeout=120,
+                       stdin=subprocess.DEVNULL)
+    check(p.returncode == 0 and p.stdout.splitlines()[0].endswith(header + '"'),
+          f"{header} reads the local source: {p.returncode} {p.stderr.strip()}")
+    upper = "\\\\" + header[2:].split("\\")[0].upper() + "\\Memory\\Available Bytes"
+    p = run("sample", "-si", "0", "-sc", "1", upper)
+    check(len(p.stdout.splitlines()) == 2, "the machine's name in capitals: " + upper)
 else:
     print("local source unavailable; live checks skipped", file=sys.stderr)
+
+# a remote spec without a host is a usage error, before any password prompt
+for spec in ("smb://", "smb://user@", "smb://DOM;user@"):
+    for c in ("counters", "ps"):
+        p = subprocess.run([NTLENS, c, "-S", spec], capture_output=True, text=True, env=ENV,
+                           timeout=120, stdin=subprocess.DEVNULL)
+        check(p.returncode == 2 and "no host" in p.stderr and "assword" not in p.stderr,
+              f"{c} -S {spec}: {p.returncode} {p.stderr.strip()}")
 
 print(f"{checks} checks, {failures} failed")
 sys.exit(1 if failures else 0)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "ntlens/msrpc_source.h"
 
 const char cli_source_help[] =
     "Source options:\n"
@@ -152,11 +153,6 @@ int cli_sources_option(struct cli_sources *cs, const char *cmd, int opt, const c
     return 0;
 }
 
-static bool is_remote(const char *spec)
-{
-    return !strncmp(spec, "smb://", 6) || !strncmp(spec, "\\\\", 2);
-}
-
 /* A remote source needs a password unless anonymous, Kerberos, or given. */
 static int obtain_password(struct cli_sources *cs, const char *cmd)
 {
@@ -164,7 +160,7 @@ static int obtain_password(struct cli_sources *cs, const char *cmd)
     bool remote = false;
 
     for (size_t i = 0; i < cs->nspecs; i++)
-        remote = remote || is_remote(cs->specs[i]);
+        remote = remote || ntl_source_spec_is_remote(cs->specs[i]);
     if (!remote || cs->opt.anonymous || cs->opt.kerberos || cs->password[0])
         return EXIT_OK;
     if (env) {
@@ -190,6 +186,14 @@ int cli_sources_open(struct cli_sources *cs, const char *cmd, struct ntl_source 
         cs->opt.call_timeout_ms = (unsigned)cs->call_timeout_s * 1000;
     if (cs->max_block)
         cs->opt.max_block = (size_t)cs->max_block;
+    /* A malformed remote spec ("smb://" without a host) is refused before
+     * anyone is asked for a password. */
+    for (size_t i = 0; i < cs->nspecs; i++) {
+        ntl_error_clear(&err);
+        if (ntl_source_spec_is_remote(cs->specs[i]) &&
+            ntl_msrpc_source_check_spec(cs->specs[i], &err) < 0)
+            return cli_usage_error(cmd, "-S %s: %s", cs->specs[i], err.message);
+    }
     if (cs->auth_file && (rc = read_auth_file(cs, cmd)) != EXIT_OK)
         return rc;
     if ((rc = obtain_password(cs, cmd)) != EXIT_OK)
@@ -199,7 +203,7 @@ int cli_sources_open(struct cli_sources *cs, const char *cmd, struct ntl_source 
     cs->opt.password = cs->password[0] ? cs->password : NULL;
     for (size_t i = 0; i < cs->nspecs; i++) {
         ntl_error_clear(&err);
-        if (ntl_source_open(cs->specs[i], &cs->opt, &out[i], &err) < 0) {
+        if (ntl_msrpc_source_open(cs->specs[i], &cs->opt, &out[i], &err) < 0) {
             cli_sources_close(out, i);
             return cli_fail(cmd, &err, cs->specs[i]);
         }

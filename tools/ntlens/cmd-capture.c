@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "ntlens/perf.h"
 #include "ntlens/perf_capture.h"
+#include "ntlens/perf_path.h"
 #include "perf-cli.h"
 #include "progress.h"
 
@@ -257,7 +258,7 @@ int cmd_capture(int argc, char **argv)
         case OPT_LANG:
             if (o.nlangs == MAX_LANGS)
                 return cli_usage_error(cmd, "at most %d --lang options", MAX_LANGS);
-            if (!perf_parse_lang(optarg, &o.langs[o.nlangs++]))
+            if (!ntl_perf_parse_lang(optarg, &o.langs[o.nlangs++]))
                 return cli_usage_error(cmd, "--lang takes a hex language id such as 009, "
                                             "not '%s'", optarg);
             break;

@@ -12,7 +12,8 @@
 #include "ntlens/perf.h"
 #include "ntlens/perf_value.h"
 #include "output.h"
-#include "perf-cli.h"
+#include "ntlens/perf_path.h"
+#include "ntlens/source_perf.h"
 
 static const char usage_text[] =
     "usage: ntlens counters [-x] [--explain] [--detail LEVEL] [--lang ID] [--paths]\n"
@@ -61,7 +62,7 @@ static bool object_selected(const struct counters_opts *o, const struct ntl_perf
     if (o->nobjects == 0)
         return true;
     for (int i = 0; i < o->nobjects; i++)
-        if (perf_spec_matches(o->objects[i], obj->name_index, name))
+        if (ntl_perf_spec_matches(o->objects[i], obj->name_index, name))
             return true;
     return false;
 }
@@ -106,13 +107,13 @@ static void list_objects(struct out_table *t, const struct counters_opts *o,
     }
     for (size_t i = 0; i < b->nobjects; i++) {
         const struct ntl_perf_object *obj = &b->objects[i];
-        const char *name = perf_name(titles, obj->name_index, buf, sizeof buf);
+        const char *name = ntl_perf_name(titles, obj->name_index, buf, sizeof buf);
         if (!object_selected(o, obj, name))
             continue;
         host_cell(t, host);
         out_table_u64(t, obj->name_index);
         out_table_str(t, name);
-        out_table_str(t, perf_detail_name(obj->detail_level));
+        out_table_str(t, ntl_perf_detail_name(obj->detail_level));
         if (obj->num_instances == NTL_PERF_NO_INSTANCES)
             out_table_null(t);
         else
@@ -143,7 +144,7 @@ static void list_counters(struct out_table *t, const struct counters_opts *o,
     }
     for (size_t i = 0; i < b->nobjects; i++) {
         const struct ntl_perf_object *obj = &b->objects[i];
-        const char *oname = perf_name(titles, obj->name_index, buf, sizeof buf);
+        const char *oname = ntl_perf_name(titles, obj->name_index, buf, sizeof buf);
         if (!object_selected(o, obj, oname))
             continue;
         for (size_t c = 0; c < obj->ncounters; c++) {
@@ -153,10 +154,10 @@ static void list_counters(struct out_table *t, const struct counters_opts *o,
             host_cell(t, host);
             out_table_str(t, oname);
             out_table_u64(t, d->name_index);
-            out_table_str(t, perf_name(titles, d->name_index, cbuf, sizeof cbuf));
+            out_table_str(t, ntl_perf_name(titles, d->name_index, cbuf, sizeof cbuf));
             out_table_str(t, ntl_perf_type_format(d->type, tbuf, sizeof tbuf));
             out_table_u64(t, d->size);
-            out_table_str(t, perf_detail_name(d->detail_level));
+            out_table_str(t, ntl_perf_detail_name(d->detail_level));
             out_table_i64(t, d->default_scale);
             if (o->explain)
                 help_cell(t, help, d->help_index);
@@ -182,7 +183,7 @@ static void list_instances(struct out_table *t, const struct counters_opts *o,
     }
     for (size_t i = 0; i < b->nobjects; i++) {
         const struct ntl_perf_object *obj = &b->objects[i];
-        const char *oname = perf_name(titles, obj->name_index, buf, sizeof buf);
+        const char *oname = ntl_perf_name(titles, obj->name_index, buf, sizeof buf);
         if (!object_selected(o, obj, oname))
             continue;
         for (size_t j = 0; j < obj->ninstances; j++) {
@@ -194,7 +195,7 @@ static void list_instances(struct out_table *t, const struct counters_opts *o,
             ntl_perf_instance_path_name(in, path, sizeof path);
             out_table_str(t, path);
             if (in->parent_object_index) {
-                out_table_str(t, perf_name(titles, in->parent_object_index, pbuf, sizeof pbuf));
+                out_table_str(t, ntl_perf_name(titles, in->parent_object_index, pbuf, sizeof pbuf));
                 out_table_u64(t, in->parent_instance_number);
             } else {
                 out_table_null(t);
@@ -218,7 +219,7 @@ static size_t print_paths(const struct counters_opts *o, const struct ntl_perf_b
     size_t n = 0;
     for (size_t i = 0; i < b->nobjects; i++) {
         const struct ntl_perf_object *obj = &b->objects[i];
-        const char *oname = perf_name(titles, obj->name_index, buf, sizeof buf);
+        const char *oname = ntl_perf_name(titles, obj->name_index, buf, sizeof buf);
         if (!object_selected(o, obj, oname))
             continue;
         for (size_t c = 0; c < obj->ncounters; c++) {
@@ -226,7 +227,7 @@ static size_t print_paths(const struct counters_opts *o, const struct ntl_perf_b
             if (!ntl_perf_detail_visible(d->detail_level, o->detail) ||
                 ntl_perf_type_is_hidden(d->type))
                 continue;
-            const char *cname = perf_name(titles, d->name_index, cbuf, sizeof cbuf);
+            const char *cname = ntl_perf_name(titles, d->name_index, cbuf, sizeof cbuf);
             if (obj->num_instances == NTL_PERF_NO_INSTANCES) {
                 printf("%s\\%s\\%s\n", prefix, oname, cname);
                 n++;
@@ -261,14 +262,20 @@ static int list_source(const char *cmd, const struct counters_opts *o, struct nt
         rc = cli_failf(cmd, "out of memory");
         goto out;
     }
-    if ((rc = perf_titles_load(cmd, src, o->lang, false, titles, &missing)) != EXIT_OK)
+    if (ntl_source_load_titles(src, NTL_TITLES_COUNTER, o->lang, NTL_SOURCE_TITLES_STANDARD,
+                               titles, &missing, &err) < 0) {
+        rc = cli_fail(cmd, &err, ntl_source_describe(src));
         goto out;
+    }
     if (missing)
         cli_warn(cmd, "%s has no title database for language %03x; using standard names",
                  ntl_source_describe(src), o->lang);
-    if (o->explain && (rc = perf_titles_load(cmd, src, o->lang, true, help, NULL)) != EXIT_OK)
+    if (o->explain && ntl_source_load_titles(src, NTL_TITLES_HELP, o->lang,
+                                             NTL_SOURCE_TITLES_STANDARD, help, NULL, &err) < 0) {
+        rc = cli_fail(cmd, &err, ntl_source_describe(src));
         goto out;
-    if (perf_snapshot(src, o->query, &raw, &b, &err) < 0) {
+    }
+    if (ntl_source_snapshot(src, o->query, &raw, &b, &err) < 0) {
         rc = cli_fail(cmd, &err, ntl_source_describe(src));
         goto out;
     }
@@ -349,12 +356,12 @@ int cmd_counters(int argc, char **argv)
         case OPT_PATHS: o.paths = true; break;
         case OPT_QUERY: o.query = optarg; break;
         case OPT_DETAIL:
-            if (!perf_parse_detail(optarg, &o.detail))
+            if (!ntl_perf_parse_detail(optarg, &o.detail))
                 return cli_usage_error(cmd, "--detail takes novice, advanced, expert, wizard "
                                             "or 100..400, not '%s'", optarg);
             break;
         case OPT_LANG:
-            if (!perf_parse_lang(optarg, &o.lang))
+            if (!ntl_perf_parse_lang(optarg, &o.lang))
                 return cli_usage_error(cmd, "--lang takes a hex language id such as 009, "
                                             "not '%s'", optarg);
             break;

@@ -50,13 +50,13 @@ static bool all_digits(const char *s)
     return true;
 }
 
-static bool proc_matches(const struct ps_opts *o, const struct ps_proc *p)
+static bool proc_matches(const struct ps_opts *o, const struct ntl_perf_ps_proc *p)
 {
     size_t n;
     if (!o->filter)
         return true;
     if (o->filter_is_pid)
-        return (p->have & (1u << PF_PID)) && p->v[PF_PID] == o->filter_pid;
+        return (p->have & (1u << NTL_PERF_PS_PID)) && p->v[NTL_PERF_PS_PID] == o->filter_pid;
     if (o->exact)
         return !strcasecmp(p->name, o->filter);
     n = strlen(o->filter);
@@ -65,7 +65,7 @@ static bool proc_matches(const struct ps_opts *o, const struct ps_proc *p)
 
 /* ---- cells ---- */
 
-static void cell_field(struct out *t, const struct ps_proc *p, enum ps_field f)
+static void cell_field(struct out *t, const struct ntl_perf_ps_proc *p, enum ntl_perf_ps_field f)
 {
     if (p->have & (1u << f))
         out_u64(t, p->v[f]);
@@ -99,7 +99,7 @@ static void cell_elapsed(struct out *t, bool have, double seconds)
         cell_duration(t, have && seconds >= 0, have && seconds >= 0 ? (uint64_t)(seconds * 1e7 + 0.5) : 0);
 }
 
-static void proc_cell_kb(struct out *t, const struct ps_proc *p, enum ps_field f)
+static void proc_cell_kb(struct out *t, const struct ntl_perf_ps_proc *p, enum ntl_perf_ps_field f)
 {
     cell_kb(t, p->have & (1u << f), p->v[f]);
 }
@@ -145,16 +145,16 @@ static void proc_columns(struct out *t, const struct ps_opts *o, enum view v)
 }
 
 static void proc_row(struct out *t, const struct ps_opts *o, enum view v, const char *host,
-                     const struct ps_proc *p, int depth)
+                     const struct ntl_perf_ps_proc *p, int depth)
 {
     if (o->host_column)
         out_str(t, host);
     if (v == VIEW_TREE)
         out_indent(t, o->host_column ? 0 : depth);
     out_str(t, p->name);
-    cell_field(t, p, PF_PID);
+    cell_field(t, p, NTL_PERF_PS_PID);
     if (v == VIEW_TREE)
-        cell_field(t, p, PF_PPID);
+        cell_field(t, p, NTL_PERF_PS_PPID);
     if (v == VIEW_TASK) {
         if (p->have_cpu_pct)
             out_num(t, p->cpu_pct, 0);
@@ -162,36 +162,36 @@ static void proc_row(struct out *t, const struct ps_opts *o, enum view v, const 
             out_null(t);
     }
     if (v != VIEW_MEMORY) {
-        cell_field(t, p, PF_PRI);
-        cell_field(t, p, PF_THREADS);
-        cell_field(t, p, PF_HANDLES);
+        cell_field(t, p, NTL_PERF_PS_PRI);
+        cell_field(t, p, NTL_PERF_PS_THREADS);
+        cell_field(t, p, NTL_PERF_PS_HANDLES);
     }
     if (v == VIEW_DEFAULT || v == VIEW_TASK || v == VIEW_ALL) {
-        proc_cell_kb(t, p, PF_PRIV);
-        cell_duration(t, p->have & (1u << PF_CPU), p->v[PF_CPU]);
+        proc_cell_kb(t, p, NTL_PERF_PS_PRIV);
+        cell_duration(t, p->have & (1u << NTL_PERF_PS_CPU), p->v[NTL_PERF_PS_CPU]);
         cell_elapsed(t, p->have_elapsed, p->elapsed);
     }
     if (v == VIEW_TREE) {
-        proc_cell_kb(t, p, PF_VM);
-        proc_cell_kb(t, p, PF_WS);
-        proc_cell_kb(t, p, PF_PRIV);
+        proc_cell_kb(t, p, NTL_PERF_PS_VM);
+        proc_cell_kb(t, p, NTL_PERF_PS_WS);
+        proc_cell_kb(t, p, NTL_PERF_PS_PRIV);
         out_i64(t, depth);
     }
     if (v == VIEW_MEMORY || v == VIEW_ALL) {
-        proc_cell_kb(t, p, PF_VM);
-        proc_cell_kb(t, p, PF_WS);
+        proc_cell_kb(t, p, NTL_PERF_PS_VM);
+        proc_cell_kb(t, p, NTL_PERF_PS_WS);
         if (v == VIEW_MEMORY)
-            proc_cell_kb(t, p, PF_PRIV);
-        proc_cell_kb(t, p, PF_PRIV_PEAK);
-        cell_field(t, p, PF_FAULTS);
-        proc_cell_kb(t, p, PF_NONPAGED);
-        proc_cell_kb(t, p, PF_PAGED);
+            proc_cell_kb(t, p, NTL_PERF_PS_PRIV);
+        proc_cell_kb(t, p, NTL_PERF_PS_PRIV_PEAK);
+        cell_field(t, p, NTL_PERF_PS_FAULTS);
+        proc_cell_kb(t, p, NTL_PERF_PS_NONPAGED);
+        proc_cell_kb(t, p, NTL_PERF_PS_PAGED);
     }
     out_row_end(t);
 }
 
 static size_t add_proc_rows(struct out *t, const struct ps_opts *o, enum view v,
-                            const struct ps_sample *s)
+                            const struct ntl_perf_ps_sample *s)
 {
     size_t n = 0;
     for (size_t i = 0; i < s->nprocs; i++)
@@ -205,11 +205,11 @@ static size_t add_proc_rows(struct out *t, const struct ps_opts *o, enum view v,
 /* Task-manager order: busiest first, then by pid. */
 static int by_cpu(const void *a, const void *b)
 {
-    const struct ps_proc *x = a, *y = b;
+    const struct ntl_perf_ps_proc *x = a, *y = b;
     double cx = x->have_cpu_pct ? x->cpu_pct : -1, cy = y->have_cpu_pct ? y->cpu_pct : -1;
     if (cx != cy)
         return cx > cy ? -1 : 1;
-    return x->v[PF_PID] < y->v[PF_PID] ? -1 : x->v[PF_PID] > y->v[PF_PID];
+    return x->v[NTL_PERF_PS_PID] < y->v[NTL_PERF_PS_PID] ? -1 : x->v[NTL_PERF_PS_PID] > y->v[NTL_PERF_PS_PID];
 }
 
 /* ---- tree ---- */
@@ -243,7 +243,7 @@ static size_t find_pid(const struct pid_slot *slots, size_t n, uint64_t pid)
 /* Depth-first from each root, children in the source's order. A process is
  * a root when its creator is absent or itself; cycles (possible in hostile
  * data) are broken by visiting each process once. */
-static size_t add_tree_rows(struct out *t, const struct ps_opts *o, const struct ps_sample *s)
+static size_t add_tree_rows(struct out *t, const struct ps_opts *o, const struct ntl_perf_ps_sample *s)
 {
     size_t n = s->nprocs, rows = 0, sp = 0;
     struct pid_slot *slots = calloc(n ? n : 1, sizeof *slots);
@@ -259,16 +259,16 @@ static size_t add_tree_rows(struct out *t, const struct ps_opts *o, const struct
         n = 0; /* out of memory: no rows, and the caller finds no match */
     }
     for (size_t i = 0; i < n; i++) {
-        slots[i].pid = s->procs[i].v[PF_PID];
+        slots[i].pid = s->procs[i].v[NTL_PERF_PS_PID];
         slots[i].idx = i;
         first[i] = next[i] = last[i] = SIZE_MAX;
     }
     qsort(slots, n, sizeof *slots, by_pid);
     for (size_t i = 0; i < n; i++) {
-        const struct ps_proc *p = &s->procs[i];
+        const struct ntl_perf_ps_proc *p = &s->procs[i];
         size_t par = SIZE_MAX;
-        if ((p->have & (1u << PF_PPID)) && p->v[PF_PPID] != p->v[PF_PID])
-            par = find_pid(slots, n, p->v[PF_PPID]);
+        if ((p->have & (1u << NTL_PERF_PS_PPID)) && p->v[NTL_PERF_PS_PPID] != p->v[NTL_PERF_PS_PID])
+            par = find_pid(slots, n, p->v[NTL_PERF_PS_PPID]);
         parent[i] = par;
         if (par != SIZE_MAX) {
             if (last[par] == SIZE_MAX)
@@ -344,40 +344,40 @@ static void thread_columns(struct out *t, const struct ps_opts *o)
     thread_own_columns(t);
 }
 
-static void thread_own_cells(struct out *t, const struct ps_thread *th)
+static void thread_own_cells(struct out *t, const struct ntl_perf_ps_thread *th)
 {
     char state[48];
-    for (int f = TF_TID; f <= TF_CSWITCH; f++) {
-        if (f == TF_PID)
+    for (int f = NTL_PERF_PS_T_TID; f <= NTL_PERF_PS_T_CSWITCH; f++) {
+        if (f == NTL_PERF_PS_T_PID)
             continue;
         if (th->have & (1u << f))
             out_u64(t, th->v[f]);
         else
             out_null(t);
     }
-    out_str(t, ps_thread_state(state, sizeof state, th));
-    cell_duration(t, th->have & (1u << TF_USER), th->v[TF_USER]);
-    cell_duration(t, th->have & (1u << TF_KERNEL), th->v[TF_KERNEL]);
+    out_str(t, ntl_perf_ps_thread_state(state, sizeof state, th));
+    cell_duration(t, th->have & (1u << NTL_PERF_PS_T_USER), th->v[NTL_PERF_PS_T_USER]);
+    cell_duration(t, th->have & (1u << NTL_PERF_PS_T_KERNEL), th->v[NTL_PERF_PS_T_KERNEL]);
     cell_elapsed(t, th->have_elapsed, th->elapsed);
     out_row_end(t);
 }
 
-static size_t add_thread_rows(struct out *t, const struct ps_opts *o, const struct ps_sample *s)
+static size_t add_thread_rows(struct out *t, const struct ps_opts *o, const struct ntl_perf_ps_sample *s)
 {
     size_t rows = 0;
 
     for (size_t i = 0; i < s->nthreads; i++) {
-        const struct ps_thread *th = &s->threads[i];
-        const struct ps_proc *p = th->proc != SIZE_MAX ? &s->procs[th->proc] : NULL;
+        const struct ntl_perf_ps_thread *th = &s->threads[i];
+        const struct ntl_perf_ps_proc *p = th->proc != SIZE_MAX ? &s->procs[th->proc] : NULL;
         if (o->filter && (!p || !proc_matches(o, p)))
             continue;
         if (o->host_column)
             out_str(t, s->host);
         out_str(t, p ? p->name : "");
-        if (th->have & (1u << TF_PID))
-            out_u64(t, th->v[TF_PID]);
-        else if (p && (p->have & (1u << PF_PID)))
-            out_u64(t, p->v[PF_PID]);
+        if (th->have & (1u << NTL_PERF_PS_T_PID))
+            out_u64(t, th->v[NTL_PERF_PS_T_PID]);
+        else if (p && (p->have & (1u << NTL_PERF_PS_PID)))
+            out_u64(t, p->v[NTL_PERF_PS_PID]);
         else
             out_null(t);
         thread_own_cells(t, th);
@@ -387,7 +387,7 @@ static size_t add_thread_rows(struct out *t, const struct ps_opts *o, const stru
 }
 
 /* Thread k's bucket: its process, or nprocs for a thread of no known one. */
-static size_t thread_bucket(const struct ps_sample *s, size_t k)
+static size_t thread_bucket(const struct ntl_perf_ps_sample *s, size_t k)
 {
     return s->threads[k].proc < s->nprocs ? s->threads[k].proc : s->nprocs;
 }
@@ -395,7 +395,7 @@ static size_t thread_bucket(const struct ps_sample *s, size_t k)
 /* PsList -d on one host: each process as a "NAME PID:" line and a table of
  * its threads; threads of no known process last, under "(unknown)". The
  * threads are bucketed by process first: a Windows host has 100,000. */
-static int render_thread_blocks(const struct ps_opts *o, const struct ps_sample *s)
+static int render_thread_blocks(const struct ps_opts *o, const struct ntl_perf_ps_sample *s)
 {
     size_t *start = calloc(2 * (s->nprocs + 2), sizeof *start), *cursor = start + s->nprocs + 2;
     size_t *order = malloc((s->nthreads ? s->nthreads : 1) * sizeof *order);
@@ -414,13 +414,13 @@ static int render_thread_blocks(const struct ps_opts *o, const struct ps_sample 
     for (size_t k = 0; k < s->nthreads; k++)
         order[cursor[thread_bucket(s, k)]++] = k;
     for (size_t j = 0; j <= s->nprocs && rc == 0; j++) {
-        const struct ps_proc *p = j < s->nprocs ? &s->procs[j] : NULL;
+        const struct ntl_perf_ps_proc *p = j < s->nprocs ? &s->procs[j] : NULL;
         if (p ? !proc_matches(o, p) : o->filter || start[j] == start[j + 1])
             continue;
         if (!p)
             printf("(unknown):\n");
-        else if (p->have & (1u << PF_PID))
-            printf("%s %" PRIu64 ":\n", p->name, p->v[PF_PID]);
+        else if (p->have & (1u << NTL_PERF_PS_PID))
+            printf("%s %" PRIu64 ":\n", p->name, p->v[NTL_PERF_PS_PID]);
         else
             printf("%s:\n", p->name);
         struct out *t = out_new(stdout, OUT_TABLE);
@@ -455,7 +455,7 @@ static void banner(const struct ps_opts *o, const char *host)
 
 /* When the sample was taken: the source's own clock (PERF_DATA_BLOCK's
  * SystemTime), for the timestamp column of a refreshing view. */
-static void cell_sample_time(struct out *t, const struct ps_sample *s)
+static void cell_sample_time(struct out *t, const struct ntl_perf_ps_sample *s)
 {
     int64_t secs;
     if (s->block && ntl_perf_systemtime_to_unix(&s->block->system_time, &secs))
@@ -468,8 +468,8 @@ struct host {
     const char *spec;
     struct ntl_source *src;
     struct ntl_perf_titles *titles;
-    struct ps_indices ix;
-    struct ps_sample prev, cur;
+    struct ntl_perf_ps_indices ix;
+    struct ntl_perf_ps_sample prev, cur;
     bool have_prev, done;
     int rc;                  /* of the last job */
     struct ntl_error err;
@@ -488,14 +488,14 @@ static void take_sample(void *arg, size_t i)
     if (h->done)
         return;
     ntl_error_clear(&h->err);
-    h->rc = ps_sample_take(h->src, &h->ix, j->threads, j->cpus, &h->cur, &h->err);
+    h->rc = ntl_source_ps_take(h->src, &h->ix, j->threads, j->cpus, &h->cur, &h->err);
 }
 
 static void load_titles(void *arg, size_t i)
 {
     struct host *h = &((struct host *)arg)[i];
     ntl_error_clear(&h->err);
-    h->rc = ps_titles_load(h->src, &h->titles, &h->ix, &h->err);
+    h->rc = ntl_source_ps_titles(h->src, &h->titles, &h->ix, &h->err);
 }
 
 /* The rows of every host that answered; returns how many matched. */
@@ -574,7 +574,7 @@ static int snapshot_once(struct host *hosts, size_t n, const struct ps_opts *o, 
     if (status == EXIT_OK && o->filter && !matched)
         status = cli_failf(cmd, "no process matches '%s'", o->filter);
     for (size_t h = 0; h < n; h++)
-        ps_sample_free(&hosts[h].cur);
+        ntl_perf_ps_sample_free(&hosts[h].cur);
     return status;
 }
 
@@ -593,13 +593,13 @@ static size_t task_round(struct out *t, struct host *hosts, size_t n, const stru
         if (x->rc < 0) {
             if (x->err.status != NTL_ERR_EOF)
                 *status = cli_fail(cmd, &x->err, x->spec);
-            ps_sample_free(&x->cur);
+            ntl_perf_ps_sample_free(&x->cur);
             x->done = true;
             continue;
         }
         active++;
         if (x->have_prev) {
-            ps_sample_cpu(&x->cur, &x->prev);
+            ntl_perf_ps_sample_cpu(&x->cur, &x->prev);
             qsort(x->cur.procs, x->cur.nprocs, sizeof *x->cur.procs, by_cpu);
             for (size_t i = 0; i < x->cur.nprocs; i++)
                 if (proc_matches(o, &x->cur.procs[i])) {
@@ -608,7 +608,7 @@ static size_t task_round(struct out *t, struct host *hosts, size_t n, const stru
                     proc_row(t, o, VIEW_TASK, x->cur.host, &x->cur.procs[i], 0);
                 }
         }
-        ps_sample_free(&x->prev);
+        ntl_perf_ps_sample_free(&x->prev);
         x->prev = x->cur;
         x->have_prev = true;
         memset(&x->cur, 0, sizeof x->cur);
@@ -653,7 +653,7 @@ static int task_manager(struct host *hosts, size_t n, const struct ps_opts *o, c
     if (out_close(t) < 0)
         status = cli_failf(cmd, "cannot write the output");
     for (size_t h = 0; h < n; h++)
-        ps_sample_free(&hosts[h].prev);
+        ntl_perf_ps_sample_free(&hosts[h].prev);
     if (status == EXIT_OK && !shown)
         status = cli_failf(cmd, "CPU %% needs two snapshots; the source holds fewer");
     return status;

@@ -15,6 +15,8 @@
 #include "ntlens/perf.h"
 #include "ntlens/perf_value.h"
 #include "output.h"
+#include "ntlens/perf_path.h"
+#include "ntlens/source_perf.h"
 #include "perf-cli.h"
 
 static const char usage_text[] =
@@ -112,59 +114,36 @@ static void free_columns(struct columns *cols)
 
 /* Expands one parsed path against a host's first snapshot; returns the
  * columns added or -1 after printing an error. */
-static long expand(const char *cmd, const char *spec, const struct perf_path *p, size_t host,
+static long expand(const char *cmd, const char *spec, const struct ntl_perf_path *p, size_t host,
                    const struct ntl_perf_block *b, const struct ntl_perf_titles *titles,
                    struct columns *cols)
 {
-    char obuf[16], cbuf[16], inst[1024], path[2048];
-    long added = 0;
     const char *machine = p->machine[0] ? p->machine
                                         : (b->system_name[0] ? b->system_name : ".");
-    for (size_t i = 0; i < b->nobjects; i++) {
-        const struct ntl_perf_object *o = &b->objects[i];
-        const char *oname = perf_name(titles, o->name_index, obuf, sizeof obuf);
-        if (!perf_spec_matches(p->object, o->name_index, oname))
-            continue;
-        bool has_instances = o->num_instances != NTL_PERF_NO_INSTANCES;
-        if (has_instances && !p->has_instance) {
-            cli_failf(cmd, "%s: object %s has instances; name one, e.g. \\%s(*)\\%s", spec,
-                      oname, oname, p->counter);
-            return -1;
-        }
-        if (!has_instances && p->has_instance && strcmp(p->instance, "*")) {
-            cli_failf(cmd, "%s: object %s has no instances", spec, oname);
-            return -1;
-        }
-        for (size_t c = 0; c < o->ncounters; c++) {
-            const struct ntl_perf_counter_def *d = &o->counters[c];
-            const char *cname = perf_name(titles, d->name_index, cbuf, sizeof cbuf);
-            if (!perf_spec_matches(p->counter, d->name_index, cname))
-                continue;
-            /* bases often share their counter's name; only an explicit
-             * index selects one (it has no value of its own) */
-            if (ntl_perf_type_is_hidden(d->type) && strtoul(p->counter, NULL, 10) != d->name_index)
-                continue;
-            if (!has_instances) {
-                snprintf(path, sizeof path, "\\\\%s\\%s\\%s", machine, oname, cname);
-                if (add_column(cols, host, path, o, c, NULL) < 0)
-                    return -1;
-                added++;
-                continue;
-            }
-            for (size_t j = 0; j < o->ninstances; j++) {
-                const struct ntl_perf_instance *in = &o->instances[j];
-                if (!perf_instance_matches(p->instance, in))
-                    continue;
-                ntl_perf_instance_path_name(in, inst, sizeof inst);
-                snprintf(path, sizeof path, "\\\\%s\\%s(%s)\\%s", machine, oname, inst,
-                         cname);
-                if (add_column(cols, host, path, o, c, inst) < 0)
-                    return -1;
-                added++;
-            }
-        }
+    struct ntl_perf_path_iter it;
+    struct ntl_perf_path_match *m = malloc(sizeof *m);
+    struct ntl_error err;
+    long added = 0;
+    int r;
+
+    if (!m) {
+        cli_failf(cmd, "out of memory");
+        return -1;
     }
-    return added;
+    ntl_perf_path_iter_begin(&it, p, b, titles);
+    while ((r = ntl_perf_path_next(&it, machine, m, &err)) > 0) {
+        if (add_column(cols, host, m->path, m->object, m->counter,
+                       m->instance ? m->instance_name : NULL) < 0) {
+            r = -1;
+            cli_failf(cmd, "out of memory");
+            break;
+        }
+        added++;
+    }
+    if (r < 0 && err.status)
+        cli_fail(cmd, &err, spec);
+    free(m);
+    return r < 0 ? -1 : added;
 }
 
 /* Per snapshot: the instance of each column's object by path name, through
@@ -383,7 +362,7 @@ static int snapshot_all(const char *cmd, const struct sample_opts *o, struct hos
     struct ntl_error err;
     for (size_t h = 0; h < nhosts; h++) {
         ntl_perf_block_free(hosts[h].block);
-        int r = perf_snapshot(hosts[h].src, o->query, &hosts[h].raw, &hosts[h].block, &err);
+        int r = ntl_source_snapshot(hosts[h].src, o->query, &hosts[h].raw, &hosts[h].block, &err);
         if (r == NTL_ERR_EOF)
             return r;
         if (r < 0) {
@@ -394,7 +373,7 @@ static int snapshot_all(const char *cmd, const struct sample_opts *o, struct hos
     return 0;
 }
 
-static bool is_local_machine(const char *m)
+static bool is_unnamed_machine(const char *m)
 {
     return !m[0] || !strcmp(m, ".") || !strcasecmp(m, "localhost");
 }
@@ -411,9 +390,10 @@ static int run(const char *cmd, const struct sample_opts *o, struct host *hosts,
         live = live && ntl_source_is_live(hosts[h].src);
         if (!(hosts[h].titles = ntl_perf_titles_new()))
             return cli_failf(cmd, "out of memory");
-        if ((rc = perf_titles_load(cmd, hosts[h].src, o->lang, false, hosts[h].titles, NULL)) !=
-            EXIT_OK)
-            return rc;
+        struct ntl_error err;
+        if (ntl_source_load_titles(hosts[h].src, NTL_TITLES_COUNTER, o->lang,
+                                   NTL_SOURCE_TITLES_STANDARD, hosts[h].titles, NULL, &err) < 0)
+            return cli_fail(cmd, &err, ntl_source_describe(hosts[h].src));
     }
     rc = snapshot_all(cmd, o, hosts, nhosts);
     if (rc == NTL_ERR_EOF)
@@ -426,18 +406,20 @@ static int run(const char *cmd, const struct sample_opts *o, struct host *hosts,
         return cli_failf(cmd, "out of memory");
     for (size_t h = 0; h < nhosts; h++) {
         for (int i = 0; i < npaths; i++) {
-            struct perf_path p;
-            perf_path_parse(paths[i], &p); /* checked before the sources were opened */
+            struct ntl_perf_path p;
+            ntl_perf_path_parse(paths[i], &p, NULL); /* checked before the sources were opened */
             bool serves;
             if (hosts[h].machine) /* opened for this \\MACHINE */
                 serves = !strcasecmp(hosts[h].machine, p.machine);
             else /* -S or local: paths without a machine, and its own name */
-                serves = is_local_machine(p.machine) ||
-                         !strcasecmp(hosts[h].block->system_name, p.machine);
+                serves = is_unnamed_machine(p.machine) ||
+                         !strcasecmp(hosts[h].block->system_name, p.machine) ||
+                         (ntl_source_is_this_machine(p.machine) &&
+                          ntl_source_is_this_machine(hosts[h].block->system_name));
             if (!serves)
                 continue;
             served[i] = 1;
-            if (is_local_machine(p.machine))
+            if (is_unnamed_machine(p.machine))
                 p.machine[0] = '\0';
             long n = expand(cmd, paths[i], &p, h, hosts[h].block, hosts[h].titles, &cols);
             if (n < 0) {
@@ -560,7 +542,7 @@ int cmd_sample(int argc, char **argv)
         case OPT_SCALE: o.scale = true; break;
         case OPT_QUERY: o.query = optarg; break;
         case OPT_LANG:
-            if (!perf_parse_lang(optarg, &o.lang))
+            if (!ntl_perf_parse_lang(optarg, &o.lang))
                 return cli_usage_error(cmd, "--lang takes a hex language id such as 009, "
                                             "not '%s'", optarg);
             break;
@@ -586,11 +568,11 @@ int cmd_sample(int argc, char **argv)
     size_t nmachines = 0;
     bool any_local = false;
     for (int i = optind; i < argc; i++) {
-        struct perf_path p;
-        const char *why = perf_path_parse(argv[i], &p);
-        if (why)
-            return cli_usage_error(cmd, "bad counter path '%s': %s", argv[i], why);
-        if (is_local_machine(p.machine) || cs.nspecs) {
+        struct ntl_perf_path p;
+        struct ntl_error perr;
+        if (ntl_perf_path_parse(argv[i], &p, &perr) < 0)
+            return cli_usage_error(cmd, "bad counter path '%s': %s", argv[i], perr.message);
+        if (ntl_source_is_this_machine(p.machine) || cs.nspecs) {
             any_local = true; /* with -S, a machine name selects among the -S sources */
             continue;
         }

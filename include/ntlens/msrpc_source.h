@@ -1,0 +1,36 @@
+/* The remote performance-data source (winreg over an SMB named pipe on Linux,
+ * RegConnectRegistryW on Windows), and opening any source spec: this module
+ * sits above lib/source, so the choice that includes remote producers is
+ * made here (docs/architecture.md). */
+#ifndef NTLENS_MSRPC_SOURCE_H
+#define NTLENS_MSRPC_SOURCE_H
+
+#include "ntlens/error.h"
+#include "ntlens/source.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Opens any spec: a remote one ("smb://[DOMAIN;]USER@HOST[:PORT]",
+ * "\\HOST") with ntl_msrpc_smb_open, anything else with ntl_source_open.
+ * Returns 0 or, with err set, what those return. */
+int ntl_msrpc_source_open(const char *spec, const struct ntl_source_options *opt,
+                          struct ntl_source **out, struct ntl_error *err);
+
+/* Checks a remote spec without connecting, so a caller can refuse a
+ * malformed one before asking for a password. Returns 0, or NTL_ERR_ARGUMENT
+ * with err naming the problem ("the source names no host" for "smb://" and
+ * "smb://user@"; a password in the spec; a path; a bad port). */
+int ntl_msrpc_source_check_spec(const char *spec, struct ntl_error *err);
+
+/* The remote producer. Returns 0, or with err set: NTL_ERR_ARGUMENT (a
+ * malformed spec), NTL_ERR_CONNECT, NTL_ERR_AUTH, NTL_ERR_ACCESS,
+ * NTL_ERR_TIMEOUT, NTL_ERR_REMOTE, NTL_ERR_IO, NTL_ERR_NOMEM. */
+int ntl_msrpc_smb_open(const char *spec, const struct ntl_source_options *opt,
+                       struct ntl_source **out, struct ntl_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
