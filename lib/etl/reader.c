@@ -814,7 +814,7 @@ static int open_common(struct ntl_etl *t, const struct ntl_etl_options *opt, str
 
     int rc = load_buffer(t, err);
     if (rc == 0)
-        return ntl_error_set(err, NTL_ERR_TRUNCATED, "WMI_BUFFER_HEADER", 0, "empty file");
+        return ntl_error_set(err, NTL_ETL_TRUNCATED, "WMI_BUFFER_HEADER", 0, "empty file");
     if (rc < 0)
         return rc;
     struct etl_cur *c = &t->cur;

@@ -618,11 +618,11 @@ static void test_broken(void)
     /* Last buffer's size runs past the end of the file. */
     g.file.len -= 0x10;
     n = read_broken(&g.file, &status, &off, &cont, msg, sizeof msg);
-    CHECK_EQ_INT(status, NTL_ERR_TRUNCATED);
+    CHECK_EQ_INT(status, NTL_ETL_TRUNCATED);
     CHECK_EQ_U64(off, b2);
     CHECK(!cont);
     CHECK_EQ_U64(n, 3);
-    CHECK(strstr(msg, "past the end of the file") != NULL);
+    CHECK(strstr(msg, "the file ends early") != NULL);
     g.file.len += 0x10;
 
     /* BufferSize smaller than a header. */
@@ -689,10 +689,10 @@ static void test_broken(void)
     /* Empty and tiny files. */
     struct ntl_buf tiny = {g.file.data, 0, 0, 0};
     read_broken(&tiny, &status, &off, &cont, msg, sizeof msg);
-    CHECK_EQ_INT(status, NTL_ERR_TRUNCATED);
+    CHECK_EQ_INT(status, NTL_ETL_TRUNCATED);
     tiny.len = 0x20;
     read_broken(&tiny, &status, &off, &cont, msg, sizeof msg);
-    CHECK_EQ_INT(status, NTL_ERR_TRUNCATED);
+    CHECK_EQ_INT(status, NTL_ETL_TRUNCATED);
     CHECK_EQ_U64(off, 0);
     gen_free(&g);
 
