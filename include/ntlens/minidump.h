@@ -18,6 +18,23 @@
 extern "C" {
 #endif
 
+/* minidump's own status codes (range -200..-249, shared with pe). */
+enum ntl_md_status {
+    /* ntl_md_parse_partial: some streams could not be read; the rest are. */
+    NTL_MD_INCOMPLETE = -200,
+    /* ntl_md_build (ntlens/minidump_build.h): */
+    NTL_MD_NO_MODULE_FILE = -201, /* a module is no file and in no search directory */
+    NTL_MD_NO_BASE = -202,        /* a module has no load address */
+    NTL_MD_NO_MODULES = -203,     /* all_kernel found no module file */
+};
+
+/* "incomplete dump", "no module file", "no load address", "no module
+ * found"; ntl_status_name() for the generic codes. */
+const char *ntl_md_status_name(int status);
+
+/* The part of a Windows or POSIX path after the last separator. */
+const char *ntl_md_base_name(const char *path);
+
 #define NTL_MD_SIGNATURE 0x504d444du /* "MDMP" */
 #define NTL_MD_VERSION 0xa793u
 

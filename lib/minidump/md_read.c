@@ -393,15 +393,6 @@ const struct ntl_md_module *ntl_md_module_at(const struct ntl_minidump *md, uint
     return NULL;
 }
 
-static const char *base_name(const char *path)
-{
-    const char *b = path;
-    for (const char *p = path; *p; p++)
-        if (*p == '/' || *p == '\\')
-            b = p + 1;
-    return b;
-}
-
 static bool same_nocase(const char *a, const char *b)
 {
     while (*a && *b && tolower((unsigned char)*a) == tolower((unsigned char)*b))
@@ -413,7 +404,7 @@ const struct ntl_md_module *ntl_md_module_find(const struct ntl_minidump *md, co
 {
     for (size_t i = 0; i < md->module_count; i++)
         if (same_nocase(md->modules[i].name, name) ||
-            same_nocase(base_name(md->modules[i].name), base_name(name)))
+            same_nocase(ntl_md_base_name(md->modules[i].name), ntl_md_base_name(name)))
             return &md->modules[i];
     return NULL;
 }
