@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t pos = 0;
         ntl_etl_image_decode(t, &ev, &img, &err);
         ntl_etl_ipt_decode(&ev, &ipt, &err);
-        while (ntl_etl_ext_next(&ev, &pos, &item) > 0)
+        while (ntl_etl_ext_next(&ev, &pos, &item, NULL) > 0)
             ;
         (void)ntl_etl_time_to_filetime(t, ev.timestamp);
     }

@@ -1,4 +1,5 @@
-/* libFuzzer harness: the minidump reader, memory reads by address, and
+/* libFuzzer harness: the minidump reader (strict, and stream by stream as
+ * `dump show` reads a damaged dump), memory reads by address, and
  * relocation of the first module (on a copy). */
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,6 +14,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t buf[64];
     char *name = NULL;
 
+    int rc = ntl_md_parse_partial(data, size, &md, &err);
+    if (rc < 0 && rc != NTL_MD_INCOMPLETE)
+        return 0;
+    /* What a partial parse keeps must be as safe to use as a whole one. */
+    for (size_t i = 0; i < md.module_count && i < 16; i++)
+        (void)ntl_md_module_find(&md, md.modules[i].name);
+    (void)ntl_md_read(&md, md.range_count ? md.ranges[0].start : 0, buf, sizeof buf);
+    ntl_md_free(&md);
     if (ntl_md_parse(data, size, &md, &err) < 0)
         return 0;
     for (size_t i = 0; i < md.range_count && i < 16; i++) {

@@ -28,6 +28,19 @@
 extern "C" {
 #endif
 
+/* etl's own status codes (range -150..-199), beside the generic ones of
+ * ntlens/error.h. */
+enum ntl_etl_status {
+    /* The file ends inside a buffer or its header: every whole buffer before
+     * the cut has been read; nothing after it can be. err names the offset
+     * where the cut buffer starts, where the file ends, and how many whole
+     * buffers and events came before. */
+    NTL_ETL_TRUNCATED = -150,
+};
+
+/* "file truncated" for NTL_ETL_TRUNCATED; ntl_status_name() for the others. */
+const char *ntl_etl_status_name(int status);
+
 #define NTL_ETL_BUFFER_HEADER_SIZE 0x48u
 /* Largest buffer the reader accepts (on disk and decompressed). */
 #define NTL_ETL_MAX_BUFFER_SIZE (64u << 20)
@@ -189,9 +202,12 @@ struct ntl_etl_ext_item {
     uint16_t size;
 };
 
-/* Iterates the extended items of an EVENT event: *pos starts at 0. Returns 1
- * with an item, 0 at the end, NTL_ERR_FORMAT when an item overruns. */
-int ntl_etl_ext_next(const struct ntl_etl_event *ev, size_t *pos, struct ntl_etl_ext_item *item);
+/* Iterates the extended items of an EVENT event: *pos starts at 0.
+ * Returns 1 with *item filled, 0 when there are no more (err untouched), or
+ * NTL_ERR_FORMAT with err set (at the event's offset) when an item overruns
+ * the extended data. */
+int ntl_etl_ext_next(const struct ntl_etl_event *ev, size_t *pos, struct ntl_etl_ext_item *item,
+                     struct ntl_error *err);
 
 struct ntl_etl_options {
     /* COMPRESSION_FORMAT_* for compressed buffers: 2 LZNT1, 3 XPRESS,
@@ -212,7 +228,16 @@ struct ntl_etl;
 
 /* Opens a file (streamed buffer by buffer) or a memory image (not copied;
  * must outlive the handle). Reads and checks the first buffer and the
- * logfile header. */
+ * logfile header. Returns 0 with *out set, or:
+ *   NTL_ERR_IO          the file cannot be opened or sized (err: the system's
+ *                       reason; the path is left to the caller to name)
+ *   NTL_ERR_NOMEM
+ *   NTL_ERR_ARGUMENT    opt names an unknown compression format
+ *   NTL_ETL_TRUNCATED   the file ends inside the first buffer (or is empty)
+ *   NTL_ERR_FORMAT      the first buffer or the logfile header is malformed
+ *   NTL_ERR_TRUNCATED   the logfile header is shorter than its fields
+ *   NTL_ERR_UNSUPPORTED the trace is compressed with an unknown format
+ * Errors carry a file offset where one applies. */
 int ntl_etl_open_file(const char *path, const struct ntl_etl_options *opt, struct ntl_etl **out,
                       struct ntl_error *err);
 int ntl_etl_open_mem(const void *data, size_t size, const struct ntl_etl_options *opt,
@@ -226,10 +251,22 @@ uint64_t ntl_etl_input_size(const struct ntl_etl *t);
 int ntl_etl_compression_format(const struct ntl_etl *t);
 uint64_t ntl_etl_input_done(const struct ntl_etl *t);
 
-/* Next event: 1 with *ev filled, 0 at the end, < 0 on an error in the
- * current buffer (err names it, with a file offset). After an error,
- * ntl_etl_can_continue says whether calling ntl_etl_next again skips the
- * bad buffer and goes on (--keep-going), or the input is unusable. */
+/* Next event: 1 with *ev filled, 0 when there are no more (err untouched),
+ * or a negative status with err set (naming the buffer and a file offset):
+ *   NTL_ERR_FORMAT, NTL_ERR_TRUNCATED  a malformed buffer header or event
+ *                       (the rest of that buffer is skipped), or a compressed
+ *                       buffer that does not decompress
+ *   NTL_ERR_LIMIT, NTL_ERR_UNSUPPORTED  decompression or a sorted-mode bound
+ *   NTL_ERR_IO          a read failed, or the file shrank while read
+ *   NTL_ERR_NOMEM
+ *   NTL_ETL_TRUNCATED   the file ends inside a buffer: every event of the
+ *                       whole buffers before it has been returned (in sorted
+ *                       mode: calling again returns them, in order); then 0
+ *   NTL_ERR_ARGUMENT    (ntl_etl_next_buffer in sorted mode)
+ * After an error, ntl_etl_can_continue says whether calling ntl_etl_next
+ * again skips the bad buffer and goes on (--keep-going), or the input
+ * cannot be read further (a later call returns 0, or in sorted mode the
+ * events read before the error). */
 int ntl_etl_next(struct ntl_etl *t, struct ntl_etl_event *ev, struct ntl_error *err);
 bool ntl_etl_can_continue(const struct ntl_etl *t);
 
@@ -258,6 +295,7 @@ struct ntl_etl_stats {
     uint64_t first_timestamp, last_timestamp; /* raw; 0 when no event */
     uint32_t max_cpu;              /* highest processor number seen */
     uint64_t cpu_mask;             /* processors 0..63 seen */
+    bool truncated;                /* the file ends inside a buffer (NTL_ETL_TRUNCATED) */
 };
 void ntl_etl_get_stats(const struct ntl_etl *t, struct ntl_etl_stats *st);
 

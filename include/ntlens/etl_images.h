@@ -40,19 +40,33 @@ struct ntl_etl_image {
 };
 
 /* Decodes ev if it is an image event: 1 with *img filled, 0 when ev is
- * not one, NTL_ERR_FORMAT/TRUNCATED when it is one but malformed. t may be
- * NULL (filetime is then 0). */
+ * not one (err untouched), NTL_ERR_FORMAT or NTL_ERR_TRUNCATED with err set
+ * when it is one but malformed. t may be NULL (filetime is then 0). */
 int ntl_etl_image_decode(const struct ntl_etl *t, const struct ntl_etl_event *ev,
                          struct ntl_etl_image *img, struct ntl_error *err);
 
-/* Reads every image event of a trace file, in file order, into a malloc'd
- * array (free with free()). keep_going: skip bad buffers instead of failing
- * (the number skipped goes to *skipped when not NULL). */
-int ntl_etl_images_load(const char *path, bool keep_going, struct ntl_etl_image **out,
-                        size_t *count, size_t *skipped, struct ntl_error *err);
+/* What ntl_etl_images_load skipped with keep_going. */
+struct ntl_etl_salvage {
+    size_t bad_buffers;        /* buffers (or their rest) skipped after an error */
+    size_t bad_events;         /* image events that did not decode */
+    bool truncated;            /* the file ends inside a buffer; the whole ones were read */
+    struct ntl_error first;    /* the first of those errors (status 0 when none) */
+};
 
-/* The last image covering addr among those loaded at the end of the trace
- * (Load/DCStart/DCEnd not followed by an Unload of the same base), NULL if none. */
+/* Reads every image event of a trace file, in file order, into a malloc'd
+ * array (free with free()); *count may be 0. keep_going: skip bad buffers
+ * and bad image events, and stop at a cut in the file, instead of failing;
+ * salvage (may be NULL) says what was skipped. Returns 0, or any status
+ * ntl_etl_open_file and ntl_etl_next return (with keep_going only those
+ * that leave nothing to skip to: NTL_ERR_IO, NTL_ERR_NOMEM, NTL_ERR_LIMIT, or
+ * an error of the open), or NTL_ERR_FORMAT/NTL_ERR_TRUNCATED for a malformed
+ * image event; err names it. The path is left to the caller to name. */
+int ntl_etl_images_load(const char *path, bool keep_going, struct ntl_etl_image **out,
+                        size_t *count, struct ntl_etl_salvage *salvage, struct ntl_error *err);
+
+/* Lookup: the last image covering addr among those loaded at the end of the
+ * trace (Load/DCStart/DCEnd not followed by an Unload of the same base);
+ * NULL when none does. */
 const struct ntl_etl_image *ntl_etl_images_find(const struct ntl_etl_image *imgs, size_t count,
                                                 uint64_t addr);
 

@@ -49,13 +49,15 @@ struct ntl_etl_ipt_event {
     bool wrapped;                /* trace_size == configured buffer size */
 };
 
-/* 1 with *ipt filled when ev is an IPT event, 0 when it is not, < 0 when it
- * is one but malformed (TraceSize past the payload, position past size). */
+/* 1 with *ipt filled when ev is an IPT event, 0 when it is not (err
+ * untouched), NTL_ERR_TRUNCATED or NTL_ERR_FORMAT with err set when it is
+ * one but malformed (payload shorter than its header, TraceSize past the
+ * payload, position past size). */
 int ntl_etl_ipt_decode(const struct ntl_etl_event *ev, struct ntl_etl_ipt_event *ipt,
                        struct ntl_error *err);
 /* Reads ev's payload with the IPT layout whatever its header says: for
  * traces that log the event under a kernel hook id (`etl ipt --hook`).
- * 1, or < 0 when malformed. */
+ * 1, or NTL_ERR_TRUNCATED/NTL_ERR_FORMAT with err set when malformed. */
 int ntl_etl_ipt_decode_payload(const struct ntl_etl_event *ev, struct ntl_etl_ipt_event *ipt,
                                struct ntl_error *err);
 

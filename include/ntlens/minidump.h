@@ -18,6 +18,23 @@
 extern "C" {
 #endif
 
+/* minidump's own status codes (range -200..-249, shared with pe). */
+enum ntl_md_status {
+    /* ntl_md_parse_partial: some streams could not be read; the rest are. */
+    NTL_MD_INCOMPLETE = -200,
+    /* ntl_md_build (ntlens/minidump_build.h): */
+    NTL_MD_NO_MODULE_FILE = -201, /* a module is no file and in no search directory */
+    NTL_MD_NO_BASE = -202,        /* a module has no load address */
+    NTL_MD_NO_MODULES = -203,     /* all_kernel found no module file */
+};
+
+/* "incomplete dump", "no module file", "no load address", "no module
+ * found"; ntl_status_name() for the generic codes. */
+const char *ntl_md_status_name(int status);
+
+/* The part of a Windows or POSIX path after the last separator. */
+const char *ntl_md_base_name(const char *path);
+
 #define NTL_MD_SIGNATURE 0x504d444du /* "MDMP" */
 #define NTL_MD_VERSION 0xa793u
 
@@ -69,6 +86,9 @@ struct ntl_md_spec {
 /* Cap on a written dump (the memory of the modules dominates). */
 #define NTL_MD_MAX_WRITE (4ull << 30)
 
+/* Writes the dump into out (initialised here). Returns 0, or with err set:
+ * NTL_ERR_LIMIT (larger than NTL_MD_MAX_WRITE), NTL_ERR_ARGUMENT (a range
+ * outside its module's memory), NTL_ERR_NOMEM. */
 int ntl_md_write(const struct ntl_md_spec *spec, struct ntl_buf *out, struct ntl_error *err);
 
 /* --- reader --- */
@@ -76,6 +96,7 @@ struct ntl_md_stream {
     uint32_t type;
     uint32_t size;
     uint32_t rva;
+    int status;                /* 0, or why it could not be read (ntl_md_parse_partial) */
 };
 
 struct ntl_md_module {
@@ -131,22 +152,40 @@ struct ntl_minidump {
     uint32_t misc_flags, process_id;
 };
 
-/* Parses a dump held in memory (borrowed; it must outlive md). */
+/* Parses a dump held in memory (borrowed; it must outlive md). Returns 0,
+ * or with err set (naming the structure and file offset) and md empty:
+ *   NTL_ERR_TRUNCATED  shorter than the header
+ *   NTL_ERR_FORMAT     no signature; the directory, a stream, a module name,
+ *                      a CodeView record or a memory range outside the file;
+ *                      a list longer than its stream
+ *   NTL_ERR_NOMEM */
 int ntl_md_parse(const void *data, size_t size, struct ntl_minidump *md, struct ntl_error *err);
+/* Like ntl_md_parse, but a stream that cannot be read does not stop the
+ * others (a cut or damaged dump): returns 0 when every stream was read;
+ * NTL_MD_INCOMPLETE when some could not be, with md holding everything else
+ * (each bad stream's status < 0; a list keeps its whole entries before the
+ * bad one) and err naming the first bad stream; or, with md empty, any
+ * status of ntl_md_parse for the header and directory, and NTL_ERR_NOMEM.
+ * Free md after 0 and NTL_MD_INCOMPLETE. */
+int ntl_md_parse_partial(const void *data, size_t size, struct ntl_minidump *md,
+                         struct ntl_error *err);
 void ntl_md_free(struct ntl_minidump *md);
 /* Copies up to len bytes of memory at va; stops at the first address the dump
- * does not hold. Returns the number of bytes copied. */
+ * does not hold. Returns the number of bytes copied (0 when none). */
 size_t ntl_md_read(const struct ntl_minidump *md, uint64_t va, void *buf, size_t len);
-/* The module whose image holds va, or NULL. */
+/* Lookup: the module whose image holds va; NULL when none does. */
 const struct ntl_md_module *ntl_md_module_at(const struct ntl_minidump *md, uint64_t va);
-/* "ModuleListStream", ... or NULL. */
+/* "ModuleListStream", ...; NULL for a type without a name. */
 const char *ntl_md_stream_name(uint32_t type);
-/* Finds a module by base name (case-insensitive) or full name. */
+/* Lookup: a module by base name (case-insensitive) or full name; NULL when
+ * none matches. */
 const struct ntl_md_module *ntl_md_module_find(const struct ntl_minidump *md, const char *name);
 
 /* Moves a module of the dump held in data (writable) to new_base: rewrites
  * its MINIDUMP_MODULE.BaseOfImage and the StartOfMemoryRange of every memory
- * descriptor inside its image. Returns the number of ranges moved. */
+ * descriptor inside its image. Returns the number of ranges moved (>= 0), or
+ * with err set: any status of ntl_md_parse, or NTL_ERR_NOT_FOUND when no
+ * module is named name (an error here: the caller asked to move it). */
 int ntl_md_relocate(uint8_t *data, size_t size, const char *name, uint64_t new_base,
                     struct ntl_error *err);
 

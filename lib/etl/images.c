@@ -96,13 +96,21 @@ int ntl_etl_image_decode(const struct ntl_etl *t, const struct ntl_etl_event *ev
     return 1;
 }
 
+/* Keeps the first error skipped. */
+static void salvage_note(struct ntl_etl_salvage *sv, const struct ntl_error *err)
+{
+    if (!sv->first.status)
+        sv->first = *err;
+}
+
 int ntl_etl_images_load(const char *path, bool keep_going, struct ntl_etl_image **out,
-                        size_t *count, size_t *skipped, struct ntl_error *err)
+                        size_t *count, struct ntl_etl_salvage *salvage, struct ntl_error *err)
 {
     struct ntl_etl *t;
     struct ntl_etl_event ev;
     struct ntl_etl_image *arr = NULL;
-    size_t n = 0, cap = 0, bad = 0;
+    struct ntl_etl_salvage sv = {0};
+    size_t n = 0, cap = 0;
     int rc = ntl_etl_open_file(path, NULL, &t, err);
     if (rc < 0)
         return rc;
@@ -111,11 +119,13 @@ int ntl_etl_images_load(const char *path, bool keep_going, struct ntl_etl_image 
         if (rc == 0)
             break;
         if (rc < 0) {
-            if (keep_going && ntl_etl_can_continue(t)) {
-                bad++;
-                continue;
-            }
-            goto fail;
+            bool cut = rc == NTL_ETL_TRUNCATED;
+            if (!keep_going || (!cut && !ntl_etl_can_continue(t)))
+                goto fail;
+            salvage_note(&sv, err);
+            sv.truncated |= cut;
+            sv.bad_buffers += !cut;
+            continue; /* after a cut, the next call ends the trace */
         }
         if (n == cap) {
             size_t nc = cap ? cap * 2 : 64;
@@ -129,19 +139,20 @@ int ntl_etl_images_load(const char *path, bool keep_going, struct ntl_etl_image 
         }
         rc = ntl_etl_image_decode(t, &ev, &arr[n], err);
         if (rc < 0) {
-            if (keep_going) {
-                bad++;
-                continue;
-            }
-            goto fail;
+            if (!keep_going)
+                goto fail;
+            salvage_note(&sv, err);
+            sv.bad_events++;
+            continue;
         }
         n += (size_t)rc;
     }
     ntl_etl_close(t);
+    ntl_error_clear(err);
     *out = arr;
     *count = n;
-    if (skipped)
-        *skipped = bad;
+    if (salvage)
+        *salvage = sv;
     return 0;
 fail:
     ntl_etl_close(t);

@@ -160,3 +160,10 @@ const char *ntl_etl_kind_name(enum ntl_etl_kind kind)
     };
     return (unsigned)kind < NTL_ETL_KIND_COUNT ? names[kind] : "?";
 }
+
+const char *ntl_etl_status_name(int status)
+{
+    if (status == NTL_ETL_TRUNCATED)
+        return "file truncated";
+    return ntl_status_name(status);
+}

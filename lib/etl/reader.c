@@ -12,6 +12,7 @@
  *     +6; the others keep their size at +0.
  * A compressed buffer keeps its header as is; BufferSize is its size on disk
  * and SavedOffset the size it decompresses to, header included. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -269,18 +270,23 @@ int etl_parse_event(const struct etl_cur *c, size_t pos, struct ntl_etl_event *e
     return 0;
 }
 
-int ntl_etl_ext_next(const struct ntl_etl_event *ev, size_t *pos, struct ntl_etl_ext_item *item)
+int ntl_etl_ext_next(const struct ntl_etl_event *ev, size_t *pos, struct ntl_etl_ext_item *item,
+                     struct ntl_error *err)
 {
     size_t q = *pos;
     if (!ev->ext || q >= ev->ext_size)
         return 0;
     if (ev->ext_size - q < 8)
-        return NTL_ERR_FORMAT;
+        return ntl_error_set(err, NTL_ERR_FORMAT, "EVENT_HEADER_EXTENDED_DATA_ITEM", ev->offset,
+                             "item header at +0x%zx past the %zu bytes of extended data", q,
+                             ev->ext_size);
     const uint8_t *p = ev->ext + q;
     item->type = ntl_le16(p + 2);
     item->size = ntl_le16(p + 6);
     if (ev->ext_size - q - 8 < item->size)
-        return NTL_ERR_FORMAT;
+        return ntl_error_set(err, NTL_ERR_FORMAT, "EVENT_HEADER_EXTENDED_DATA_ITEM", ev->offset,
+                             "item of %u bytes at +0x%zx past the %zu bytes of extended data",
+                             item->size, q, ev->ext_size);
     item->data = p + 8;
     q = align8(q + 8 + item->size);
     *pos = (ntl_le16(p + 4) & 1) && q < ev->ext_size ? q : ev->ext_size;
@@ -423,6 +429,21 @@ static int input_read(struct ntl_etl *t, uint64_t pos, size_t n, const uint8_t *
     return 0;
 }
 
+/* The file ends inside the buffer at off (bsize: its BufferSize, 0 when even
+ * its header is cut): say where, and what was read before it. */
+static int file_cut(struct ntl_etl *t, uint64_t off, uint32_t bsize, struct ntl_error *err)
+{
+    char need[64] = "a 72-byte buffer header";
+    if (bsize)
+        snprintf(need, sizeof need, "a %u-byte buffer", bsize);
+    t->st.truncated = true;
+    return ntl_error_set(err, NTL_ETL_TRUNCATED, "WMI_BUFFER_HEADER", off,
+                         "the file ends early, at offset 0x%llx, inside %s (buffer %u); "
+                         "%llu whole buffers and %llu events before it",
+                         (unsigned long long)t->size, need, t->buffer_index,
+                         (unsigned long long)t->st.buffers, (unsigned long long)t->st.events);
+}
+
 /* Loads the next buffer into t->cur. 1 loaded, 0 end of input, < 0 error
  * (t->can_continue says whether the next buffer can still be found). */
 static int load_buffer(struct ntl_etl *t, struct ntl_error *err)
@@ -438,9 +459,7 @@ static int load_buffer(struct ntl_etl *t, struct ntl_error *err)
     if (left == 0)
         return 0;
     if (left < NTL_ETL_BUFFER_HEADER_SIZE)
-        return ntl_error_set(err, NTL_ERR_TRUNCATED, "WMI_BUFFER_HEADER", off,
-                             "%llu bytes left at the end of the file, too few for a buffer header",
-                             (unsigned long long)left);
+        return file_cut(t, off, 0, err);
     if ((rc = input_read(t, off, NTL_ETL_BUFFER_HEADER_SIZE, &raw, err)) < 0)
         return rc;
     uint32_t bsize = ntl_le32(raw);
@@ -448,9 +467,7 @@ static int load_buffer(struct ntl_etl *t, struct ntl_error *err)
         return ntl_error_set(err, NTL_ERR_FORMAT, "WMI_BUFFER_HEADER", off,
                              "BufferSize %u out of range (0x48..%u)", bsize, NTL_ETL_MAX_BUFFER_SIZE);
     if (bsize > left)
-        return ntl_error_set(err, NTL_ERR_TRUNCATED, "WMI_BUFFER_HEADER", off,
-                             "BufferSize %u runs past the end of the file (%llu bytes left)", bsize,
-                             (unsigned long long)left);
+        return file_cut(t, off, bsize, err);
     if (t->f) {
         /* The header is in raw already: read the rest after it. */
         if ((rc = grow(&t->raw, &t->raw_cap, bsize, err)) < 0)
@@ -797,7 +814,7 @@ static int open_common(struct ntl_etl *t, const struct ntl_etl_options *opt, str
 
     int rc = load_buffer(t, err);
     if (rc == 0)
-        return ntl_error_set(err, NTL_ERR_TRUNCATED, "WMI_BUFFER_HEADER", 0, "empty file");
+        return ntl_error_set(err, NTL_ETL_TRUNCATED, "WMI_BUFFER_HEADER", 0, "empty file");
     if (rc < 0)
         return rc;
     struct etl_cur *c = &t->cur;
@@ -867,13 +884,16 @@ int ntl_etl_open_file(const char *path, const struct ntl_etl_options *opt, struc
         return NTL_ERR_NOMEM;
     t->f = fopen(path, "rb");
     if (!t->f) {
+        int e = errno;
         free(t);
-        return ntl_error_set(err, NTL_ERR_IO, NULL, NTL_NO_OFFSET, "cannot open %s", path);
+        return ntl_error_set(err, NTL_ERR_IO, NULL, NTL_NO_OFFSET, "cannot open: %s", strerror(e));
     }
     if (fseeko(t->f, 0, SEEK_END) != 0 || (t->size = (uint64_t)ftello(t->f)) == (uint64_t)-1 ||
         fseeko(t->f, 0, SEEK_SET) != 0) {
+        int e = errno;
         ntl_etl_close(t);
-        return ntl_error_set(err, NTL_ERR_IO, NULL, NTL_NO_OFFSET, "cannot find the size of %s", path);
+        return ntl_error_set(err, NTL_ERR_IO, NULL, NTL_NO_OFFSET, "cannot find its size: %s",
+                             strerror(e));
     }
     int rc = open_common(t, opt, err);
     if (rc < 0) {

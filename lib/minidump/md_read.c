@@ -92,7 +92,7 @@ static int parse_modules(struct ntl_minidump *md, const struct ntl_md_stream *s,
     for (uint32_t i = 0; i < n; i++) {
         uint64_t off = (uint64_t)first + (uint64_t)i * MODULE_SIZE;
         const uint8_t *e = md->data + off;
-        struct ntl_md_module *m = &md->modules[md->module_count++];
+        struct ntl_md_module *m = &md->modules[md->module_count];
         uint32_t cv_size, cv_rva;
 
         m->entry_offset = off;
@@ -107,10 +107,13 @@ static int parse_modules(struct ntl_minidump *md, const struct ntl_md_stream *s,
         cv_rva = ntl_le32(e + 80);
         if (cv_size) {
             const uint8_t *cv;
-            if (!ntl_range_ok(md->size, cv_rva, cv_size))
+            if (!ntl_range_ok(md->size, cv_rva, cv_size)) {
+                free(m->name);
+                m->name = NULL;
                 return ntl_error_set(err, NTL_ERR_FORMAT, "MINIDUMP_MODULE CvRecord", off + 76,
                                      "CodeView record 0x%x+0x%x lies outside the file (size 0x%zx)",
                                      cv_rva, cv_size, md->size);
+            }
             cv = md->data + cv_rva;
             if (cv_size >= 24 && memcmp(cv, "RSDS", 4) == 0) {
                 size_t k = strnlen((const char *)cv + 24, cv_size - 24);
@@ -123,6 +126,7 @@ static int parse_modules(struct ntl_minidump *md, const struct ntl_md_stream *s,
                 m->pdb[k] = 0;
             }
         }
+        md->module_count++; /* whole: a partial parse keeps it */
     }
     return NTL_OK;
 }
@@ -256,79 +260,111 @@ static int cmp_range(const void *a, const void *b)
     return x->start < y->start ? -1 : x->start > y->start;
 }
 
-int ntl_md_parse(const void *data, size_t size, struct ntl_minidump *md, struct ntl_error *err)
+/* Parses one stream into md. */
+static int parse_stream(struct ntl_minidump *md, const struct ntl_md_stream *s, size_t *cap,
+                        struct ntl_error *err)
 {
-    const uint8_t *d = data;
-    uint32_t n, dir;
-    size_t cap = 0;
-    int rc = NTL_OK;
+    switch (s->type) {
+    case NTL_MD_MODULE_LIST:
+        return md->modules ? NTL_OK : parse_modules(md, s, err);
+    case NTL_MD_MEMORY64_LIST: return parse_memory64(md, s, cap, err);
+    case NTL_MD_MEMORY_LIST: return parse_memory32(md, s, cap, err);
+    case NTL_MD_THREAD_LIST:
+        return md->threads ? NTL_OK : parse_threads(md, s, err);
+    case NTL_MD_SYSTEM_INFO: return parse_sysinfo(md, s, err);
+    case NTL_MD_MISC_INFO:
+        if (s->size >= 12) {
+            md->has_misc = true;
+            md->misc_flags = ntl_le32(md->data + s->rva + 4);
+            md->process_id = ntl_le32(md->data + s->rva + 8);
+        }
+        return NTL_OK;
+    default:
+        return NTL_OK;
+    }
+}
 
-    memset(md, 0, sizeof *md);
-    md->data = d;
-    md->size = size;
-    if (size < HEADER_SIZE)
+/* Header and directory: without them nothing can be read. */
+static int parse_directory(struct ntl_minidump *md, uint32_t *n, uint32_t *dir,
+                           struct ntl_error *err)
+{
+    const uint8_t *d = md->data;
+    if (md->size < HEADER_SIZE)
         return ntl_error_set(err, NTL_ERR_TRUNCATED, "MINIDUMP_HEADER", 0,
-                             "file of %zu bytes is shorter than the 32-byte header", size);
+                             "file of %zu bytes is shorter than the 32-byte header", md->size);
     if (ntl_le32(d) != NTL_MD_SIGNATURE)
         return ntl_error_set(err, NTL_ERR_FORMAT, "MINIDUMP_HEADER", 0, "no MDMP signature");
     md->version = ntl_le32(d + 4);
-    n = ntl_le32(d + 8);
-    dir = ntl_le32(d + 12);
+    *n = ntl_le32(d + 8);
+    *dir = ntl_le32(d + 12);
     md->timestamp = ntl_le32(d + 20);
     md->flags = ntl_le64(d + 24);
-    if (!ntl_range_ok(size, dir, (uint64_t)n * 12))
+    if (!ntl_range_ok(md->size, *dir, (uint64_t)*n * 12))
         return ntl_error_set(err, NTL_ERR_FORMAT, "MINIDUMP_DIRECTORY", 12,
-                             "%u directory entries at 0x%x lie outside the file (size 0x%zx)", n,
-                             dir, size);
-    md->streams = calloc(n ? n : 1, sizeof *md->streams);
+                             "%u directory entries at 0x%x lie outside the file (size 0x%zx)", *n,
+                             *dir, md->size);
+    md->streams = calloc(*n ? *n : 1, sizeof *md->streams);
     if (!md->streams)
         return nomem(err);
-    md->stream_count = n;
-    for (uint32_t i = 0; i < n; i++) {
-        const uint8_t *e = d + dir + 12 * i;
+    md->stream_count = *n;
+    return NTL_OK;
+}
+
+/* Every stream; a bad one fails the parse (strict) or is marked and skipped. */
+static int parse_all(struct ntl_minidump *md, bool partial, struct ntl_error *err)
+{
+    uint32_t n = 0, dir = 0;
+    size_t cap = 0;
+    int rc = parse_directory(md, &n, &dir, err), first = NTL_OK;
+    for (uint32_t i = 0; i < n && rc >= 0; i++) {
+        const uint8_t *e = md->data + dir + 12 * i;
         struct ntl_md_stream *s = &md->streams[i];
+        struct ntl_error one = {0};
         s->type = ntl_le32(e);
         s->size = ntl_le32(e + 4);
         s->rva = ntl_le32(e + 8);
-        if (s->type != 0 && !ntl_range_ok(size, s->rva, s->size)) {
-            rc = ntl_error_set(err, NTL_ERR_FORMAT, "MINIDUMP_DIRECTORY", dir + 12 * i,
-                               "stream %u (%s) at 0x%x size 0x%x lies outside the file (size 0x%zx)",
-                               i, ntl_md_stream_name(s->type) ? ntl_md_stream_name(s->type) : "?",
-                               s->rva, s->size, size);
-            goto fail;
+        if (s->type != 0 && !ntl_range_ok(md->size, s->rva, s->size))
+            s->status = ntl_error_set(&one, NTL_ERR_FORMAT, "MINIDUMP_DIRECTORY", dir + 12 * i,
+                                      "stream %u (%s) at 0x%x size 0x%x lies outside the file "
+                                      "(size 0x%zx)", i, ntl_md_stream_name(s->type)
+                                      ? ntl_md_stream_name(s->type) : "?", s->rva, s->size, md->size);
+        else
+            s->status = parse_stream(md, s, &cap, &one);
+        if (s->status < 0 && first == NTL_OK) {
+            first = s->status;
+            if (err)
+                *err = one;
         }
+        if (s->status == NTL_ERR_NOMEM || (s->status < 0 && !partial))
+            rc = s->status;
     }
-    for (uint32_t i = 0; i < n && rc >= 0; i++) {
-        const struct ntl_md_stream *s = &md->streams[i];
-        switch (s->type) {
-        case NTL_MD_MODULE_LIST:
-            if (!md->modules)
-                rc = parse_modules(md, s, err);
-            break;
-        case NTL_MD_MEMORY64_LIST: rc = parse_memory64(md, s, &cap, err); break;
-        case NTL_MD_MEMORY_LIST: rc = parse_memory32(md, s, &cap, err); break;
-        case NTL_MD_THREAD_LIST:
-            if (!md->threads)
-                rc = parse_threads(md, s, err);
-            break;
-        case NTL_MD_SYSTEM_INFO: rc = parse_sysinfo(md, s, err); break;
-        case NTL_MD_MISC_INFO:
-            if (s->size >= 12) {
-                md->has_misc = true;
-                md->misc_flags = ntl_le32(d + s->rva + 4);
-                md->process_id = ntl_le32(d + s->rva + 8);
-            }
-            break;
-        default: break;
-        }
-    }
-    if (rc < 0)
-        goto fail;
     if (md->range_count > 1)
         qsort(md->ranges, md->range_count, sizeof *md->ranges, cmp_range);
-    return NTL_OK;
-fail:
-    ntl_md_free(md);
+    if (rc >= 0 && first < 0)
+        rc = NTL_MD_INCOMPLETE;
+    return rc;
+}
+
+int ntl_md_parse(const void *data, size_t size, struct ntl_minidump *md, struct ntl_error *err)
+{
+    memset(md, 0, sizeof *md);
+    md->data = data;
+    md->size = size;
+    int rc = parse_all(md, false, err);
+    if (rc < 0)
+        ntl_md_free(md);
+    return rc;
+}
+
+int ntl_md_parse_partial(const void *data, size_t size, struct ntl_minidump *md,
+                         struct ntl_error *err)
+{
+    memset(md, 0, sizeof *md);
+    md->data = data;
+    md->size = size;
+    int rc = parse_all(md, true, err);
+    if (rc < 0 && rc != NTL_MD_INCOMPLETE)
+        ntl_md_free(md);
     return rc;
 }
 
@@ -393,15 +429,6 @@ const struct ntl_md_module *ntl_md_module_at(const struct ntl_minidump *md, uint
     return NULL;
 }
 
-static const char *base_name(const char *path)
-{
-    const char *b = path;
-    for (const char *p = path; *p; p++)
-        if (*p == '/' || *p == '\\')
-            b = p + 1;
-    return b;
-}
-
 static bool same_nocase(const char *a, const char *b)
 {
     while (*a && *b && tolower((unsigned char)*a) == tolower((unsigned char)*b))
@@ -413,7 +440,7 @@ const struct ntl_md_module *ntl_md_module_find(const struct ntl_minidump *md, co
 {
     for (size_t i = 0; i < md->module_count; i++)
         if (same_nocase(md->modules[i].name, name) ||
-            same_nocase(base_name(md->modules[i].name), base_name(name)))
+            same_nocase(ntl_md_base_name(md->modules[i].name), ntl_md_base_name(name)))
             return &md->modules[i];
     return NULL;
 }

@@ -110,12 +110,14 @@ static void test_shared(void)
 static void test_shared_images(void)
 {
     struct ntl_etl_image *imgs = NULL;
-    size_t n = 0, skipped = 0, nt = 0, dcstart = 0, kernel = 0;
+    size_t n = 0, nt = 0, dcstart = 0, kernel = 0;
+    struct ntl_etl_salvage sv;
     struct ntl_error err = {0};
     int rc = ntl_etl_images_load(check_data_path("etl/ShutdownPerfDiagLogger.etl"), false, &imgs, &n,
-                                 &skipped, &err);
+                                 &sv, &err);
     CHECK_EQ_INT(rc, 0);
-    CHECK_EQ_U64(skipped, 0);
+    CHECK_EQ_U64(sv.bad_buffers + sv.bad_events, 0);
+    CHECK(!sv.truncated);
     CHECK_EQ_U64(n, 13753);
     for (size_t i = 0; i < n; i++) {
         dcstart += imgs[i].kind == NTL_ETL_IMAGE_DCSTART;
@@ -139,7 +141,7 @@ static void test_shared_images(void)
     free(imgs);
 
     /* The compressed trace: every image event comes through decompression. */
-    rc = ntl_etl_images_load(check_data_path("etl/net.4.5.2.x64.etl"), false, &imgs, &n, &skipped, &err);
+    rc = ntl_etl_images_load(check_data_path("etl/net.4.5.2.x64.etl"), false, &imgs, &n, &sv, &err);
     CHECK_EQ_INT(rc, 0);
     CHECK_EQ_U64(n, 3596);
     nt = 0;
@@ -310,15 +312,24 @@ static void test_all_kinds(int ps, int compress)
     CHECK(ev.payload[9] == 9);
     struct ntl_etl_ext_item it;
     size_t pos = 0;
-    CHECK_EQ_INT(ntl_etl_ext_next(&ev, &pos, &it), 1);
+    CHECK_EQ_INT(ntl_etl_ext_next(&ev, &pos, &it, &err), 1);
     CHECK_EQ_U64(it.type, 1);
     CHECK_EQ_U64(it.size, 16);
     CHECK(it.data[15] == 16);
-    CHECK_EQ_INT(ntl_etl_ext_next(&ev, &pos, &it), 1);
+    CHECK_EQ_INT(ntl_etl_ext_next(&ev, &pos, &it, &err), 1);
     CHECK_EQ_U64(it.type, 9);
     CHECK_EQ_U64(it.size, 3);
     CHECK(it.data[2] == 0xcc);
-    CHECK_EQ_INT(ntl_etl_ext_next(&ev, &pos, &it), 0);
+    CHECK_EQ_INT(ntl_etl_ext_next(&ev, &pos, &it, &err), 0);
+    CHECK_EQ_INT(err.status, 0);
+    /* An item that overruns the extended data is an error, with err set. */
+    struct ntl_etl_event cut = ev;
+    cut.ext_size = 20;
+    pos = 0;
+    CHECK_EQ_INT(ntl_etl_ext_next(&cut, &pos, &it, &err), NTL_ERR_FORMAT);
+    CHECK_EQ_INT(err.status, NTL_ERR_FORMAT);
+    CHECK_EQ_U64(err.offset, ev.offset);
+    ntl_error_clear(&err);
     /* MESSAGE */
     CHECK_EQ_INT(ntl_etl_next(t, &ev, &err), 1);
     CHECK_EQ_INT(ev.kind, NTL_ETL_KIND_MESSAGE);
@@ -607,11 +618,11 @@ static void test_broken(void)
     /* Last buffer's size runs past the end of the file. */
     g.file.len -= 0x10;
     n = read_broken(&g.file, &status, &off, &cont, msg, sizeof msg);
-    CHECK_EQ_INT(status, NTL_ERR_TRUNCATED);
+    CHECK_EQ_INT(status, NTL_ETL_TRUNCATED);
     CHECK_EQ_U64(off, b2);
     CHECK(!cont);
     CHECK_EQ_U64(n, 3);
-    CHECK(strstr(msg, "past the end of the file") != NULL);
+    CHECK(strstr(msg, "the file ends early") != NULL);
     g.file.len += 0x10;
 
     /* BufferSize smaller than a header. */
@@ -678,10 +689,10 @@ static void test_broken(void)
     /* Empty and tiny files. */
     struct ntl_buf tiny = {g.file.data, 0, 0, 0};
     read_broken(&tiny, &status, &off, &cont, msg, sizeof msg);
-    CHECK_EQ_INT(status, NTL_ERR_TRUNCATED);
+    CHECK_EQ_INT(status, NTL_ETL_TRUNCATED);
     tiny.len = 0x20;
     read_broken(&tiny, &status, &off, &cont, msg, sizeof msg);
-    CHECK_EQ_INT(status, NTL_ERR_TRUNCATED);
+    CHECK_EQ_INT(status, NTL_ETL_TRUNCATED);
     CHECK_EQ_U64(off, 0);
     gen_free(&g);
 
@@ -751,11 +762,19 @@ static void test_buffers(void)
     CHECK_EQ_INT(ntl_etl_open_mem(g.file.data, g.file.len, NULL, &t, &err), 0);
     ntl_etl_next_buffer(t, &b, &err);
     ntl_etl_next_buffer(t, &b, &err);
-    CHECK_EQ_INT(ntl_etl_next_buffer(t, &b, &err), NTL_ERR_TRUNCATED);
+    CHECK_EQ_INT(ntl_etl_next_buffer(t, &b, &err), NTL_ETL_TRUNCATED);
     CHECK_EQ_U64(b.size, 0);
     CHECK(!ntl_etl_can_continue(t));
+    CHECK_EQ_U64(err.offset, 0x2000);
+    CHECK(strstr(err.message, "ends early, at offset 0x2ff8") != NULL);
+    CHECK(strstr(err.message, "2 whole buffers") != NULL);
     CHECK_EQ_INT(ntl_etl_next_buffer(t, &b, &err), 0);
+    struct ntl_etl_stats st;
+    ntl_etl_get_stats(t, &st);
+    CHECK(st.truncated);
     ntl_etl_close(t);
+    CHECK_EQ_STR(ntl_etl_status_name(NTL_ETL_TRUNCATED), "file truncated");
+    CHECK_EQ_STR(ntl_etl_status_name(NTL_ERR_FORMAT), ntl_status_name(NTL_ERR_FORMAT));
     gen_free(&g);
 }
 

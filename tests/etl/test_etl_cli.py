@@ -277,6 +277,70 @@ def test_usage(tmp):
     check("WMI_BUFFER_HEADER at offset 0x0" in p.stderr, "not an etl: " + p.stderr.strip())
 
 
+def test_truncated(tmp):
+    """A real trace cut inside its 11th buffer: each command says where the
+    file ends and what it read (exit 1); --keep-going keeps every whole buffer
+    before the cut (exit 0, a warning). Also a compressed trace, sorted."""
+    for name, keep, extra in (("ShutdownPerfDiagLogger.etl", 10, []),
+                              ("net.4.5.2.x64.etl", 10, ["--sorted"])):
+        src = os.path.join(DATA, name)
+        bufs = json.loads(run("etl", "info", "--buffers", "--format", "json", src).stdout)
+        cut_at = int(bufs[keep]["offset"], 16) + bufs[keep]["size"] // 2
+        cut = os.path.join(tmp, "cut-" + name)
+        open(cut, "wb").write(open(src, "rb").read()[:cut_at])
+        want_events = sum(b["events"] for b in bufs[:keep])
+        what = "%s cut at 0x%x" % (name, cut_at)
+
+        p = run("etl", "info", *extra, cut, expect=1)
+        msg = p.stderr
+        check("ends early, at offset 0x%x" % cut_at in msg and "buffer %d" % keep in msg and
+              "%d whole buffers and %d events" % (keep, want_events) in msg, what + ": " + msg)
+        check(msg.count(cut) == 1 and "--keep-going" in msg, what + ": names the file once: " + msg)
+        p = run("etl", "info", "--format", "json", "--keep-going", *extra, cut)
+        got = json.loads(p.stdout)
+        check(got["buffers"] == keep and got["events"] == want_events, what + " --keep-going counts")
+        check("warning" in p.stderr and "ends early" in p.stderr, what + " --keep-going warns")
+
+        p = run("etl", "events", "--format", "csv", *extra, cut, expect=1)
+        # Streaming prints the events before the cut; sorted mode reads all first.
+        check(len(p.stdout.splitlines()) == 1 + (0 if extra else want_events) and
+              "ends early" in p.stderr, what + ": events printed before the error")
+        p = run("etl", "events", "--format", "csv", "--keep-going", *extra, cut)
+        check(len(p.stdout.splitlines()) == 1 + want_events, what + ": events --keep-going")
+        if extra:
+            times = [int(line.split(",")[1]) for line in p.stdout.splitlines()[1:]]
+            check(times == sorted(times), what + ": sorted after the cut")
+        full = json.loads(run("etl", "images", "--format", "json", "--keep-going", *extra, cut).stdout)
+        run("etl", "images", *extra, cut, expect=1)
+        whole = os.path.join(tmp, "whole-" + name)
+        open(whole, "wb").write(open(src, "rb").read()[:int(bufs[keep]["offset"], 16)])
+        want = len(etl_ref.read(whole)["images"])
+        check(len(full) == want, what + ": images --keep-going (%d, want %d)" % (len(full), want))
+
+    rows = json.loads(run("etl", "info", "--buffers", "--keep-going", "--format", "json", cut).stdout)
+    check(len(rows) == 10 and all(r["status"] == "ok" for r in rows), "--buffers stops at the cut")
+
+
+def test_errors(tmp):
+    """Error text names the file once and says why it cannot be opened; an
+    error after the first buffer keeps the file name; `etl ipt` makes its
+    folder only for a trace."""
+    missing = os.path.join(tmp, "missing.etl")
+    p = run("etl", "events", missing, expect=1)
+    check(p.stderr.count(missing) == 1 and "No such file or directory" in p.stderr,
+          "missing file: " + p.stderr)
+    bad = os.path.join(tmp, "corrupt.etl")
+    subprocess.run([GEN, "corrupt", bad], check=True)
+    for cmd in ("events", "images", "info"):
+        p = run("etl", cmd, bad, expect=1)
+        check(p.stderr.count(bad) == 1 and "offset 0x1048" in p.stderr, cmd + ": later error names the file")
+    out = os.path.join(tmp, "no-ipt")
+    p = run("etl", "ipt", os.path.join(DATA, "lxcore_kernel.etl"), "-o", out)
+    check(not os.path.exists(out) and "no Intel PT events" in p.stderr, "etl ipt without traces makes no folder")
+    run("etl", "ipt", missing, "-o", out, expect=1)
+    check(not os.path.exists(out), "etl ipt on a missing trace makes no folder")
+
+
 def decompress(fmt, blob, size):
     p = subprocess.run([DECOMP, fmt, str(size)], input=blob, capture_output=True)
     check(p.returncode == 0, "%s decompress: %s" % (fmt, p.stderr.decode().strip()))
@@ -387,6 +451,8 @@ def main():
         test_real_ring(tmp)
         test_pipeline(tmp)
         test_usage(tmp)
+        test_truncated(tmp)
+        test_errors(tmp)
         test_peers()
     print("%d checks, %d failed" % (checks, failures))
     return 1 if failures else 0

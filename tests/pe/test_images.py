@@ -252,8 +252,43 @@ def main():
         if shutil.which("lldb-14"):
             text = lldb(moved, "image list")
             check(re.search(r"0xfffff80400000000 .*testdrv\.sys", text), f"lldb after relocate:\n{text}")
-        run(ntlens, "dump", "relocate", out, "nosuch.sys=0x1000", ok=1)
+        # Dumps are evidence: the input is rewritten only with --in-place.
+        before = open(out, "rb").read()
+        other = os.path.join(tmp, "other.dmp")
+        run(ntlens, "dump", "relocate", out, "nosuch.sys=0x1000", "-o", other, ok=1)
+        check(not os.path.exists(other), "a failed relocate writes nothing")
         run(ntlens, "dump", "relocate", out, ok=2)
+        p = run(ntlens, "dump", "relocate", out, "testdrv.sys=0x1000", ok=2)
+        check("-o FILE" in p.stderr and "--in-place" in p.stderr, f"relocate without -o: {p.stderr}")
+        p = run(ntlens, "dump", "relocate", out, "testdrv.sys=0x1000", "-o", out, ok=2)
+        check("input" in p.stderr, f"relocate -o INPUT: {p.stderr}")
+        alias = os.path.join(tmp, "alias.dmp")
+        os.link(out, alias)
+        run(ntlens, "dump", "relocate", out, "testdrv.sys=0x1000", "-o", alias, ok=2)
+        run(ntlens, "dump", "relocate", out, "testdrv.sys=0x1000", "-o", other, "--in-place", ok=2)
+        check(open(out, "rb").read() == before, "the input dump is untouched")
+        inplace = os.path.join(tmp, "inplace.dmp")
+        shutil.copy(out, inplace)
+        run(ntlens, "dump", "relocate", "-q", "--in-place", inplace, f"testdrv.sys={0xFFFFF80400000000:#x}")
+        check(open(inplace, "rb").read() == open(moved, "rb").read(), "--in-place rewrites the input")
+
+        # A cut dump: the streams that read are shown, the one that does not is named.
+        info = json.loads(run(ntlens, "dump", "show", "--format", "json", out).stdout)
+        mem = [st for st in info["streams"] if st["name"] == "Memory64ListStream"][0]
+        ranges = sorted(info["memory"], key=lambda r: r["file_offset"])
+        cut_at = ranges[1]["file_offset"] + 0x10  # inside the second range's bytes (file order)
+        cut = os.path.join(tmp, "cut.dmp")
+        open(cut, "wb").write(before[:cut_at])
+        p = run(ntlens, "dump", "show", cut, ok=1)
+        check("ModuleListStream" in p.stdout and "ntoskrnl.exe" in p.stdout, f"cut dump shows modules: {p.stdout}")
+        check(f"stream {mem['index']} (Memory64ListStream) could not be read" in p.stderr and
+              "incomplete dump" in p.stderr and p.stderr.count(cut) == 2, f"cut dump names the stream: {p.stderr}")
+        got = json.loads(run(ntlens, "dump", "show", "--format", "json", cut, ok=1).stdout)
+        check(len(got["modules"]) == len(info["modules"]) and got["memory"] == ranges[:1],
+              f"cut dump keeps the whole ranges before the cut: {got['memory']}")
+        p = run(ntlens, "dump", "show", os.path.join(tmp, "missing.dmp"), ok=1)
+        check(p.stderr.count("missing.dmp") == 1 and "No such file or directory" in p.stderr,
+              f"missing dump: {p.stderr}")
 
         # Without import optimization the sites keep the compiler's bytes.
         plain = os.path.join(tmp, "plain.dmp")

@@ -268,6 +268,21 @@ static int hexdump(const char *cmd, const struct ntl_minidump *md, uint64_t addr
     return EXIT_OK;
 }
 
+/* After the tables: each stream that could not be read, and why the first. */
+static int bad_streams(const char *cmd, const char *path, const struct ntl_minidump *md,
+                       const struct ntl_error *first)
+{
+    char msg[512];
+    for (size_t i = 0; i < md->stream_count; i++) {
+        const struct ntl_md_stream *s = &md->streams[i];
+        const char *name = ntl_md_stream_name(s->type);
+        if (s->status < 0)
+            fprintf(stderr, "ntlens %s: %s: stream %zu (%s%s) could not be read: %s\n", cmd, path, i,
+                    name ? name : "type ", name ? "" : "?", ntl_md_status_name(s->status));
+    }
+    return cli_failf(cmd, "%s: incomplete dump: %s", path, ntl_error_format(first, msg, sizeof msg));
+}
+
 int cmd_dump_show(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -313,13 +328,17 @@ int cmd_dump_show(int argc, char **argv)
     if (fmt == OUT_CSV && only < 0)
         return cli_usage_error(cmd, "--format csv needs --section");
     if (ntl_file_read(argv[optind], (size_t)DUMP_FILE_LIMIT, &file, &err) < 0)
-        return cli_fail(cmd, &err, argv[optind]);
-    if (ntl_md_parse(file.data, file.len, &md, &err) < 0) {
+        return cli_fail(cmd, &err, NULL); /* the message names the file */
+    /* A cut or damaged dump: show every stream that reads, then name the others. */
+    int parsed = ntl_md_parse_partial(file.data, file.len, &md, &err);
+    if (parsed < 0 && parsed != NTL_MD_INCOMPLETE) {
         ntl_buf_free(&file);
         return cli_fail(cmd, &err, argv[optind]);
     }
     if (read_mode) {
         rc = hexdump(cmd, &md, read_addr, read_len);
+        if (parsed == NTL_MD_INCOMPLETE)
+            rc = bad_streams(cmd, argv[optind], &md, &err);
         ntl_md_free(&md);
         ntl_buf_free(&file);
         return rc;
@@ -342,6 +361,8 @@ int cmd_dump_show(int argc, char **argv)
     }
     if (fmt == OUT_JSON && only < 0)
         fputs("}\n", stdout);
+    if (parsed == NTL_MD_INCOMPLETE && fflush(stdout) == 0)
+        rc = bad_streams(cmd, argv[optind], &md, &err);
     ntl_md_free(&md);
     ntl_buf_free(&file);
     return rc;

@@ -178,7 +178,8 @@ static void print_json(struct etl_cli *c, const struct ntl_etl_event *ev, bool h
                ",\"extended_types\":[", ev->event_id, ev->level, ev->task, ev->keyword);
         struct ntl_etl_ext_item item;
         size_t pos = 0;
-        for (int i = 0; ntl_etl_ext_next(ev, &pos, &item) > 0; i++)
+        /* A malformed item ends the list; the reader checked the items already. */
+        for (int i = 0; ntl_etl_ext_next(ev, &pos, &item, NULL) > 0; i++)
             printf("%s%u", i ? "," : "", item.type);
         putchar(']');
     }

@@ -133,14 +133,12 @@ int cmd_etl_images(int argc, char **argv)
     while ((rc = etl_cli_next(&c, &ev)) > 0) {
         int d = ntl_etl_image_decode(c.t, &ev, &img, &err);
         if (d < 0) {
-            char buf[512];
-            ntl_error_format(&err, buf, sizeof buf);
             if (!c.keep_going) {
-                fprintf(stderr, "ntlens %s: %s (--keep-going skips bad events)\n", argv[0], buf);
+                etl_cli_error(&c, &err, " (--keep-going skips bad events)");
                 failed = true;
                 break;
             }
-            cli_warn(argv[0], "%s; skipped", buf);
+            etl_cli_skip(&c, &err, "skipped");
             continue;
         }
         if (d == 0 || (kernel_only && !img.kernel) || (pid_set && img.pid != pid))

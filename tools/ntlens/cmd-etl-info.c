@@ -101,18 +101,12 @@ static int list_buffers(struct etl_cli *c, enum out_format fmt)
         rc = ntl_etl_next_buffer(c->t, &b, &err);
         if (rc == 0)
             break;
-        char msg[512] = "ok";
         if (rc < 0) {
-            ntl_error_format(&err, msg, sizeof msg);
-            if (!c->keep_going || !ntl_etl_can_continue(c->t)) {
-                fprintf(stderr, "ntlens %s: %s%s\n", c->cmd, msg,
-                        ntl_etl_can_continue(c->t) ? " (--keep-going skips bad buffers)" : "");
-                failed = true;
-                if (!b.size)
+            failed = !etl_cli_recover(c, rc, &err);
+            if (!b.size) {
+                if (failed)
                     break;
-            } else {
-                cli_warn(c->cmd, "%s; skipping the rest of that buffer", msg);
-                c->skipped++;
+                continue;
             }
         }
         out_table_u64(t, b.index);

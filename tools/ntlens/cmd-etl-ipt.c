@@ -30,7 +30,7 @@ static void usage(FILE *f)
           "end of the buffer, up to TracePosition. A summary table goes to stdout.\n"
           "\n"
           "Options:\n"
-          "  -o, --output DIR     where to write the traces (created if missing)\n"
+          "  -o, --output DIR     where to write the traces (created when there is one)\n"
           "      --raw            write wrapped traces as recorded, without unwrapping\n"
           "      --hook HOOK      also read kernel events (SYSTEM/PERFINFO headers) with\n"
           "                       this hook id (group << 8 | opcode, e.g. 0x1f20) as\n"
@@ -159,8 +159,7 @@ int cmd_etl_ipt(int argc, char **argv)
     if (!dir)
         return cli_usage_error(argv[0], "-o DIR is required");
     char msg[200];
-    if (etl_mkdir(dir, msg, sizeof msg) < 0)
-        return cli_failf(argv[0], "cannot create %s: %s", dir, msg);
+    bool made_dir = false;
     if ((rc = etl_cli_open(&c, argv[optind])))
         return rc;
 
@@ -193,14 +192,12 @@ int cmd_etl_ipt(int argc, char **argv)
         if (d == 0)
             continue;
         if (d < 0) {
-            char buf[512];
-            ntl_error_format(&err, buf, sizeof buf);
             if (!c.keep_going) {
-                fprintf(stderr, "ntlens %s: %s (--keep-going skips bad events)\n", argv[0], buf);
+                etl_cli_error(&c, &err, " (--keep-going skips bad events)");
                 failed = true;
                 break;
             }
-            cli_warn(argv[0], "%s; skipped", buf);
+            etl_cli_skip(&c, &err, "skipped");
             continue;
         }
         n++;
@@ -222,17 +219,26 @@ int cmd_etl_ipt(int argc, char **argv)
                 cli_warn(argv[0], "trace %u (event at offset 0x%" PRIx64 ") wrapped but holds no PSB; "
                          "written as recorded", n, ev.offset);
             } else {
-                fprintf(stderr, "ntlens %s: trace %u: %s\n", argv[0], n,
-                        ntl_error_format(&err, msg, sizeof msg));
+                ntl_error_prefix(&err, "trace %u", n);
+                etl_cli_error(&c, &err, NULL);
                 failed = true;
                 break;
             }
         }
         x.written = out_len;
+        /* The folder appears only when there is a trace to put in it. */
+        if (!made_dir && etl_mkdir(dir, msg, sizeof msg) < 0) {
+            progress_end(&c.progress);
+            cli_failf(argv[0], "cannot create %s: %s", dir, msg);
+            failed = true;
+            break;
+        }
+        made_dir = true;
         snprintf(name, sizeof name, "ipt-%04u.pt", n);
         snprintf(path, sizeof path, "%s/%s", dir, name);
         if (ntl_file_write(path, out, out_len, &err) < 0) {
-            cli_fail(argv[0], &err, path);
+            progress_end(&c.progress);
+            cli_fail(argv[0], &err, NULL); /* the message names the file */
             failed = true;
             break;
         }
@@ -240,7 +246,8 @@ int cmd_etl_ipt(int argc, char **argv)
         sidecar(&json, &c, &ev, &ipt, &x, name);
         snprintf(path, sizeof path, "%s/ipt-%04u.json", dir, n);
         if (ntl_file_write(path, json.data, json.len, &err) < 0) {
-            cli_fail(argv[0], &err, path);
+            progress_end(&c.progress);
+            cli_fail(argv[0], &err, NULL); /* the message names the file */
             failed = true;
             break;
         }

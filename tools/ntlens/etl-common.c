@@ -42,6 +42,7 @@ int etl_cli_open(struct etl_cli *c, const char *path)
     opt.sorted = c->sorted;
     opt.progress = on_progress;
     opt.progress_ctx = c;
+    c->path = path;
     /* The bar starts once the size is known; the first buffer is read at open. */
     c->progress.active = false;
     if (ntl_etl_open_file(path, &opt, &c->t, &err) < 0)
@@ -50,29 +51,55 @@ int etl_cli_open(struct etl_cli *c, const char *path)
     return 0;
 }
 
+void etl_cli_error(struct etl_cli *c, const struct ntl_error *err, const char *hint)
+{
+    char buf[512];
+    progress_end(&c->progress);
+    ntl_error_format(err, buf, sizeof buf);
+    fprintf(stderr, "ntlens %s: %s: %s%s\n", c->cmd, c->path, buf, hint ? hint : "");
+}
+
+void etl_cli_skip(struct etl_cli *c, const struct ntl_error *err, const char *what)
+{
+    char buf[512];
+    progress_end(&c->progress);
+    ntl_error_format(err, buf, sizeof buf);
+    cli_warn(c->cmd, "%s: %s; %s", c->path, buf, what);
+}
+
+bool etl_cli_recover(struct etl_cli *c, int rc, const struct ntl_error *err)
+{
+    if (rc == NTL_ETL_TRUNCATED) {
+        if (!c->keep_going) {
+            etl_cli_error(c, err, " (--keep-going reads what comes before the cut)");
+            return false;
+        }
+        etl_cli_skip(c, err, "read up to the cut");
+        return true;
+    }
+    if (!ntl_etl_can_continue(c->t)) {
+        etl_cli_error(c, err, NULL);
+        return false;
+    }
+    if (!c->keep_going) {
+        etl_cli_error(c, err, " (--keep-going skips bad buffers)");
+        return false;
+    }
+    etl_cli_skip(c, err, "skipping the rest of that buffer");
+    c->skipped++;
+    return true;
+}
+
 int etl_cli_next(struct etl_cli *c, struct ntl_etl_event *ev)
 {
     struct ntl_error err = {0};
     for (;;) {
         int rc = ntl_etl_next(c->t, ev, &err);
-        if (rc > 0)
-            return 1;
-        if (rc == 0)
-            return 0;
-        progress_end(&c->progress);
-        char buf[512];
-        ntl_error_format(&err, buf, sizeof buf);
-        if (c->keep_going && ntl_etl_can_continue(c->t)) {
-            cli_warn(c->cmd, "%s; skipping the rest of that buffer", buf);
-            c->skipped++;
-            progress_start(&c->progress, "reading", ntl_etl_input_size(c->t));
-            continue;
-        }
-        if (ntl_etl_can_continue(c->t))
-            fprintf(stderr, "ntlens %s: %s (--keep-going skips bad buffers)\n", c->cmd, buf);
-        else
-            fprintf(stderr, "ntlens %s: %s\n", c->cmd, buf);
-        return -1;
+        if (rc >= 0)
+            return rc;
+        if (!etl_cli_recover(c, rc, &err))
+            return -1;
+        progress_start(&c->progress, "reading", ntl_etl_input_size(c->t));
     }
 }
 
@@ -80,7 +107,7 @@ void etl_cli_close(struct etl_cli *c)
 {
     progress_end(&c->progress);
     if (c->skipped)
-        cli_warn(c->cmd, "%" PRIu64 " bad buffer(s) skipped", c->skipped);
+        cli_warn(c->cmd, "%s: %" PRIu64 " bad buffer(s) skipped", c->path, c->skipped);
     ntl_etl_close(c->t);
     c->t = NULL;
 }

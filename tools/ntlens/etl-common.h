@@ -28,6 +28,7 @@
 
 struct etl_cli {
     const char *cmd;
+    const char *path;      /* the trace, named in every error */
     bool keep_going;
     bool sorted;
     int compression;
@@ -41,6 +42,14 @@ struct etl_cli {
 bool etl_cli_option(struct etl_cli *c, int opt, const char *arg, int *rc);
 /* Opens path; prints the error and returns EXIT_FAIL on failure, 0 on success. */
 int etl_cli_open(struct etl_cli *c, const char *path);
+/* "ntlens CMD: PATH: ERROR[HINT]" (clears the progress bar first). */
+void etl_cli_error(struct etl_cli *c, const struct ntl_error *err, const char *hint);
+/* "ntlens CMD: warning: PATH: ERROR; WHAT". */
+void etl_cli_skip(struct etl_cli *c, const struct ntl_error *err, const char *what);
+/* After a reader error rc: with --keep-going and a skippable error (a bad
+ * buffer, or the cut of a truncated file) warns and returns true (read on);
+ * otherwise prints the error and returns false. */
+bool etl_cli_recover(struct etl_cli *c, int rc, const struct ntl_error *err);
 /* 1 with an event, 0 at the end, -1 after a fatal error (printed). */
 int etl_cli_next(struct etl_cli *c, struct ntl_etl_event *ev);
 /* Clears the progress bar, says how many buffers were skipped, closes. */
