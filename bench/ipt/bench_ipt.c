@@ -85,7 +85,7 @@ static uint64_t run_ntl_events(const struct trace *t)
     for (;;) {
         int rc = ntl_ipt_evd_next(&d, &ev, &err);
         if (rc > 0) {
-            if (ev.ip_status == 0) {
+            if (ev.flags & NTL_IPT_EV_IP) {
                 n++;
                 x += ev.ip;
             }

@@ -74,8 +74,11 @@ static void events(const uint8_t *data, size_t size, const struct ntl_ipt_config
             abort();
         if (ev.pkt.type == NTL_IPT_PSBEND)
             in_psb = false;
-        if (ev.ip_status == 0 && (ev.pkt.type == NTL_IPT_TIP || ev.pkt.type == NTL_IPT_TIP_PGE ||
-                                  ev.pkt.type == NTL_IPT_TIP_PGD || ev.pkt.type == NTL_IPT_FUP)) {
+        bool ip_pkt = ev.pkt.type == NTL_IPT_TIP || ev.pkt.type == NTL_IPT_TIP_PGE ||
+                      ev.pkt.type == NTL_IPT_TIP_PGD || ev.pkt.type == NTL_IPT_FUP;
+        if (!!(ev.flags & NTL_IPT_EV_IP) != (ip_pkt && ev.ip_status == 0))
+            abort();
+        if (ev.flags & NTL_IPT_EV_IP) {
             ++*total;
             *sum += ev.ip;
         } else if (ev.ip_status != 0 && (ev.ip_status != NTL_IPT_IP_SUPPRESSED || ev.ip != 0 ||

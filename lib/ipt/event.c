@@ -128,6 +128,8 @@ int ntl_ipt_evd_next(struct ntl_ipt_evd *d, struct ntl_ipt_event *ev, struct ntl
     case NTL_IPT_FUP:
         ntl_ipt_last_ip_update(&d->last_ip, ev->pkt.count, ev->pkt.payload);
         ev->ip_status = (int16_t)ntl_ipt_last_ip_query(&d->last_ip, &ev->ip);
+        if (ev->ip_status == NTL_OK)
+            ev->flags |= NTL_IPT_EV_IP;
         break;
     default:
         if (timed)

@@ -551,9 +551,7 @@ static void decoder_targets(const uint8_t *buf, size_t size, uint64_t *total, ui
                 break;
             continue;
         }
-        if ((ev.pkt.type == NTL_IPT_TIP || ev.pkt.type == NTL_IPT_TIP_PGE ||
-             ev.pkt.type == NTL_IPT_TIP_PGD || ev.pkt.type == NTL_IPT_FUP) &&
-            ev.ip_status == NTL_OK) {
+        if (ev.flags & NTL_IPT_EV_IP) {
             (*total)++;
             *sum += ev.ip;
         }

@@ -45,13 +45,13 @@ static void test_psb_resets_last_ip(void)
     CHECK_EQ_INT(ev.flags, NTL_IPT_EV_IN_PSB);
     CHECK_EQ_U64(ev.offset, 0);
     next(&d, &ev, NTL_IPT_FUP);
-    CHECK_EQ_INT(ev.flags, NTL_IPT_EV_IN_PSB);
+    CHECK_EQ_INT(ev.flags, NTL_IPT_EV_IN_PSB | NTL_IPT_EV_IP);
     CHECK_EQ_INT(ev.ip_status, 0);
     CHECK_EQ_U64(ev.ip, 0x401000);
     next(&d, &ev, NTL_IPT_PSBEND);
     CHECK_EQ_INT(ev.flags, NTL_IPT_EV_IN_PSB);
     next(&d, &ev, NTL_IPT_TIP);
-    CHECK_EQ_INT(ev.flags, 0);
+    CHECK_EQ_INT(ev.flags, NTL_IPT_EV_IP);
     CHECK_EQ_U64(ev.ip, 0x401234);
     next(&d, &ev, NTL_IPT_PSB);
     next(&d, &ev, NTL_IPT_PSBEND);
@@ -60,6 +60,7 @@ static void test_psb_resets_last_ip(void)
     CHECK_EQ_U64(ev.ip, 0x1234);
     CHECK_EQ_U64(ev.offset, 16 + 9 + 2 + 3 + 16 + 2);
     next(&d, &ev, NTL_IPT_TIP_PGD);
+    CHECK_EQ_INT(ev.flags, 0);
     CHECK_EQ_INT(ev.ip_status, NTL_IPT_IP_SUPPRESSED);
     CHECK_EQ_U64(ev.ip, 0);
     /* The end: 0, and not an error. */
