@@ -45,8 +45,7 @@ static void packets(const uint8_t *data, size_t size, bool sync)
 
 /* The event layer from the first PSB; the sum and number of the addresses it
  * resolves. Events must follow PSB+ and carry only the statuses documented. */
-static void events(const uint8_t *data, size_t size, const struct ntl_ipt_config *c,
-                   uint64_t *total, uint64_t *sum)
+static void events(const struct ntl_ipt_config *c, uint64_t *total, uint64_t *sum)
 {
     struct ntl_ipt_evd d;
     struct ntl_ipt_event ev;
@@ -55,7 +54,7 @@ static void events(const uint8_t *data, size_t size, const struct ntl_ipt_config
     if (ntl_ipt_evd_sync_first(&d, &err) < 0)
         return;
     bool in_psb = false;
-    for (size_t steps = 0; steps <= size; steps++) {
+    for (size_t steps = 0; steps <= c->size; steps++) {
         size_t before = ntl_ipt_offset(&d.pkt);
         int rc = ntl_ipt_evd_next(&d, &ev, &err);
         if (rc == 0)
@@ -110,7 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         .flags = NTL_IPT_CFG_TIME | (size > 4 ? (data[4] >> 1) & 0xe : 0),
     };
     uint64_t want_total = 0, want_sum = 0;
-    events(data, size, &c, &want_total, &want_sum);
+    events(&c, &want_total, &want_sum);
     struct ntl_ipt_targets tg;
     struct ntl_error err;
     ntl_ipt_targets_init(&tg, 0);

@@ -37,7 +37,7 @@ extern "C" {
 #endif
 
 /* Flags in ntl_ipt_event.flags. */
-#define NTL_IPT_EV_IN_PSB 0x01   /* inside PSB+: PSB, PSBEND and the packets between */
+#define NTL_IPT_EV_IN_PSB 0x01   /* inside PSB+: a PSB, the packets after it and its PSBEND */
 #define NTL_IPT_EV_RESYNCED 0x02 /* the first event after a resync: all state was reset */
 #define NTL_IPT_EV_TIMED 0x04    /* a timing packet that updated time (the *_status below) */
 #define NTL_IPT_EV_IP 0x08       /* ip is the full IP of a TIP, TIP.PGE, TIP.PGD or FUP */

@@ -103,20 +103,20 @@ int ntl_ipt_evd_next(struct ntl_ipt_evd *d, struct ntl_ipt_event *ev, struct ntl
     ev->offset = off;
     ev->ip = 0;
     ev->ip_status = ev->fcr_status = ev->tcal_status = ev->time_status = 0;
-    ev->flags = d->pending;
+    ev->flags = d->pending | (d->in_psb ? NTL_IPT_EV_IN_PSB : 0);
     d->pending = 0;
     bool timed = d->cfg.flags & NTL_IPT_CFG_TIME;
     switch (ev->pkt.type) {
     case NTL_IPT_PSB:
         /* The SDM: the last IP is 0 at a PSB; PSB+ restates the rest. */
         d->in_psb = true;
+        ev->flags |= NTL_IPT_EV_IN_PSB;
         if (timed && !(d->cfg.flags & NTL_IPT_CFG_NO_TCAL))
             ntl_ipt_tcal_psb(&d->tcal, &d->cfg.time);
         ntl_ipt_last_ip_init(&d->last_ip);
         break;
     case NTL_IPT_PSBEND:
-        ev->flags |= NTL_IPT_EV_IN_PSB;
-        d->in_psb = false;
+        d->in_psb = false; /* the PSBEND itself is flagged when it ends a PSB+ */
         break;
     case NTL_IPT_OVF:
         if (timed && !(d->cfg.flags & NTL_IPT_CFG_KEEP_TCAL_ON_OVF))
@@ -136,8 +136,6 @@ int ntl_ipt_evd_next(struct ntl_ipt_evd *d, struct ntl_ipt_event *ev, struct ntl
             track_time(d, ev);
         break;
     }
-    if (d->in_psb)
-        ev->flags |= NTL_IPT_EV_IN_PSB;
     return 1;
 }
 

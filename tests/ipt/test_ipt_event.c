@@ -37,7 +37,7 @@ static void test_psb_resets_last_ip(void)
     /* An update-16 after a PSB builds on 0 (0x1234), not on the IP before
      * the PSB (0x401234): the SDM resets the last IP at every PSB. */
     static const uint8_t t[] = {PSB, FUP_FULL_401000, PSBEND, TIP_16_1234,
-                                PSB, PSBEND, TIP_16_1234, TIP_PGD_SUPPRESSED};
+                                PSB, PSBEND, TIP_16_1234, TIP_PGD_SUPPRESSED, PSBEND};
     struct ntl_ipt_evd d;
     struct ntl_ipt_event ev;
     init(&d, t, sizeof t, 0);
@@ -63,6 +63,8 @@ static void test_psb_resets_last_ip(void)
     CHECK_EQ_INT(ev.flags, 0);
     CHECK_EQ_INT(ev.ip_status, NTL_IPT_IP_SUPPRESSED);
     CHECK_EQ_U64(ev.ip, 0);
+    next(&d, &ev, NTL_IPT_PSBEND); /* a stray PSBEND is not in PSB+ */
+    CHECK_EQ_INT(ev.flags, 0);
     /* The end: 0, and not an error. */
     struct ntl_error err;
     ntl_error_clear(&err);
