@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ntl_ipt_decoder_init(&d, out.data, out.len, 0);
         for (size_t steps = 0; steps <= out.len; steps++) {
             int r = ntl_ipt_next(&d, &p, &err);
-            if (r == NTL_ERR_EOF)
+            if (r == 0)
                 break;
             if (r < 0 && ntl_ipt_resync(&d, &err) < 0)
                 break;

@@ -20,6 +20,18 @@
 extern "C" {
 #endif
 
+/* Status codes of the ipt layers where a generic ntl_status would lose
+ * meaning (range -100..-149). */
+enum ntl_ipt_status {
+    NTL_IPT_NO_IP = -100,         /* no IP packet since the last reset (PSB, resync) */
+    NTL_IPT_IP_SUPPRESSED = -101, /* the last IP packet had its IP suppressed (IPBytes 0) */
+    NTL_IPT_UNCALIBRATED = -102,  /* a CYC was applied without a calibration (lost) */
+};
+
+/* "no IP", "IP suppressed", "no calibration"; ntl_status_name() for the
+ * generic codes. */
+const char *ntl_ipt_status_name(int status);
+
 enum ntl_ipt_type {
     NTL_IPT_PAD = 1,
     NTL_IPT_PSB,
@@ -141,22 +153,29 @@ static inline size_t ntl_ipt_offset(const struct ntl_ipt_decoder *d)
 void ntl_ipt_decoder_init(struct ntl_ipt_decoder *d, const uint8_t *buf, size_t size,
                           uint64_t origin);
 
-/* Decodes the packet at d->pos into *p and advances. 0 on success,
- * NTL_ERR_EOF at the end of the buffer, NTL_ERR_TRUNCATED when the packet
- * runs past the end, NTL_ERR_FORMAT for an unknown opcode or a reserved
- * encoding (d->fault says which). On error the position does not move.
+/* Decodes the packet at the cursor into *p and advances. Returns:
+ *   1                  a packet is in *p;
+ *   0                  the end of the buffer (no packet; err untouched);
+ *   NTL_ERR_TRUNCATED  the packet runs past the end of the buffer;
+ *   NTL_ERR_FORMAT     an unknown opcode or a reserved encoding (d->fault
+ *                      says which).
+ * On error err names the packet and its offset, and the cursor does not move.
  * The common packets are decoded inline (below); the rest, and every packet
  * in the last 16 bytes of the buffer, by ntl_ipt_next_slow. */
 static inline int ntl_ipt_next(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p,
                                struct ntl_error *err);
+/* ntl_ipt_next without the inline path: the same packets, returns and errors. */
 int ntl_ipt_next_slow(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struct ntl_error *err);
 
-/* Moves to the first PSB at or after the start of the buffer. */
+/* Moves to the first PSB at or after the start of the buffer. Returns 0, or
+ * NTL_ERR_NOT_FOUND (err set, d->fault NOSYNC) when the buffer holds none. */
 int ntl_ipt_sync_first(struct ntl_ipt_decoder *d, struct ntl_error *err);
 /* Moves to the next PSB after the last synchronisation point and the
- * current position (use after an error). NTL_ERR_EOF when there is none. */
+ * current position (use after an error). Returns 0, or NTL_ERR_NOT_FOUND
+ * (err set, d->fault NOSYNC, the cursor unmoved) when there is none. */
 int ntl_ipt_resync(struct ntl_ipt_decoder *d, struct ntl_error *err);
-/* Moves to offset off, synchronised or not (ptdump --no-sync). */
+/* Moves to offset off, synchronised or not (ptdump --no-sync). Returns 0, or
+ * NTL_ERR_ARGUMENT (nothing moved) when off is past the end. */
 int ntl_ipt_seek(struct ntl_ipt_decoder *d, size_t off);
 
 /* "psb", "tnt.8", "tip.pge", ... as ptdump names packets. */
@@ -180,13 +199,18 @@ static inline void ntl_ipt_last_ip_init(struct ntl_ipt_last_ip *l)
     l->suppressed = false;
 }
 
-/* Applies an IP packet (compression ipc, IP bytes raw): 0 when l->ip is now
- * its target, NTL_ERR_NOT_FOUND when the IP is suppressed, NTL_ERR_FORMAT for
- * a reserved compression. Like libipt, an update-16/32/48 after a reset
- * builds on an IP of 0. */
+/* Applies an IP packet (compression ipc, IP bytes raw). Returns:
+ *   0                      l->ip is now the packet's target;
+ *   NTL_IPT_IP_SUPPRESSED  the packet's IP is suppressed (l->ip is kept, the
+ *                          suppression is remembered for the query);
+ *   NTL_ERR_FORMAT         a reserved compression (5, 7 or above); l unchanged.
+ * Like libipt, an update-16/32/48 after a reset builds on an IP of 0. */
 int ntl_ipt_last_ip_update(struct ntl_ipt_last_ip *l, unsigned ipc, uint64_t raw);
-/* 0 and the last IP, or NTL_ERR_NOT_FOUND (*ip = 0) when it is suppressed or
- * there has been no IP packet since the reset. */
+/* The last IP into *ip. Returns:
+ *   0                      *ip is the IP of the last IP packet;
+ *   NTL_IPT_IP_SUPPRESSED  the last IP packet had its IP suppressed (*ip = 0);
+ *                          this wins over NO_IP, as ptdump prints it;
+ *   NTL_IPT_NO_IP          no IP packet since the last reset (*ip = 0). */
 int ntl_ipt_last_ip_query(const struct ntl_ipt_last_ip *l, uint64_t *ip);
 
 
@@ -230,7 +254,7 @@ static inline int ntl_ipt_next(struct ntl_ipt_decoder *d, struct ntl_ipt_packet 
             *p = e->pkt;
             if (b) {
                 d->cur = q + 1;
-                return 0;
+                return 1;
             }
             /* A run of PAD is one packet (up to 8 bytes; count = size). */
             uint64_t w = ntl_ipt_load64_(q);
@@ -238,13 +262,13 @@ static inline int ntl_ipt_next(struct ntl_ipt_decoder *d, struct ntl_ipt_packet 
             p->size = (uint8_t)n;
             p->count = (uint8_t)n;
             d->cur = q + n;
-            return 0;
+            return 1;
         }
         if (e->pkt.type) {
             *p = e->pkt;
             p->payload |= ntl_ipt_load64_(q + 1) & masks[e->mask];
             d->cur = q + e->pkt.size;
-            return 0;
+            return 1;
         }
     }
     return ntl_ipt_next_slow(d, p, err);

@@ -270,14 +270,14 @@ static int next_ext(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, const u
     }
     p->size = (uint8_t)size;
     d->cur += size;
-    return NTL_OK;
+    return 1;
 }
 
 int ntl_ipt_next_slow(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struct ntl_error *err)
 {
     size_t left = d->size - ntl_ipt_offset(d);
     if (!left)
-        return NTL_ERR_EOF;
+        return 0;
     const uint8_t *q = d->cur;
     uint8_t b = q[0];
     p->count = 0;
@@ -293,7 +293,7 @@ int ntl_ipt_next_slow(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struc
         p->size = (uint8_t)n;
         p->count = (uint8_t)n;
         d->cur += n;
-        return NTL_OK;
+        return 1;
     }
     case C_TNT8: {
         if (d->bip_size && (b & 7) == 4) {
@@ -304,7 +304,7 @@ int ntl_ipt_next_slow(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struc
             p->payload = le_n(q + 1, d->bip_size);
             p->size = (uint8_t)(1 + d->bip_size);
             d->cur += p->size;
-            return NTL_OK;
+            return 1;
         }
         unsigned msb = 31 - (unsigned)__builtin_clz(b);
         p->type = NTL_IPT_TNT_8;
@@ -312,7 +312,7 @@ int ntl_ipt_next_slow(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struc
         p->payload = (b >> 1) & ((1u << (msb - 1)) - 1);
         p->size = 1;
         d->cur++;
-        return NTL_OK;
+        return 1;
     }
     case C_TIP:
     case C_PGE:
@@ -333,7 +333,7 @@ int ntl_ipt_next_slow(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struc
         p->payload = le_n(q + 1, (unsigned)n);
         p->size = (uint8_t)(1 + n);
         d->cur += p->size;
-        return NTL_OK;
+        return 1;
     }
     case C_CYC: {
         uint64_t v = b >> 3;
@@ -357,7 +357,7 @@ int ntl_ipt_next_slow(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struc
         p->payload = v;
         p->size = (uint8_t)i;
         d->cur += i;
-        return NTL_OK;
+        return 1;
     }
     case C_TSC:
         if (left < 8)
@@ -366,7 +366,7 @@ int ntl_ipt_next_slow(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struc
         p->payload = le_n(q + 1, 7);
         p->size = 8;
         d->cur += 8;
-        return NTL_OK;
+        return 1;
     case C_MTC:
         if (left < 2)
             return fail(d, err, NTL_IPT_FAULT_EOS, "MTC packet");
@@ -374,7 +374,7 @@ int ntl_ipt_next_slow(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struc
         p->payload = q[1];
         p->size = 2;
         d->cur += 2;
-        return NTL_OK;
+        return 1;
     case C_MODE:
         if (left < 2)
             return fail(d, err, NTL_IPT_FAULT_EOS, "MODE packet");
@@ -392,7 +392,7 @@ int ntl_ipt_next_slow(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struc
         }
         p->size = 2;
         d->cur += 2;
-        return NTL_OK;
+        return 1;
     case C_TRIG: {
         if (left < 3)
             return fail(d, err, NTL_IPT_FAULT_EOS, "TRIG packet");
@@ -408,7 +408,7 @@ int ntl_ipt_next_slow(struct ntl_ipt_decoder *d, struct ntl_ipt_packet *p, struc
             p->aux |= (uint32_t)ntl_le16(q + 3) << 8;
         p->size = (uint8_t)size;
         d->cur += size;
-        return NTL_OK;
+        return 1;
     }
     case C_EXT:
         return next_ext(d, p, q, left, err);
@@ -438,8 +438,8 @@ int ntl_ipt_resync(struct ntl_ipt_decoder *d, struct ntl_error *err)
         from = d->sync + 1;
     if (ntl_ipt_sync_forward(d->buf, d->size, from, &off) < 0) {
         d->fault = NTL_IPT_FAULT_NOSYNC;
-        ntl_error_set(err, NTL_ERR_EOF, "trace", d->origin + from, "no further PSB");
-        return NTL_ERR_EOF;
+        return ntl_error_set(err, NTL_ERR_NOT_FOUND, "trace", d->origin + from,
+                             "no further PSB");
     }
     d->cur = d->buf + off;
     d->sync = off;
@@ -502,7 +502,7 @@ int ntl_ipt_last_ip_update(struct ntl_ipt_last_ip *l, unsigned ipc, uint64_t raw
     };
     if (ipc == NTL_IPT_IPC_SUPPRESSED) {
         l->suppressed = true;
-        return NTL_ERR_NOT_FOUND;
+        return NTL_IPT_IP_SUPPRESSED;
     }
     if (ipc > 7 || ipc == 5 || ipc == 7)
         return NTL_ERR_FORMAT;
@@ -516,10 +516,24 @@ int ntl_ipt_last_ip_update(struct ntl_ipt_last_ip *l, unsigned ipc, uint64_t raw
 
 int ntl_ipt_last_ip_query(const struct ntl_ipt_last_ip *l, uint64_t *ip)
 {
-    if (!l->have_ip || l->suppressed) {
+    if (l->suppressed || !l->have_ip) {
         *ip = 0;
-        return NTL_ERR_NOT_FOUND;
+        return l->suppressed ? NTL_IPT_IP_SUPPRESSED : NTL_IPT_NO_IP;
     }
     *ip = l->ip;
     return NTL_OK;
+}
+
+const char *ntl_ipt_status_name(int status)
+{
+    switch (status) {
+    case NTL_IPT_NO_IP:
+        return "no IP";
+    case NTL_IPT_IP_SUPPRESSED:
+        return "IP suppressed";
+    case NTL_IPT_UNCALIBRATED:
+        return "no calibration";
+    default:
+        return ntl_status_name(status);
+    }
 }

@@ -231,7 +231,7 @@ int ntl_ipt_targets_scan(struct ntl_ipt_targets *t, const uint8_t *buf, size_t s
         d.cur = buf + pos;
         rc = ntl_ipt_next_slow(&d, &p, err);
         block_end = block_limit(&d);
-        if (rc == NTL_OK) {
+        if (rc > 0) {
             if (p.type == NTL_IPT_PSB) {
                 t->psbs++;
                 ip = 0;
@@ -240,7 +240,7 @@ int ntl_ipt_targets_scan(struct ntl_ipt_targets *t, const uint8_t *buf, size_t s
             pos = ntl_ipt_offset(&d);
             continue;
         }
-        if (rc == NTL_ERR_EOF)
+        if (rc == 0)
             break;
         t->errors++;
         if (t->first_error == NTL_NO_OFFSET)

@@ -10,11 +10,12 @@
 
 #include "cli.h"
 #include "commands.h"
-#include "ipt-input.h"
 #include "output.h"
 #include "progress.h"
+#include "ntlens/ipt_event.h"
 #include "ntlens/ipt_packet.h"
 #include "ntlens/ipt_time.h"
+#include "ntlens/ipt_trace.h"
 
 struct dump_opts {
     bool show_offset, show_raw, show_lastip, show_exec_mode, no_pad, no_sync, quiet;
@@ -23,12 +24,11 @@ struct dump_opts {
     struct ntl_ipt_time_config tc;
 };
 
+/* The event decoder, and the last time and calibration printed (for
+ * --time-delta). */
 struct tracking {
-    struct ntl_ipt_last_ip last_ip;
-    struct ntl_ipt_tcal tcal;
-    struct ntl_ipt_time time;
+    struct ntl_ipt_evd evd;
     uint64_t tsc, fcr;
-    bool in_header;
 };
 
 /* One output line, column by column, as ptdump lays it out. */
@@ -43,16 +43,6 @@ struct line {
     bool have_ip; /* ip: the reconstructed IP of an IP packet */
     uint64_t ip;
 };
-
-static void tracking_reset(struct tracking *t)
-{
-    ntl_ipt_last_ip_init(&t->last_ip);
-    ntl_ipt_tcal_init(&t->tcal);
-    ntl_ipt_time_init(&t->time);
-    t->tsc = 0;
-    t->fcr = 0;
-    t->in_header = false;
-}
 
 static void diag(const char *what, uint64_t off, const char *why)
 {
@@ -120,7 +110,7 @@ static void print_time(struct line *l, struct tracking *t, uint64_t off, const s
 {
     uint64_t tsc;
     snprintf(l->id, sizeof l->id, "tsc");
-    int rc = ntl_ipt_time_tsc(&t->time, &tsc);
+    int rc = ntl_ipt_evd_tsc(&t->evd, &tsc);
     if (rc < 0 && !o->no_wall_clock) {
         diag("error printing time", off, ntl_ipt_time_strerror(rc));
         snprintf(l->track, sizeof l->track, "<unavailable>");
@@ -141,7 +131,7 @@ static void print_tcal(struct line *l, struct tracking *t, uint64_t off, const s
 {
     uint64_t fcr;
     snprintf(l->id, sizeof l->id, "fcr");
-    int rc = ntl_ipt_tcal_fcr(&t->tcal, &fcr);
+    int rc = ntl_ipt_evd_fcr(&t->evd, &fcr);
     if (rc < 0) {
         snprintf(l->track, sizeof l->track, "<unavailable>");
         diag("error printing time", off, ntl_ipt_time_strerror(rc));
@@ -177,65 +167,34 @@ static void update_diag(int rc, uint64_t off)
         diag("error updating time", off, ntl_ipt_time_strerror(rc));
 }
 
-/* Time tracking for one timing packet, then the time columns. */
-static void track(const struct ntl_ipt_packet *p, struct line *l, struct tracking *t, uint64_t off,
+/* The event layer's diagnostics for a timing packet, in ptdump's order,
+ * then the time columns. */
+static void track(const struct ntl_ipt_event *ev, struct line *l, struct tracking *t, uint64_t off,
                   const struct dump_opts *o)
 {
-    const struct ntl_ipt_time_config *c = &o->tc;
-    switch (p->type) {
-    case NTL_IPT_TSC:
-        if (!o->no_tcal)
-            calib_diag(ntl_ipt_tcal_tsc_pkt(&t->tcal, p->payload, t->in_header), off);
-        update_diag(ntl_ipt_time_tsc_pkt(&t->time, p->payload), off);
-        break;
-    case NTL_IPT_CBR:
-        if (!o->no_tcal)
-            calib_diag(ntl_ipt_tcal_cbr_pkt(&t->tcal, (uint8_t)p->payload, t->in_header, c), off);
-        update_diag(ntl_ipt_time_cbr_pkt(&t->time, (uint8_t)p->payload), off);
-        l->skip_time = true;
-        break;
-    case NTL_IPT_TMA:
-        update_diag(ntl_ipt_time_tma_pkt(&t->time, (uint16_t)p->payload, (uint16_t)p->aux, c), off);
-        break;
-    case NTL_IPT_MTC:
-        if (!o->no_tcal)
-            calib_diag(ntl_ipt_tcal_mtc_pkt(&t->tcal, (uint8_t)p->payload, c), off);
-        update_diag(ntl_ipt_time_mtc_pkt(&t->time, (uint8_t)p->payload, c), off);
-        break;
-    case NTL_IPT_CYC: {
-        uint64_t fcr = 0;
-        if (!o->no_tcal) {
-            int rc = ntl_ipt_tcal_fcr(&t->tcal, &fcr);
-            if (rc < 0) {
-                fcr = 0;
-                diag("calibration error", off, ntl_ipt_time_strerror(rc));
-            }
-            calib_diag(ntl_ipt_tcal_cyc_pkt(&t->tcal, p->payload), off);
-        }
-        int rc = ntl_ipt_time_cyc_pkt(&t->time, p->payload, c, fcr);
-        if (rc < 0)
-            update_diag(rc, off);
-        else if (!fcr)
-            diag("error updating time: no calibration", off, NULL);
-        l->skip_tcal = true;
-        break;
-    }
-    default:
+    if (!(ev->flags & NTL_IPT_EV_TIMED))
         return;
-    }
+    if (ev->fcr_status < 0)
+        diag("calibration error", off, ntl_ipt_time_strerror(ev->fcr_status));
+    calib_diag(ev->tcal_status, off);
+    if (ev->time_status == NTL_IPT_UNCALIBRATED)
+        diag("error updating time: no calibration", off, NULL);
+    else
+        update_diag(ev->time_status, off);
+    if (ev->pkt.type == NTL_IPT_CBR)
+        l->skip_time = true;
+    if (ev->pkt.type == NTL_IPT_CYC)
+        l->skip_tcal = true;
     track_time(l, t, off, o);
 }
 
 static const char *exec_mode_name(unsigned flags)
 {
-    bool csl = flags & NTL_IPT_F_CSL, csd = flags & NTL_IPT_F_CSD;
-    if (csl && !csd)
-        return "64-bit";
-    if (!csl && csd)
-        return "32-bit";
-    if (!csl && !csd)
-        return "16-bit";
-    return "unknown";
+    static const char *const names[] = {
+        [NTL_IPT_MODE_UNKNOWN] = "unknown", [NTL_IPT_MODE_16] = "16-bit",
+        [NTL_IPT_MODE_32] = "32-bit", [NTL_IPT_MODE_64] = "64-bit",
+    };
+    return names[ntl_ipt_exec_mode(flags)];
 }
 
 static void join_flag(char *s, size_t n, const char *flag)
@@ -244,28 +203,16 @@ static void join_flag(char *s, size_t n, const char *flag)
     snprintf(s + len, n - len, "%s%s", len ? ", " : "", flag);
 }
 
-static void format_packet(const struct ntl_ipt_packet *p, struct line *l, struct tracking *t,
+static void format_packet(const struct ntl_ipt_event *ev, struct line *l, struct tracking *t,
                           uint64_t off, const struct dump_opts *o)
 {
+    const struct ntl_ipt_packet *p = &ev->pkt;
     char *pl = l->payload;
     size_t pn = sizeof l->payload;
     snprintf(l->opcode, sizeof l->opcode, "%s", ntl_ipt_type_name(p->type));
     switch (p->type) {
-    case NTL_IPT_PSB:
-        t->in_header = true;
-        if (o->track_time && !o->no_tcal)
-            ntl_ipt_tcal_psb(&t->tcal, &o->tc);
-        ntl_ipt_last_ip_init(&t->last_ip);
-        break;
-    case NTL_IPT_PSBEND:
-        t->in_header = false;
-        break;
     case NTL_IPT_PAD:
         l->skip = o->no_pad;
-        break;
-    case NTL_IPT_OVF:
-        if (o->track_time && !o->keep_tcal_on_ovf)
-            ntl_ipt_tcal_init(&t->tcal);
         break;
     case NTL_IPT_TNT_8:
     case NTL_IPT_TNT_64: {
@@ -280,13 +227,13 @@ static void format_packet(const struct ntl_ipt_packet *p, struct line *l, struct
     case NTL_IPT_TIP_PGD:
     case NTL_IPT_FUP:
         fmt_ip(pl, pn, p->count, p->payload);
-        ntl_ipt_last_ip_update(&t->last_ip, p->count, p->payload);
-        l->have_ip = ntl_ipt_last_ip_query(&t->last_ip, &l->ip) == NTL_OK;
+        l->have_ip = ev->ip_status == NTL_OK;
+        l->ip = ev->ip;
         if (o->show_lastip) {
             snprintf(l->id, sizeof l->id, "ip");
             if (!l->have_ip)
                 snprintf(l->track, sizeof l->track, "%s",
-                         t->last_ip.suppressed ? "<suppressed>" : "<unavailable>");
+                         ev->ip_status == NTL_IPT_IP_SUPPRESSED ? "<suppressed>" : "<unavailable>");
             else
                 snprintf(l->track, sizeof l->track, "%016" PRIx64, l->ip);
         }
@@ -405,8 +352,7 @@ static void format_packet(const struct ntl_ipt_packet *p, struct line *l, struct
     default:
         break;
     }
-    if (o->track_time)
-        track(p, l, t, off, o);
+    track(ev, l, t, off, o);
 }
 
 static void json_packet(const struct ntl_ipt_packet *p, uint64_t off, const struct line *l)
@@ -480,18 +426,58 @@ static void json_error(uint64_t off, const char *what, const char *why)
     fputs("}\n", stdout);
 }
 
-static int dump(const char *cmd, const struct ipt_input *in, struct dump_opts *o)
+/* The event layer's configuration for the options given. */
+static void config_of(const struct dump_opts *o, const struct ntl_ipt_trace *in,
+                      struct ntl_ipt_config *c)
 {
-    struct ntl_ipt_decoder d;
-    struct ntl_ipt_packet p;
-    struct tracking t;
+    memset(c, 0, sizeof *c);
+    c->buf = in->data;
+    c->size = in->size;
+    c->time = o->tc;
+    c->flags = (o->track_time ? NTL_IPT_CFG_TIME : 0) | (o->no_tcal ? NTL_IPT_CFG_NO_TCAL : 0) |
+               (o->keep_tcal_on_ovf ? NTL_IPT_CFG_KEEP_TCAL_ON_OVF : 0) |
+               (o->no_cyc ? NTL_IPT_CFG_NO_CYC : 0);
+}
+
+/* The lines of one event: a run of PAD decodes as one packet, ptdump prints
+ * each byte. */
+static void print_event(struct ntl_ipt_event *ev, struct tracking *t,
+                        const struct ntl_ipt_trace *in, const struct dump_opts *o)
+{
+    uint64_t off = ev->offset;
+    unsigned copies = ev->pkt.type == NTL_IPT_PAD ? ev->pkt.count : 1;
+    if (ev->pkt.type == NTL_IPT_PAD)
+        ev->pkt.size = ev->pkt.count = 1;
+    for (unsigned i = 0; i < copies; i++, off++) {
+        struct line l;
+        memset(&l, 0, sizeof l);
+        uint64_t shown = ntl_ipt_trace_file_offset(in, off);
+        if (o->show_offset)
+            snprintf(l.offset, sizeof l.offset, "%016" PRIx64, shown);
+        if (o->show_raw)
+            print_raw(&l, in->data + off, ev->pkt.size);
+        format_packet(ev, &l, t, shown, o);
+        if (o->json) {
+            if (!l.skip && !o->quiet)
+                json_packet(&ev->pkt, shown, &l);
+        } else {
+            print_line(&l, o);
+        }
+    }
+}
+
+static int dump(const char *cmd, const struct ntl_ipt_trace *in, struct dump_opts *o)
+{
+    struct ntl_ipt_config cfg;
+    struct ntl_ipt_event ev;
+    struct tracking t = {.tsc = 0, .fcr = 0};
     struct ntl_error err;
-    ntl_ipt_decoder_init(&d, in->data, in->size, 0);
-    tracking_reset(&t);
+    config_of(o, in, &cfg);
+    ntl_ipt_evd_init(&t.evd, &cfg);
     ntl_error_clear(&err);
     if (o->no_sync) {
-        ntl_ipt_seek(&d, 0);
-    } else if (ntl_ipt_sync_first(&d, &err) < 0) {
+        ntl_ipt_evd_seek(&t.evd, 0);
+    } else if (ntl_ipt_evd_sync_first(&t.evd, &err) < 0) {
         fflush(stdout);
         return cli_failf(cmd, "no PSB in the %zu-byte trace: nothing to decode (--no-sync decodes from offset 0)",
                          in->size);
@@ -503,49 +489,30 @@ static int dump(const char *cmd, const struct ipt_input *in, struct dump_opts *o
         progress_start(&prog, "decoding", in->size);
     size_t next_update = 0;
     for (;;) {
-        uint64_t off = ntl_ipt_offset(&d);
+        uint64_t off = ntl_ipt_offset(&t.evd.pkt);
         if (bar && off >= next_update) {
             progress_update(&prog, off);
             next_update = off + (1u << 20);
         }
-        int rc = ntl_ipt_next(&d, &p, &err);
-        if (rc == NTL_ERR_EOF)
+        int rc = ntl_ipt_evd_next(&t.evd, &ev, &err);
+        if (rc == 0)
             break;
-        uint64_t shown = ipt_input_file_offset(in, off);
+        if (rc > 0) {
+            print_event(&ev, &t, in, o);
+            continue;
+        }
+        uint64_t shown = ntl_ipt_trace_file_offset(in, off);
         if (rc == NTL_ERR_TRUNCATED) {
             fflush(stdout);
             cli_warn(cmd, "the trace ends inside a packet at offset 0x%" PRIx64, shown);
-        } else if (rc < 0) {
-            if (o->json)
-                json_error(shown, "error decoding packet", ntl_ipt_fault_str(d.fault));
-            else
-                diag("error decoding packet", shown, ntl_ipt_fault_str(d.fault));
+        } else if (o->json) {
+            json_error(shown, "error decoding packet", ntl_ipt_fault_str(t.evd.pkt.fault));
         } else {
-            /* A run of PAD decodes as one packet; ptdump prints each. */
-            unsigned copies = p.type == NTL_IPT_PAD ? p.count : 1;
-            if (p.type == NTL_IPT_PAD)
-                p.size = p.count = 1;
-            for (unsigned i = 0; i < copies; i++, off++) {
-                struct line l;
-                memset(&l, 0, sizeof l);
-                shown = ipt_input_file_offset(in, off);
-                if (o->show_offset)
-                    snprintf(l.offset, sizeof l.offset, "%016" PRIx64, shown);
-                if (o->show_raw)
-                    print_raw(&l, in->data + off, p.size);
-                format_packet(&p, &l, &t, shown, o);
-                if (o->json) {
-                    if (!l.skip && !o->quiet)
-                        json_packet(&p, shown, &l);
-                } else {
-                    print_line(&l, o);
-                }
-            }
-            continue;
+            diag("error decoding packet", shown, ntl_ipt_fault_str(t.evd.pkt.fault));
         }
-        if (ntl_ipt_resync(&d, &err) < 0)
+        if (ntl_ipt_evd_resync(&t.evd, &err) < 0)
             break;
-        tracking_reset(&t);
+        t.tsc = t.fcr = 0;
     }
     if (bar)
         progress_end(&prog);
@@ -698,10 +665,10 @@ int cmd_ipt_dump(int argc, char **argv)
 
     struct ntl_error err;
     ntl_error_clear(&err);
-    struct ipt_input in;
-    int rc = ipt_input_load(&in, argv[optind], wrapped, wrap_pos, &err);
+    struct ntl_ipt_trace in;
+    int rc = ntl_ipt_trace_load(&in, argv[optind], wrapped, wrap_pos, &err);
     if (rc < 0) {
-        ipt_input_free(&in);
+        ntl_ipt_trace_free(&in);
         return cli_fail(cmd, &err, argv[optind]);
     }
     static char obuf[1 << 16];
@@ -709,6 +676,6 @@ int cmd_ipt_dump(int argc, char **argv)
     if (ntl_ipt_cpu_errata(&cpu, &o.tc.errata) < 0)
         diag("failed to determine errata", 0, "unknown cpu");
     rc = dump(cmd, &in, &o);
-    ipt_input_free(&in);
+    ntl_ipt_trace_free(&in);
     return rc;
 }

@@ -10,10 +10,10 @@
 
 #include "cli.h"
 #include "commands.h"
-#include "ipt-input.h"
 #include "output.h"
 #include "progress.h"
 #include "ntlens/ipt_modules.h"
+#include "ntlens/ipt_trace.h"
 
 struct module_hits {
     uint64_t targets;
@@ -162,11 +162,11 @@ int cmd_ipt_modules(int argc, char **argv)
     progress_start(&prog, "scanning", (uint64_t)(argc - optind));
     int status = EXIT_OK;
     for (int i = optind; i < argc; i++) {
-        struct ipt_input in;
-        int rc = ipt_input_load(&in, argv[i], wrapped, wrap_pos, &err);
+        struct ntl_ipt_trace in;
+        int rc = ntl_ipt_trace_load(&in, argv[i], wrapped, wrap_pos, &err);
         if (rc >= 0)
             rc = ntl_ipt_targets_scan(&tg, in.data, in.size, &err);
-        ipt_input_free(&in);
+        ntl_ipt_trace_free(&in);
         progress_update(&prog, (uint64_t)(i - optind + 1));
         if (rc == NTL_ERR_NOT_FOUND) {
             cli_warn(cmd, "%s: no PSB, nothing to scan", argv[i]);

@@ -1,0 +1,131 @@
+/* Intel PT event layer: the packets of a trace with the state a reader needs
+ * folded in, one event per packet, above the packet decoder (ipt_packet.h)
+ * and below the flow decoder, as libipt's query decoder sits between its
+ * packet and instruction-flow decoders.
+ *
+ * The event decoder embeds a packet decoder and keeps what packets alone do
+ * not say: the last IP (so TIP, TIP.PGE, TIP.PGD and FUP carry the full
+ * address, reset at each PSB as the SDM says), whether a packet lies inside
+ * PSB+ (between PSB and PSBEND, where packets restate status rather than
+ * report an event), and, with NTL_IPT_CFG_TIME, the estimated TSC and the
+ * CYC calibration (ntl_ipt_time and ntl_ipt_tcal of ipt_time.h, reset on OVF
+ * unless NTL_IPT_CFG_KEEP_TCAL_ON_OVF). After a decode error,
+ * ntl_ipt_evd_resync moves to the next PSB and resets all of it.
+ *
+ * An event's kind is its packet's type, so a flow decoder reads: TNT bits
+ * (pkt.payload, pkt.count) for conditional branches; TIP with ip for
+ * indirect branches; TIP.PGE / TIP.PGD for tracing enabled / disabled at ip;
+ * FUP with ip for the source of an asynchronous event; PSB and PSBEND for the
+ * bounds of a status block (NTL_IPT_EV_IN_PSB on what lies between); OVF
+ * (trace lost: the next FUP or TIP.PGE says where it resumes); PIP (CR3,
+ * pkt.flags NR), VMCS, MODE.Exec (ntl_ipt_exec_mode) and MODE.TSX for
+ * context; TSC, MTC, TMA, CYC, CBR for time. */
+#ifndef NTLENS_IPT_EVENT_H
+#define NTLENS_IPT_EVENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ntlens/error.h"
+#include "ntlens/ipt_config.h"
+#include "ntlens/ipt_packet.h"
+#include "ntlens/ipt_time.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Flags in ntl_ipt_event.flags. */
+#define NTL_IPT_EV_IN_PSB 0x01   /* inside PSB+: a PSB, the packets after it and its PSBEND */
+#define NTL_IPT_EV_RESYNCED 0x02 /* the first event after a resync: all state was reset */
+#define NTL_IPT_EV_TIMED 0x04    /* a timing packet that updated time (the *_status below) */
+#define NTL_IPT_EV_IP 0x08       /* ip is the full IP of a TIP, TIP.PGE, TIP.PGD or FUP */
+
+struct ntl_ipt_event {
+    struct ntl_ipt_packet pkt; /* the packet (fields by type: ipt_packet.h) */
+    uint64_t offset;           /* of the packet in the configuration's buffer */
+    uint64_t ip;               /* TIP, TIP.PGE, TIP.PGD, FUP: the full IP if ip_status is 0 */
+    /* TIP, TIP.PGE, TIP.PGD, FUP: 0 (ip is the target) or NTL_IPT_IP_SUPPRESSED
+     * (ip 0). An update-16/32/48 right after a reset builds on an IP of 0,
+     * as in libipt, so NTL_IPT_NO_IP does not occur here, nor NTL_ERR_FORMAT
+     * (the packet decoder refuses reserved compressions). 0 for the others. */
+    int16_t ip_status;
+    /* With NTL_IPT_EV_TIMED, ipt_time.h statuses (ntl_ipt_time_strerror words
+     * them), else 0:
+     *   fcr_status   CYC: the calibration the CYC was counted with, 0 or why
+     *                there was none (NTL_ERR_NOT_FOUND);
+     *   tcal_status  TSC, CBR, MTC, CYC: updating the calibration (0 with
+     *                NTL_IPT_CFG_NO_TCAL);
+     *   time_status  TSC, CBR, TMA, MTC, CYC: updating the time; for a CYC
+     *                NTL_IPT_UNCALIBRATED when it was counted as lost. */
+    int16_t fcr_status, tcal_status, time_status;
+    uint8_t flags; /* NTL_IPT_EV_* */
+};
+
+/* The event decoder. Its fields are public so it can live on the stack;
+ * read them only through the functions below (pkt through ntl_ipt_offset and
+ * pkt.fault, which says why the last ntl_ipt_evd_next failed). */
+struct ntl_ipt_evd {
+    struct ntl_ipt_decoder pkt;
+    struct ntl_ipt_config cfg;
+    struct ntl_ipt_last_ip last_ip;
+    struct ntl_ipt_time time;
+    struct ntl_ipt_tcal tcal;
+    bool in_psb;
+    uint8_t pending; /* flags for the next event */
+};
+
+/* An event decoder over cfg (copied; cfg->buf is not) at offset 0, not
+ * synchronised, with all state reset. Cannot fail. */
+void ntl_ipt_evd_init(struct ntl_ipt_evd *d, const struct ntl_ipt_config *cfg);
+
+/* Moves to the first PSB of the buffer. Returns 0, or NTL_ERR_NOT_FOUND (err
+ * set) when there is none. */
+int ntl_ipt_evd_sync_first(struct ntl_ipt_evd *d, struct ntl_error *err);
+
+/* Moves to the next PSB after the current position and the last
+ * synchronisation point, and resets the last IP, PSB+ and time state (the
+ * next event carries NTL_IPT_EV_RESYNCED). Use after a decode error. Returns
+ * 0, or NTL_ERR_NOT_FOUND (err set, nothing moved or reset) when there is no
+ * further PSB. */
+int ntl_ipt_evd_resync(struct ntl_ipt_evd *d, struct ntl_error *err);
+
+/* Moves to offset off without synchronising (ptdump --no-sync); state is
+ * kept. Returns 0, or NTL_ERR_ARGUMENT (nothing moved) when off is past the
+ * end of the buffer. */
+int ntl_ipt_evd_seek(struct ntl_ipt_evd *d, size_t off);
+
+/* The next event into *ev. Returns:
+ *   1                  an event is in *ev;
+ *   0                  the end of the buffer (err untouched);
+ *   NTL_ERR_TRUNCATED  the next packet runs past the end of the buffer;
+ *   NTL_ERR_FORMAT     an unknown opcode or a reserved encoding.
+ * On error err names the packet and its absolute offset, d->pkt.fault says
+ * which fault it is (ntl_ipt_fault_str), and the decoder does not move:
+ * ntl_ipt_evd_resync continues at the next PSB. */
+int ntl_ipt_evd_next(struct ntl_ipt_evd *d, struct ntl_ipt_event *ev, struct ntl_error *err);
+
+/* The estimated TSC now. Returns 0, or NTL_ERR_NOT_FOUND before the first
+ * TSC packet (or without NTL_IPT_CFG_TIME); *tsc is then the estimate so far
+ * (from MTC and CYC alone, ptdump --no-wall-clock), 0 without any. */
+int ntl_ipt_evd_tsc(const struct ntl_ipt_evd *d, uint64_t *tsc);
+
+/* The CYC calibration now (TSC ticks per core cycle, NTL_IPT_FCR_SHIFT
+ * fraction bits). Returns 0, or NTL_ERR_NOT_FOUND (*fcr = 0) before any
+ * calibration. */
+int ntl_ipt_evd_fcr(const struct ntl_ipt_evd *d, uint64_t *fcr);
+
+/* Execution mode of a MODE.Exec packet's flags. */
+enum ntl_ipt_exec_mode {
+    NTL_IPT_MODE_UNKNOWN = 0, /* CS.L and CS.D both set: reserved */
+    NTL_IPT_MODE_16,
+    NTL_IPT_MODE_32,
+    NTL_IPT_MODE_64,
+};
+enum ntl_ipt_exec_mode ntl_ipt_exec_mode(unsigned flags);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
