@@ -150,7 +150,8 @@ static int apply(const struct opt *o, const char *arg)
     long l;
     uint64_t u;
 
-    given[o - state.opts] = 1;
+    if ((size_t)(o - state.opts) < sizeof given)
+        given[o - state.opts] = 1;
     switch (o->type) {
     case OPT_TYPE_FLAG:
         *(bool *)o->value = true;
