@@ -61,7 +61,7 @@ check("title database" in p.stderr, "a block is not a title database: " + p.stde
 p = run("counters", "-S", cap, "--format", "json")
 objs = json.loads(p.stdout)
 check([o["index"] for o in objs] == [2, 12, 22, 26], f"object indices {objs}")
-check([o["name"] for o in objs] == ["Memory", "Processor", "Processes", "Logical Disk"],
+check([o["object"] for o in objs] == ["Memory", "Processor", "Processes", "Logical Disk"],
       "object names")
 check([o["instances"] for o in objs] == [None, 3, None, 1], "instance counts")
 check([o["counters"] for o in objs] == [4, 4, 1, 3], "counter counts")
@@ -77,14 +77,14 @@ check(ctrs[0]["help"].startswith("% User CPU Utilization is"), "help text from E
 
 p = run("counters", "-S", cap, "26", "2", "--format", "csv")
 lines = p.stdout.splitlines()
-check(lines[0] == "object,index,name,type,size,detail,scale", "CSV header " + lines[0])
+check(lines[0] == "object,index,counter,type,size,detail,scale", "CSV header " + lines[0])
 check(len(lines) == 1 + 4 + 3, "Memory and Logical Disk counters by index")
 check("Memory,4,Available Physical Kilobytes,PERF_COUNTER_RAWCOUNT,8,novice,-6" in lines,
       "a Samba DWORD counter with CounterSize 8")
 
-p = run("counters", "-S", cap, "-x", "--format", "json")
+p = run("counters", "-S", cap, "--instances", "--format", "json")
 inst = json.loads(p.stdout)
-check([(i["object"], i["name"]) for i in inst] ==
+check([(i["object"], i["instance"]) for i in inst] ==
       [("Processor", "cpu0"), ("Processor", "cpu1"), ("Processor", "_Total"),
        ("Logical Disk", "/")], f"instances {inst}")
 
@@ -92,13 +92,13 @@ p = run("counters", "-S", cap, "--paths", "Logical*")
 check(p.stdout.splitlines() == ["\\Logical Disk(*)\\Megabytes Free",
                                 "\\Logical Disk(*)\\Writes/sec", "\\Logical Disk(*)\\Reads/sec"],
       "typeperf -q paths: " + p.stdout)
-p = run("counters", "-S", cap, "--paths", "-x", "Processor")
+p = run("counters", "-S", cap, "--paths", "--instances", "Processor")
 check(len(p.stdout.splitlines()) == 12 and "\\Processor(_Total)\\% Idle CPU" in p.stdout,
       "typeperf -qx paths")
 # several sources: a host column, \\\\HOST paths
 p = run("counters", "-S", cap, "-S", cap, "--format", "json", "Processes")
 rows = json.loads(p.stdout)
-check([(r["host"], r["name"]) for r in rows] == [("HKPDTEST", "Process Count")] * 2,
+check([(r["host"], r["counter"]) for r in rows] == [("HKPDTEST", "Process Count")] * 2,
       f"two sources: {rows}")
 p = run("counters", "-S", cap, "-S", cap, "--paths", "22")
 check(p.stdout.splitlines() == ["\\\\HKPDTEST\\Processes\\Process Count"] * 2, p.stdout)
@@ -106,12 +106,17 @@ run("counters", "-S", cap, "NoSuchObject", ok=1)
 run("counters", "-S", cap, "--detail", "godlike", ok=2)
 run("counters", "-S", cap, "--lang", "xyz", ok=2)
 run("counters", "--bogus", ok=2)
-# a language the capture lacks: Windows' standard names (index 2 is System
-# there), indices nobody names shown as numbers, and a warning
+# a language the capture lacks: indices shown as numbers and a warning;
+# with --std-titles Windows' standard names (index 2 is System there), the
+# indices nobody names still numbers
 p = run("counters", "-S", cap, "--lang", "007", "--format", "json")
-names = [o["name"] for o in json.loads(p.stdout)]
-check("no title database" in p.stderr and names[0] == "System" and names[2] == "22",
+names = [o["object"] for o in json.loads(p.stdout)]
+check("no title database" in p.stderr and names == ["2", "12", "22", "26"],
       f"missing language: {names}")
+p = run("counters", "-S", cap, "--lang", "007", "--std-titles", "--format", "json")
+names = [o["object"] for o in json.loads(p.stdout)]
+check("standard names" in p.stderr and names[0] == "System" and names[2] == "22",
+      f"missing language, --std-titles: {names}")
 
 # --- sample: values worked out by hand from the two answers ---
 # cpu0 % User (PERF_100NSEC_TIMER): 100 * (21445 - 21358) / (71377 - 71281) = 90.625
@@ -188,7 +193,7 @@ p = subprocess.run([NTLENS, "counters", "--format", "json"], capture_output=True
                    env=ENV, timeout=120)
 if p.returncode == 0 and '"Process"' in p.stdout:
     objs = {o["index"]: o for o in json.loads(p.stdout)}
-    check(230 in objs and 232 in objs and objs[230]["name"] == "Process", "local objects")
+    check(230 in objs and 232 in objs and objs[230]["object"] == "Process", "local objects")
     live = os.path.join(tmp, "live.ntlcap")
     run("capture", "-o", live, "-n", "2", "-i", "0.2")
     p = run("sample", "-S", live, "--format", "json", "\\230(*)\\784", "\\Process(*)\\1410")
@@ -201,7 +206,7 @@ if p.returncode == 0 and '"Process"' in p.stdout:
             "\\Processor(_Total)\\% Processor Time")
     val = list(json.loads(p.stdout.splitlines()[0])["values"].values())[0]
     check(val is not None and -0.5 <= val <= 100.5, f"_Total % Processor Time {val}")
-    p = run("counters", "-S", live, "-x", "Thread", "--format", "json")
+    p = run("counters", "-S", live, "--instances", "Thread", "--format", "json")
     threads = json.loads(p.stdout)
     check(threads and all(t["parent_object"] == "Process" for t in threads),
           "threads resolve to their processes")

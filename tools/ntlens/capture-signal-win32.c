@@ -1,0 +1,40 @@
+/* Ending a capture on Ctrl-C or Ctrl-Break (capture.h) on Windows. The
+ * console runs the handler in a thread of its own: it sets a flag and an
+ * event the sleep waits on. */
+#include <windows.h>
+
+#include "capture.h"
+
+static volatile LONG stopped;
+static HANDLE wake;
+
+static BOOL WINAPI on_ctrl(DWORD type)
+{
+    if (type != CTRL_C_EVENT && type != CTRL_BREAK_EVENT)
+        return FALSE;
+    /* a second one: the default handler ends the process */
+    if (InterlockedExchange(&stopped, 1))
+        return FALSE;
+    if (wake)
+        SetEvent(wake);
+    return TRUE;
+}
+
+void capture_catch_signals(void)
+{
+    wake = CreateEventA(NULL, TRUE, FALSE, NULL);
+    SetConsoleCtrlHandler(on_ctrl, TRUE);
+}
+
+bool capture_stopped(void)
+{
+    return InterlockedCompareExchange(&stopped, 0, 0) != 0;
+}
+
+void capture_sleep_ms(unsigned ms)
+{
+    if (wake)
+        WaitForSingleObject(wake, ms);
+    else
+        Sleep(ms);
+}
