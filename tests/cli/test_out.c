@@ -146,5 +146,10 @@ int main(void)
     CHECK_EQ_STR(out_format_double(buf, sizeof buf, 0.1 + 0.2), "0.30000000000000004");
     CHECK_EQ_STR(out_format_double(buf, sizeof buf, 0.18), "0.18");
     CHECK_EQ_STR(out_format_double(buf, sizeof buf, 1e300), "1e+300");
+    CHECK_EQ_STR(out_format_double(buf, sizeof buf, 120), "120");
+    CHECK_EQ_STR(out_format_double(buf, sizeof buf, -0.00012), "-0.00012");
+    CHECK_EQ_STR(out_format_double(buf, sizeof buf, 1.5e-5), "1.5e-05");
+    CHECK_EQ_STR(out_format_double(buf, sizeof buf, 1e16), "1e+16");
+    CHECK_EQ_STR(out_format_double(buf, sizeof buf, 123456789012345.6), "123456789012345.6");
     return check_exit();
 }

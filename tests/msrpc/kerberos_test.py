@@ -256,13 +256,13 @@ def test_kerberos(realm):
           "ntlens counters -k Process lists its counters (%s)" % r.stderr.strip())
 
     r = run([NTLENS, "sample", "-k", "-S", realm.spec, "-si", "1", "-sc", "2", "--format",
-             "json", r"\Process(*)\ID Process"], env=env)
+             "jsonl", r"\Process(*)\ID Process"], env=env)
     try:
         lines = [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
     except ValueError:
         lines = []
     check(r.returncode == 0 and len(lines) == 2 and
-          os.getpid() in lines[-1].get("values", {}).values(),
+          os.getpid() in [v for k, v in lines[-1].items() if k.endswith("\\ID Process")],
           "ntlens sample -k: 2 samples of ID Process, this test's pid among them (%s)" %
           r.stderr.strip()[:200])
 

@@ -436,10 +436,34 @@ def tdb_records(path):
 def test_provider_cli():
     r = run([NTLENS, "samba-provider", "--help"])
     check(r.returncode == 0 and "--state-dir" in r.stdout, "--help: exit 0 on stdout")
-    for args in ([], ["--state-dir", "/tmp", "--interval", "0"], ["--state-dir", "/tmp", "x"],
-                 ["--state-dir", "/tmp", "--bogus"]):
+    for args, names in (([], "--state-dir DIR is required"),
+                        (["--state-dir", "/tmp", "--interval", "0"],
+                         "option '--interval' needs SECONDS, a whole number from 1 to 86400"),
+                        (["--state-dir", "/tmp", "x"], "unexpected argument 'x'"),
+                        (["--state-dir", "/tmp", "--bogus"], "unknown option '--bogus'"),
+                        (["--state-dir"], "option '--state-dir' needs DIR"),
+                        (["--state-dir", "/tmp", "-S", "a", "-S", "b"], "one source at a time")):
         r = run([NTLENS, "samba-provider"] + args)
-        check(r.returncode == 2, "usage error %s: exit 2 (%s)" % (args, r.stderr.strip()))
+        lines = r.stderr.splitlines()
+        check(r.returncode == 2 and len(lines) == 2 and names in lines[0] and
+              lines[1] == "Try 'ntlens samba-provider --help'.",
+              "usage error %s: exit 2, one line naming it (%s)" % (args, r.stderr.strip()))
+    # Titles: the source's own, unless --std-titles fills the rest from
+    # Windows' table. A Samba answer imported without titles has none, so
+    # Samba's index 2 (Memory there) keeps a name by number, not Windows' System.
+    hkpd = os.path.join(os.environ["NTLENS_SHARED_DATA"], "hkpd")
+    d = tempfile.mkdtemp(prefix="ntlens-provider-")
+    try:
+        cap = os.path.join(d, "bare.ntlcap")
+        run([NTLENS, "capture", "--import", os.path.join(hkpd, "samba_Global.bin"), "-o", cap])
+        for flags, want in (([], "Counter 2"), (["--std-titles"], "System")):
+            r = run([NTLENS, "samba-provider", "--state-dir", d, "--once", "-S", cap] + flags)
+            names = tdb_records(os.path.join(d, "perfmon", "names.tdb"))
+            check(r.returncode == 0 and names.get("2") == want,
+                  "samba-provider %s: index 2 named %r (%s)" % (flags, names.get("2"),
+                                                                 r.stderr.strip()))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
     r = run([NTLENS, "samba-provider", "--state-dir", "/proc/no/such/dir", "--once"])
     check(r.returncode == 1 and "/proc/no/such/dir" in r.stderr,
           "unwritable state dir: exit 1 (%s)" % r.stderr.strip())

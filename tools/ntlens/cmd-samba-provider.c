@@ -2,7 +2,6 @@
  * with this host's performance objects, so that a stock smbd's winreg
  * server answers HKEY_PERFORMANCE_DATA with real Process, Thread,
  * Processor and Memory data. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,29 +12,30 @@
 #include "commands.h"
 #include "ntlens/msrpc.h"
 #include "ntlens/perf.h"
+#include "ntlens/source_perf.h"
+#include "parse-options.h"
 #include "samba-provider.h"
 
-static const char usage_text[] =
-    "usage: ntlens samba-provider --state-dir DIR [--interval SECONDS] [--once] [-v]\n"
-    "                             [SOURCE OPTIONS]\n"
-    "\n"
-    "Write this host's performance objects (Process, Thread, Processor, Memory, ...)\n"
-    "into Samba's perfmon store, DIR/perfmon/names.tdb and data.tdb, where smbd's\n"
-    "winreg server reads them to answer HKEY_PERFORMANCE_DATA queries. DIR is smbd's\n"
-    "state directory (`testparm -s --parameter-name \"state directory\"`, usually\n"
-    "/var/lib/samba). Runs until interrupted, refreshing every interval.\n"
-    "\n"
-    "      --state-dir DIR      Samba's state directory (required)\n"
-    "  -i, --interval SECONDS   refresh interval, 1 to 86400 (default 5)\n"
-    "      --once               write one snapshot and exit\n"
-    "  -v, --verbose            one line per refresh on stderr\n"
-    "  -h, --help               this help\n"
-    "\n"
-    "The data comes from the local source by default; -S takes any one source\n"
-    "(a capture file, or a remote host to relay).\n"
-    "\n";
+static const struct opt_command provider_command = {
+    .name = "samba-provider",
+    .synopsis = NULL,
+    .summary = "fill Samba's perfmon store so smbd serves this host's performance data",
+    .description =
+        "Write this host's performance objects (Process, Thread, Processor, Memory, ...)\n"
+        "into Samba's perfmon store, DIR/perfmon/names.tdb and data.tdb, where smbd's\n"
+        "winreg server reads them to answer HKEY_PERFORMANCE_DATA queries. DIR is smbd's\n"
+        "state directory (`testparm -s --parameter-name \"state directory\"`, usually\n"
+        "/var/lib/samba). Runs until interrupted, refreshing every interval.\n"
+        "\n"
+        "The data comes from the local source by default; -S takes any one source\n"
+        "(a capture file, or a remote host to relay).",
+};
 
-enum { OPT_STATE_DIR = 0x2000, OPT_ONCE };
+struct provider_opts {
+    const char *state_dir;
+    long interval;
+    bool once, verbose, std_titles;
+};
 
 struct provider {
     const char *cmd;
@@ -46,30 +46,21 @@ struct provider {
 };
 
 /* Names and help texts, read once: the source's own, completed by Windows'
- * standard English table. */
-static int load_titles(struct provider *p)
+ * standard English table under --std-titles. */
+static int load_titles(struct provider *p, bool std_titles)
 {
+    enum ntl_source_titles_fill fill =
+        std_titles ? NTL_SOURCE_TITLES_STANDARD : NTL_SOURCE_TITLES_OWN;
     struct ntl_error err;
-    struct ntl_buf raw;
-    int rc = EXIT_OK;
 
-    ntl_error_clear(&err);
-    ntl_buf_init(&raw, NTL_SOURCE_DEFAULT_MAX_BLOCK);
-    p->titles = ntl_perf_titles_new();
-    if (!p->titles)
+    if (!(p->titles = ntl_perf_titles_new()))
         return cli_failf(p->cmd, "out of memory");
-    if (ntl_source_titles(p->src, NTL_TITLES_COUNTER, NTL_PERF_LANG_ENGLISH, &raw, &err) >= 0 &&
-        ntl_perf_titles_add(p->titles, false, raw.data, raw.len, &err) < 0)
-        rc = cli_fail(p->cmd, &err, "counter names");
-    ntl_error_clear(&err);
-    if (rc == EXIT_OK &&
-        ntl_source_titles(p->src, NTL_TITLES_HELP, NTL_PERF_LANG_ENGLISH, &raw, &err) >= 0 &&
-        ntl_perf_titles_add(p->titles, true, raw.data, raw.len, &err) < 0)
-        rc = cli_fail(p->cmd, &err, "help texts");
-    if (rc == EXIT_OK && ntl_perf_titles_add_standard(p->titles) < 0)
-        rc = cli_failf(p->cmd, "out of memory");
-    ntl_buf_free(&raw);
-    return rc;
+    if (ntl_source_load_titles(p->src, NTL_TITLES_COUNTER, NTL_PERF_LANG_ENGLISH, fill,
+                               p->titles, NULL, &err) < 0 ||
+        ntl_source_load_titles(p->src, NTL_TITLES_HELP, NTL_PERF_LANG_ENGLISH, fill,
+                               p->titles, NULL, &err) < 0)
+        return cli_fail(p->cmd, &err, ntl_source_describe(p->src));
+    return EXIT_OK;
 }
 
 static int refresh(struct provider *p, bool verbose, bool *eof)
@@ -103,79 +94,74 @@ static int refresh(struct provider *p, bool verbose, bool *eof)
     return EXIT_OK;
 }
 
-int cmd_samba_provider(int argc, char **argv)
+/* Returns CLI_CONTINUE, or the exit code when there is nothing more to do. */
+static int parse_args(int argc, char **argv, struct provider_opts *o, struct cli_sources *cs)
 {
-    static const struct option longopts[] = {
-        {"state-dir", required_argument, NULL, OPT_STATE_DIR},
-        {"interval", required_argument, NULL, 'i'},
-        {"once", no_argument, NULL, OPT_ONCE},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
-        CLI_SOURCE_LONGOPTS,
-        {NULL, 0, NULL, 0},
+    struct opt opts[] = {
+        OPT_GROUP("Store"),
+        OPT_STRING(0, "state-dir", &o->state_dir, "DIR", "Samba's state directory (required)"),
+        OPT_INT('i', "interval", &o->interval, "SECONDS", 1, 86400,
+                "refresh interval (default 5)"),
+        OPT_FLAG(0, "once", &o->once, "write one snapshot and exit"),
+        OPT_FLAG('v', "verbose", &o->verbose, "one line per refresh on stderr"),
+        OPT_FLAG(0, "std-titles", &o->std_titles,
+                 "fill counters the source's own title database lacks\n"
+                 "from Windows' standard titles"),
+        OPT_SOURCE_OPTIONS(cs),
+        OPT_END(),
     };
-    const char *cmd = argv[0];
-    struct provider p = {.cmd = cmd};
-    struct cli_sources cs;
-    bool once = false, verbose = false, eof = false;
-    long interval = 5;
-    int opt, rc;
+    int n = parse_options(&provider_command, opts, argc, argv);
 
-    cli_sources_init(&cs);
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "i:vh" CLI_SOURCE_SHORTOPTS, longopts, NULL)) != -1) {
-        switch (opt) {
-        case OPT_STATE_DIR:
-            p.state_dir = optarg;
-            break;
-        case 'i':
-            if (!cli_parse_int(optarg, 1, 86400, &interval))
-                return cli_usage_error(cmd, "--interval takes seconds from 1 to 86400, not '%s'",
-                                       optarg);
-            break;
-        case OPT_ONCE:
-            once = true;
-            break;
-        case 'v':
-            verbose = true;
-            break;
-        case 'h':
-            fputs(usage_text, stdout);
-            fputs(cli_source_help, stdout);
-            return EXIT_OK;
-        case '?':
-            return cli_usage_error(cmd, "unknown or incomplete option '%s'", argv[optind - 1]);
-        default:
-            rc = cli_sources_option(&cs, cmd, opt, optarg);
-            if (rc < 0)
-                return EXIT_USAGE;
-            if (rc == 0)
-                return cli_usage_error(cmd, "unknown option");
-        }
-    }
-    if (optind < argc)
-        return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-    if (!p.state_dir || !*p.state_dir)
-        return cli_usage_error(cmd, "--state-dir DIR is required (smbd's state directory)");
-    if (cs.nspecs > 1)
-        return cli_usage_error(cmd, "one source at a time");
+    if (n < 0)
+        return parse_options_exit(n);
+    if (n > 0)
+        return opt_usage_error(&provider_command, "unexpected argument '%s'", argv[1]);
+    if (!o->state_dir || !*o->state_dir)
+        return opt_usage_error(&provider_command,
+                               "--state-dir DIR is required (smbd's state directory)");
+    if (cs->nspecs > 1)
+        return opt_usage_error(&provider_command, "one source at a time, not %zu", cs->nspecs);
+    return CLI_CONTINUE;
+}
 
-    rc = cli_sources_open(&cs, cmd, &p.src);
-    cli_sources_clear(&cs);
-    if (rc != EXIT_OK)
-        return rc;
-    ntl_buf_init(&p.block, cs.opt.max_block ? cs.opt.max_block : NTL_SOURCE_DEFAULT_MAX_BLOCK);
-    rc = load_titles(&p);
-    if (rc == EXIT_OK && !once)
+/* Refreshes the store until interrupted (or once, or at a capture's end). */
+static int provide(struct provider *p, const struct provider_opts *o)
+{
+    bool eof = false;
+    int rc = EXIT_OK;
+
+    if (!o->once)
         samba_provider_catch_signals();
     while (rc == EXIT_OK) {
-        rc = refresh(&p, verbose || once, &eof);
-        if (rc != EXIT_OK || once || eof || samba_provider_stopping())
+        rc = refresh(p, o->verbose || o->once, &eof);
+        if (rc != EXIT_OK || o->once || eof || samba_provider_stopping())
             break;
-        samba_provider_sleep_ms((unsigned)interval * 1000u);
+        samba_provider_sleep_ms((unsigned)o->interval * 1000u);
         if (samba_provider_stopping())
             break;
     }
+    return rc;
+}
+
+int cmd_samba_provider(int argc, char **argv)
+{
+    struct provider_opts o = {.interval = 5};
+    struct provider p = {.cmd = argv[0]};
+    struct cli_sources cs;
+    int rc;
+
+    cli_sources_init(&cs);
+    if ((rc = parse_args(argc, argv, &o, &cs)) != CLI_CONTINUE)
+        return rc;
+    p.state_dir = o.state_dir;
+    rc = cli_sources_open(&cs, argv[0], &p.src);
+    cli_sources_clear(&cs);
+    if (rc != EXIT_OK)
+        return rc;
+    ntl_buf_init(&p.block, cs.max_block ? cs.max_block : NTL_SOURCE_DEFAULT_MAX_BLOCK);
+    rc = load_titles(&p, o.std_titles);
+    if (rc == EXIT_OK)
+        rc = provide(&p, &o);
     ntl_buf_free(&p.block);
     ntl_perf_titles_free(p.titles);
     ntl_source_close(p.src);

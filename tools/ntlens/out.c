@@ -183,13 +183,21 @@ void out_i64(struct out *o, int64_t v)
     add_cell(o, CELL_NUM, buf, NULL);
 }
 
+/* The fewest significant digits that read back as v, in plain notation
+ * where its exponent is from -4 to 15 (as Python's repr and JavaScript do:
+ * 120, not 1.2e+02), else as an exponent. */
 char *out_format_double(char *buf, size_t size, double v)
 {
-    for (int digits = 1; digits <= 17; digits++) {
-        snprintf(buf, size, "%.*g", digits, v);
+    int digits, exp;
+    for (digits = 1; digits < 17; digits++) {
+        snprintf(buf, size, "%.*e", digits - 1, v);
         if (strtod(buf, NULL) == v)
             break;
     }
+    snprintf(buf, size, "%.*e", digits - 1, v);
+    exp = atoi(strchr(buf, 'e') + 1);
+    if (exp >= -4 && exp < 16)
+        snprintf(buf, size, "%.*f", digits - 1 - exp > 0 ? digits - 1 - exp : 0, v);
     return buf;
 }
 
