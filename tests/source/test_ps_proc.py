@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import re
+import signal
 import os
 import subprocess
 import sys
@@ -231,6 +232,19 @@ try:
     check(p.stdout.splitlines().count(header) == 1, "-s CSV prints its header once")
     doc = json.loads(ps("-s", "1", "-i", "1", "--format", "json").stdout)
     check(isinstance(doc, list) and len(doc) > 10, "-s --format json is one JSON document")
+    # Ctrl-C ends the view with what it printed whole: the JSON document closed, exit 0.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        view = subprocess.Popen([NTLENS, "ps", "-s", "--format", "json"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        time.sleep(2.5)
+        view.send_signal(sig)
+        out, err = view.communicate(timeout=60)
+        check(view.returncode == 0, f"ps -s after {sig.name}: exit {view.returncode}: {err.strip()}")
+        try:
+            rows = json.loads(out)
+        except ValueError:
+            rows = None
+        check(isinstance(rows, list) and rows, f"ps -s after {sig.name}: one whole JSON document")
     busy_cpu = [r["cpu"] for r in lines if r["pid"] == busy.pid and r["cpu"] is not None]
     check(busy_cpu and max(busy_cpu) > 0, f"a busy process shows CPU use: {busy_cpu}")
     rounds, cur = [], {}

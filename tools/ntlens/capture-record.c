@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "capture.h"
+#include "cli-stop.h"
 #include "cli.h"
 #include "perf-cli.h"
 #include "progress.h"
@@ -72,8 +73,8 @@ static int take_snapshots(const char *cmd, const struct capture_opts *o, struct 
     progress_start(&bar, "capture", (uint64_t)o->count);
     for (i = 0; i < limit && rc == EXIT_OK; i++) {
         if (i > 0 && live)
-            capture_sleep_ms((unsigned)(o->interval * 1000.0 + 0.5));
-        if ((*interrupted = capture_stopped()))
+            cli_sleep_ms((unsigned)(o->interval * 1000.0 + 0.5));
+        if ((*interrupted = cli_stop_requested()))
             break;
         rc = take_snapshot(cmd, o, src, w, &raw, i);
         progress_update(&bar, (uint64_t)i + 1);
@@ -94,7 +95,7 @@ int capture_record(const char *cmd, const struct capture_opts *o, struct ntl_sou
 
     if (!w)
         return cli_failf(cmd, "out of memory");
-    capture_catch_signals();
+    cli_stop_catch_signals();
     for (size_t i = 0; i < o->nlangs && rc == EXIT_OK; i++) {
         rc = store_titles(cmd, w, src, o->langs[i], false);
         if (rc == EXIT_OK)

@@ -1,7 +1,7 @@
 /* ntlens capture, in parts: cmd-capture.c parses the options, capture-record.c
  * records snapshots from a source, capture-import.c builds a capture from raw
- * answers saved by other tools, capture-signal-*.c ends a recording cleanly
- * on Ctrl-C or SIGTERM. */
+ * answers saved by other tools; Ctrl-C or SIGTERM end a recording cleanly
+ * (cli-stop.h). */
 #ifndef NTLENS_TOOL_CAPTURE_H
 #define NTLENS_TOOL_CAPTURE_H
 
@@ -41,14 +41,5 @@ int capture_check_block(const char *cmd, const char *what, const uint8_t *data, 
  * `dump build`. Returns the exit code. */
 int capture_save(const char *cmd, const struct capture_opts *o, struct ntl_capture_writer *w,
                  bool interrupted);
-
-/* Ctrl-C and SIGTERM (Windows: Ctrl-C and Ctrl-Break) stop the recording
- * after the snapshot being taken, so the file is still written; a second
- * one ends the process as usual. Platform code: capture-signal-linux.c,
- * capture-signal-win32.c. */
-void capture_catch_signals(void);
-bool capture_stopped(void);
-/* Sleeps ms milliseconds, or less when one of those signals arrives. */
-void capture_sleep_ms(unsigned ms);
 
 #endif

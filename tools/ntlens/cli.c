@@ -95,3 +95,8 @@ bool cli_stderr_is_terminal(void)
 {
     return isatty(2) != 0;
 }
+
+bool cli_stdout_is_terminal(void)
+{
+    return isatty(1) != 0;
+}

@@ -31,5 +31,7 @@ bool cli_parse_double(const char *s, double *v);
 
 /* True when a progress bar or a password prompt may use the terminal. */
 bool cli_stderr_is_terminal(void);
+/* True when stdout is a terminal (a refreshing view redraws in place). */
+bool cli_stdout_is_terminal(void);
 
 #endif

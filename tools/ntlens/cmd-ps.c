@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "cli-source.h"
+#include "cli-stop.h"
 #include "cli.h"
 #include "commands.h"
 #include "out.h"
@@ -621,7 +622,7 @@ static size_t task_round(struct out *t, struct host *hosts, size_t n, const stru
  * formats are one stream whose rows carry the sample's time. */
 static int task_manager(struct host *hosts, size_t n, const struct ps_opts *o, const char *cmd)
 {
-    bool live = false, clear = o->fmt == OUT_TABLE && ps_stdout_is_terminal();
+    bool live = false, clear = o->fmt == OUT_TABLE && cli_stdout_is_terminal();
     long rounds = o->task_seconds ? (o->task_seconds + o->interval - 1) / o->interval : -1;
     struct out *t = out_new(stdout, o->fmt);
     int status = EXIT_OK;
@@ -631,13 +632,14 @@ static int task_manager(struct host *hosts, size_t n, const struct ps_opts *o, c
         return cli_failf(cmd, "out of memory");
     for (size_t h = 0; h < n; h++)
         live = live || ntl_source_is_live(hosts[h].src);
+    cli_stop_catch_signals(); /* Ctrl-C ends the view with its output whole */
     if (o->fmt != OUT_TABLE)
         out_column(t, "timestamp", NULL, OUT_LEFT);
     proc_columns(t, o, VIEW_TASK);
-    for (long round = 0; rounds < 0 || round <= rounds; round++) {
+    for (long round = 0; (rounds < 0 || round <= rounds) && !cli_stop_requested(); round++) {
         if (round > 0 && live)
-            ps_sleep_ms((unsigned)o->interval * 1000u);
-        if (!task_round(t, hosts, n, o, cmd, &status))
+            cli_sleep_ms((unsigned)o->interval * 1000u);
+        if (cli_stop_requested() || !task_round(t, hosts, n, o, cmd, &status))
             break;
         if (round == 0)
             continue;
@@ -654,7 +656,7 @@ static int task_manager(struct host *hosts, size_t n, const struct ps_opts *o, c
         status = cli_failf(cmd, "cannot write the output");
     for (size_t h = 0; h < n; h++)
         ntl_perf_ps_sample_free(&hosts[h].prev);
-    if (status == EXIT_OK && !shown)
+    if (status == EXIT_OK && !shown && !cli_stop_requested())
         status = cli_failf(cmd, "CPU %% needs two snapshots; the source holds fewer");
     return status;
 }

@@ -8,13 +8,13 @@
 #include <string.h>
 
 #include "cli-source.h"
+#include "cli-stop.h"
 #include "cli.h"
 #include "commands.h"
 #include "ntlens/msrpc.h"
 #include "ntlens/perf.h"
 #include "ntlens/source_perf.h"
 #include "parse-options.h"
-#include "samba-provider.h"
 
 static const struct opt_command provider_command = {
     .name = "samba-provider",
@@ -131,13 +131,13 @@ static int provide(struct provider *p, const struct provider_opts *o)
     int rc = EXIT_OK;
 
     if (!o->once)
-        samba_provider_catch_signals();
+        cli_stop_catch_signals();
     while (rc == EXIT_OK) {
         rc = refresh(p, o->verbose || o->once, &eof);
-        if (rc != EXIT_OK || o->once || eof || samba_provider_stopping())
+        if (rc != EXIT_OK || o->once || eof || cli_stop_requested())
             break;
-        samba_provider_sleep_ms((unsigned)o->interval * 1000u);
-        if (samba_provider_stopping())
+        cli_sleep_ms((unsigned)o->interval * 1000u);
+        if (cli_stop_requested())
             break;
     }
     return rc;

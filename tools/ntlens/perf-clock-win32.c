@@ -1,4 +1,4 @@
-/* Clock and sleep for the performance-data commands on Windows. */
+/* The clock of the performance-data commands on Windows. */
 #include <windows.h>
 
 #include "perf-cli.h"
@@ -9,9 +9,4 @@ int64_t perf_now_unix_ns(void)
     GetSystemTimeAsFileTime(&ft);
     int64_t t100 = (int64_t)(((uint64_t)ft.dwHighDateTime << 32) | ft.dwLowDateTime);
     return (t100 - 116444736000000000LL) * 100;
-}
-
-void perf_sleep_ms(unsigned ms)
-{
-    Sleep(ms);
 }

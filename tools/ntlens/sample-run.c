@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cli-stop.h"
 #include "cli.h"
 #include "ntlens/source_perf.h"
 #include "sample.h"
@@ -134,10 +135,10 @@ static int sample_loop(const char *cmd, const struct sample_opts *o, struct samp
             rc = write_error(cmd, o);
         rows += !prime;
     }
-    while (rc == EXIT_OK && (o->count == 0 || rows < o->count) && !sample_stopping()) {
+    while (rc == EXIT_OK && (o->count == 0 || rows < o->count) && !cli_stop_requested()) {
         if (live)
-            sample_sleep_ms((unsigned)(o->interval * 1000.0 + 0.5));
-        if (sample_stopping())
+            cli_sleep_ms((unsigned)(o->interval * 1000.0 + 0.5));
+        if (cli_stop_requested())
             break;
         int r = snapshot_all(cmd, o, hosts, nhosts);
         if (r == NTL_ERR_EOF)
@@ -151,7 +152,7 @@ static int sample_loop(const char *cmd, const struct sample_opts *o, struct samp
             rc = write_error(cmd, o);
         rows++;
     }
-    if (rc == EXIT_OK && rows == 0 && !sample_stopping())
+    if (rc == EXIT_OK && rows == 0 && !cli_stop_requested())
         cli_warn(cmd, "the source ended before a second snapshot: rates need two");
     free(v);
     free(ok);
@@ -171,7 +172,7 @@ static int sample_write(const char *cmd, const struct sample_opts *o, struct sam
     if (!(so = sample_output_new(f, (enum out_format)o->fmt, cols))) {
         rc = cli_failf(cmd, "out of memory");
     } else {
-        sample_catch_signals();
+        cli_stop_catch_signals();
         rc = sample_loop(cmd, o, hosts, nhosts, cols, so);
         if (sample_output_close(so) < 0 && rc == EXIT_OK)
             rc = write_error(cmd, o);

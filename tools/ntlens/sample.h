@@ -2,7 +2,7 @@
  * sources; sample-run.c takes the snapshots; sample-columns.c turns counter paths into columns and computes
  * one row of values per snapshot; sample-output.c prints the rows (typeperf's
  * PDH-CSV/TSV layout, or the writer's table, JSON and JSON lines);
- * sample-signal-*.c lets Ctrl-C end a run with its output whole. */
+ * cli-stop.h lets Ctrl-C end a run with its output whole. */
 #ifndef NTLENS_TOOL_SAMPLE_H
 #define NTLENS_TOOL_SAMPLE_H
 
@@ -91,12 +91,5 @@ int sample_output_row(struct sample_output *so, const struct ntl_perf_block *b, 
                       const bool *ok, size_t n);
 /* Ends the output (JSON's closing bracket) and frees it; -1 after a write error. */
 int sample_output_close(struct sample_output *so);
-
-/* Ctrl-C and SIGTERM end a run between rows (sample-signal-linux.c,
- * sample-signal-win32.c). */
-void sample_catch_signals(void);
-bool sample_stopping(void);
-/* Sleeps up to ms, returning early once stopping. */
-void sample_sleep_ms(unsigned ms);
 
 #endif

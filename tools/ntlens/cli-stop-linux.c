@@ -1,15 +1,16 @@
-/* Ending a capture on SIGINT or SIGTERM (capture.h) on POSIX hosts. The
- * handler only sets a flag and writes a byte to a pipe the sleep polls, so a
- * signal that arrives just before the sleep still ends it at once. */
+/* Ending a long-running command on SIGINT or SIGTERM (cli-stop.h) on POSIX
+ * hosts. The handler only sets a flag and writes a byte to a pipe the sleep
+ * polls, so a signal that arrives just before the sleep still ends it at once. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "capture.h"
+#include "cli-stop.h"
 
 static volatile sig_atomic_t stopped;
 static int wake[2] = {-1, -1};
@@ -25,7 +26,7 @@ static void on_signal(int sig)
     errno = saved;
 }
 
-void capture_catch_signals(void)
+void cli_stop_catch_signals(void)
 {
     struct sigaction sa;
 
@@ -47,7 +48,7 @@ void capture_catch_signals(void)
     sigaction(SIGTERM, &sa, NULL);
 }
 
-bool capture_stopped(void)
+bool cli_stop_requested(void)
 {
     return stopped != 0;
 }
@@ -59,7 +60,7 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-void capture_sleep_ms(unsigned ms)
+void cli_sleep_ms(unsigned ms)
 {
     int64_t end = now_ms() + ms;
 

@@ -1,9 +1,9 @@
-/* Ending a capture on Ctrl-C or Ctrl-Break (capture.h) on Windows. The
- * console runs the handler in a thread of its own: it sets a flag and an
- * event the sleep waits on. */
+/* Ending a long-running command on Ctrl-C or Ctrl-Break (cli-stop.h) on
+ * Windows. The console runs the handler in a thread of its own: it sets a
+ * flag and an event the sleep waits on. */
 #include <windows.h>
 
-#include "capture.h"
+#include "cli-stop.h"
 
 static volatile LONG stopped;
 static HANDLE wake;
@@ -20,18 +20,18 @@ static BOOL WINAPI on_ctrl(DWORD type)
     return TRUE;
 }
 
-void capture_catch_signals(void)
+void cli_stop_catch_signals(void)
 {
     wake = CreateEventA(NULL, TRUE, FALSE, NULL);
     SetConsoleCtrlHandler(on_ctrl, TRUE);
 }
 
-bool capture_stopped(void)
+bool cli_stop_requested(void)
 {
     return InterlockedCompareExchange(&stopped, 0, 0) != 0;
 }
 
-void capture_sleep_ms(unsigned ms)
+void cli_sleep_ms(unsigned ms)
 {
     if (wake)
         WaitForSingleObject(wake, ms);
