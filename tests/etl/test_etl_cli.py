@@ -8,9 +8,13 @@ and the decompressors against Samba's and wimlib's compressors.
 """
 import ctypes
 import ctypes.util
+import csv as csv_module
+import io
 import json
 import os
 import random
+import shutil
+import re
 import struct
 import subprocess
 import sys
@@ -42,7 +46,9 @@ def run(*args, expect=0):
 
 
 def info(path):
-    return json.loads(run("etl", "info", "--format", "json", path).stdout)
+    rows = json.loads(run("etl", "info", "--format", "json", path).stdout)
+    check(isinstance(rows, list) and len(rows) == 1, "etl info --format json is one record")
+    return rows[0]
 
 
 def test_shared():
@@ -95,30 +101,38 @@ def test_shared():
 
 def test_events():
     path = os.path.join(DATA, "net.4.5.2.x64.etl")
-    lines = run("etl", "events", "--format", "json", "--group", "Image", path).stdout.splitlines()
+    lines = run("etl", "events", "--format", "jsonl", "--group", "Image", path).stdout.splitlines()
     evs = [json.loads(line) for line in lines]
     check(len(evs) > 0 and all(e["group"] == "Image" for e in evs), "--group Image")
     check(sum(e["opcode_name"] == "DCStart" for e in evs) > 0, "Image DCStart names")
-    sorted_lines = run("etl", "events", "--format", "json", "--sorted", path).stdout.splitlines()
-    ts = [json.loads(line)["timestamp"] for line in sorted_lines]
+    sorted_rows = json.loads(run("etl", "events", "--format", "json", "--sorted", path).stdout)
+    ts = [r["clock"] for r in sorted_rows]
+    check([r["timestamp"] for r in sorted_rows] == sorted(r["timestamp"] for r in sorted_rows),
+          "--sorted: ISO times in order")
     check(len(ts) == 179474 and ts == sorted(ts), "--sorted order")
     guid = "b3e675d7-2554-4f18-830b-2762732560de"  # the trace's most common classic class
     prov = run("etl", "events", "--format", "csv", "--provider", guid.upper(), path).stdout.splitlines()
     check(len(prov) == 1 + 7885 and all(guid in line for line in prov[1:]), "--provider filter")
-    pid = run("etl", "events", "--format", "json", "--pid", "4", "-n", "50", path).stdout.splitlines()
-    check(len(pid) == 50 and all(json.loads(line)["pid"] == 4 for line in pid), "--pid filter, --limit")
+    pid = run("etl", "events", "--format", "jsonl", "--pid", "4", "-n", "50", path).stdout.splitlines()
+    check(len(pid) == 50 and all(json.loads(line)["pid"] == 4 for line in pid), "--pid filter, -n")
+    pid = run("etl", "events", "--format", "jsonl", "--pid", "4", "--count", "7", path).stdout.splitlines()
+    check(len(pid) == 7, "--count")
+    pid = run("etl", "events", "--format", "jsonl", "--limit", "3", path).stdout.splitlines()
+    check(len(pid) == 3, "--limit, the old spelling of --count")
     hexed = run("etl", "events", "--hex", "-n", "2", os.path.join(DATA, "lxcore_kernel.etl")).stdout
     check("|..l.x.c.o.r.e._." in hexed or "l.x.c.o.r.e" in hexed, "--hex dump")
     # TraceLogging events carry provider traits (12) and their schema (11);
     # the CLR events of net.4.5.2 some 64-bit stacks (6) and related activity ids (1).
-    tl = [json.loads(line) for line in run("etl", "events", "--format", "json", "--kind", "event",
-                                             os.path.join(DATA, "primitive-types.etl")).stdout.splitlines()]
-    check(len(tl) == 5 and all(e["extended_types"] == [12, 11] for e in tl), "TraceLogging extended data")
-    ext = [json.loads(line)["extended_types"] for line in run("etl", "events", "--format", "json", "--kind",
-                                                                "event", path).stdout.splitlines()]
-    check(sum(e == [6] for e in ext) == 652 and sum(e == [1, 6] for e in ext) == 3, "stack trace items")
+    tl = json.loads(run("etl", "events", "--format", "json", "--kind", "event",
+                        os.path.join(DATA, "primitive-types.etl")).stdout)
+    check(len(tl) == 5 and all(e["extended_types"] == "12,11" for e in tl), "TraceLogging extended data")
+    ext = [r["extended_types"] for r in json.loads(run("etl", "events", "--format", "json", "--kind",
+                                                         "event", path).stdout)]
+    check(sum(e == "6" for e in ext) == 652 and sum(e == "1,6" for e in ext) == 3, "stack trace items")
     table = run("etl", "events", os.path.join(DATA, "primitive-types.etl")).stdout.splitlines()
-    check(table[0].startswith("TIME") and len(table) == 8, "table output")
+    check(table[0].startswith("Timestamp") and len(table) == 8, "table output")
+    check(re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}Z ", table[1]), "ISO 8601 UTC times: " + table[1])
+    check(table[1].index(" ") == table[0].index(" CPU"), "fixed-width streamed columns")
 
 
 def test_generated(tmp):
@@ -206,16 +220,21 @@ def test_generated(tmp):
     umap = run("etl", "images", "--map", "--pid", "4242", imgs).stdout.splitlines()
     check(len(umap) == 2 and umap[0].endswith("Program Files\\App\\app.exe"), "pid map")
     csv = run("etl", "images", "--format", "csv", imgs).stdout.splitlines()
-    check(csv[0].startswith("kind,time,pid,base,size") and len(csv) == 7, "csv images")
+    check(csv[0].startswith("kind,timestamp,pid,base,size") and len(csv) == 7, "csv images")
+    mapj = json.loads(run("etl", "images", "--map", "--kernel", "--format", "json", imgs).stdout)
+    check(mapj == [{"base": "0xfffff80312400000", "size": "0x1046000",
+                    "name": "\\SystemRoot\\system32\\ntoskrnl.exe"},
+                   {"base": "0xfffff80313000000", "size": "0x9f000",
+                    "name": "\\SystemRoot\\System32\\drivers\\tcpip.sys"}], "map as JSON records: %s" % mapj)
 
     bad = os.path.join(tmp, "corrupt.etl")
     subprocess.run([GEN, "corrupt", bad], check=True)
     p = run("etl", "events", bad, expect=1)
     check("offset 0x1048" in p.stderr and "--keep-going" in p.stderr, "error names the offset")
-    p = run("etl", "events", "--keep-going", "--format", "json", bad)
+    p = run("etl", "events", "--keep-going", "--format", "jsonl", bad)
     # The header event and the third buffer's; the second buffer's only event is bad.
     check(len(p.stdout.splitlines()) == 2 and "skipping" in p.stderr, "--keep-going continues")
-    got = json.loads(run("etl", "info", "--format", "json", "--keep-going", bad).stdout)
+    got = json.loads(run("etl", "info", "--format", "json", "--keep-going", bad).stdout)[0]
     check(got["buffers_bad"] == 1 and got["events"] == 2, "info counts a bad buffer")
     rows = json.loads(run("etl", "info", "--buffers", "--keep-going", "--format", "json", bad).stdout)
     check([(r["index"], r["events"], r["status"]) for r in rows] == [(0, 1, "ok"), (1, 0, "bad"), (2, 1, "ok")],
@@ -277,6 +296,106 @@ def test_usage(tmp):
     check("WMI_BUFFER_HEADER at offset 0x0" in p.stderr, "not an etl: " + p.stderr.strip())
 
 
+def one_error(args, option):
+    """A usage mistake: exit 2, one line naming the option, then the pointer to --help."""
+    p = run("etl", *args, expect=2)
+    lines = p.stderr.splitlines()
+    check(len(lines) == 2 and "'%s'" % option in lines[0] and
+          lines[1] == "Try 'ntlens etl %s --help'." % args[0], "%s: one error line: %r" % (args, p.stderr))
+
+
+def test_options(tmp):
+    """docs/cli.md's letters and the parser's one wording; every --format of every command."""
+    etl = os.path.join(DATA, "ShutdownPerfDiagLogger.etl")
+    for args, opt in ((["events", "-k", "event"], "-k"), (["events", "-x"], "-x"),
+                      (["images", "-k"], "-k"), (["images", "-m"], "-m"), (["info", "-b"], "-b"),
+                      (["ipt", "-r", "-o", tmp], "-r"), (["ipt", "-k", "0x1f20", "-o", tmp], "-k")):
+        one_error(args + [etl], opt)  # letters docs/cli.md gives to other meanings
+    for cmd in ("info", "events", "images", "ipt"):
+        one_error([cmd, "--no-such", etl], "--no-such")
+        one_error([cmd, "--format", "xml", etl], "--format")
+        one_error([cmd, etl, "--compression"], "--compression")
+        one_error([cmd, "--compression", "zip", etl], "--compression")
+        man = run("etl", cmd, "--help-man").stdout
+        check("keep\\-going" in man and "sorted" in man and "compression" in man, cmd + ": man page has the etl options")
+    one_error(["events", "--provider", "not-a-guid", etl], "--provider")
+    one_error(["events", "--group", "Nope", etl], "--group")
+    one_error(["events", "--kind", "nope", etl], "--kind")
+    one_error(["events", "-n", "x", etl], "-n")
+    one_error(["images", "--pid", "4294967296", etl], "--pid")
+    one_error(["ipt", "--hook", "0x10000", "-o", tmp, etl], "--hook")
+    gen = os.path.join(tmp, "opts-ipt.etl")
+    subprocess.run([GEN, "ipt", gen], check=True)
+    for fmt in ("table", "csv", "tsv", "json", "jsonl"):
+        runs = [["info", etl], ["info", "--buffers", etl], ["events", "-n", "20", etl], ["images", etl],
+                ["images", "--map", etl], ["ipt", gen, "-o", os.path.join(tmp, "fmt-" + fmt)]]
+        for args in runs:
+            out = run("etl", *args, "--format", fmt).stdout
+            what = "%s --format %s" % (" ".join(args[:2]), fmt)
+            if fmt == "json":
+                doc = json.loads(out)
+                check(isinstance(doc, list) and all(isinstance(r, dict) for r in doc) and doc, what)
+            elif fmt == "jsonl":
+                check(all(isinstance(json.loads(line), dict) for line in out.splitlines()) and out, what)
+            elif fmt in ("csv", "tsv"):
+                rows = list(csv_module.reader(io.StringIO(out), delimiter="," if fmt == "csv" else "\t"))
+                check(rows and all(re.fullmatch(r"[a-z][a-z0-9_]*", k) for k in rows[0]) and
+                      all(len(r) == len(rows[0]) for r in rows), what)
+    rows = json.loads(run("etl", "ipt", gen, "-o", os.path.join(tmp, "rec"), "--format", "json").stdout)
+    check(rows[0]["path"] == os.path.join(tmp, "rec", "ipt-0001.pt") and rows[0]["bytes"] == 300 and
+          "cpu" in rows[0], "etl ipt records what it wrote: %s" % rows[0])
+
+
+def test_times():
+    """ISO 8601 times, never raw FILETIMEs; time zones by name."""
+    iso = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}(Z|[+-]\d\d:\d\d)$")
+    want = {"ShutdownPerfDiagLogger.etl": ("Romance Standard Time", "Romance Daylight Time"),
+            "net.4.5.2.x64.etl": ("Pacific Standard Time", "Pacific Daylight Time"),
+            "lxcore_kernel.etl": ("China Standard Time", "China Daylight Time"),
+            "primitive-types.etl": ("FLE Standard Time", "FLE Daylight Time")}
+    for name, (std, dlt) in want.items():
+        got = info(os.path.join(DATA, name))
+        check((got["time_zone"], got["time_zone_daylight"]) == (std, dlt), "%s time zone: %s" % (
+            name, (got["time_zone"], got["time_zone_daylight"])))
+        check(all(iso.match(got[k]) for k in ("start_time", "end_time", "first_event")), name + " ISO times")
+    path = os.path.join(DATA, "net.4.5.2.x64.etl")
+    rows = json.loads(run("etl", "info", "--buffers", "--format", "json", path).stdout)
+    check(all(iso.match(r["timestamp"]) for r in rows), "--buffers timestamps are ISO 8601")
+    table = run("etl", "info", "--buffers", path).stdout.splitlines()
+    check(iso.match(table[1].split()[6]), "--buffers table time: " + table[1])
+    local = run("etl", "info", "--format", "json", "--local-time", path).stdout
+    check(iso.match(json.loads(local)[0]["start_time"]), "--local-time")
+
+
+def test_progress(tmp):
+    """On a terminal the bar shares no line with output; into a pipe there is none."""
+    if not shutil.which("script"):
+        check(False, "script(1) is needed for the terminal test (util-linux)")
+        return
+    path = os.path.join(DATA, "net.4.5.2.x64.etl")
+    log = os.path.join(tmp, "pty.log")
+    for cmd, bar_expected in (("%s etl events --sorted -n 5 %s" % (NTLENS, path), True),
+                              ("%s etl events %s | head -5" % (NTLENS, path), False),
+                              ("%s etl info %s" % (NTLENS, path), True)):
+        subprocess.run(["script", "-qec", cmd, log], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       check=False, timeout=120)
+        raw = open(log, "rb").read().decode("utf-8", "replace")
+        body = raw.split("\n", 1)[1] if raw.startswith("Script started") else raw
+        lines = [l for l in body.replace("\r\n", "\n").split("\n") if l and not l.startswith("Script ")]
+        seen_bar = "reading [" in body
+        check(seen_bar == bar_expected, "%s: bar shown %s, want %s" % (cmd, seen_bar, bar_expected))
+        for line in lines:
+            # What the terminal shows: each \r returns to column 0 and overwrites.
+            shown = ""
+            for part in line.split("\r"):
+                shown = part + shown[len(part):]
+            shown = shown.rstrip()
+            check("reading [" not in shown or re.fullmatch(r"reading \[#* *\] +\d+%", shown),
+                  "%s: the bar shares a line with output: %r" % (cmd, shown))
+        out = [l for l in lines if "Timestamp" in l or "logger_name" in l]
+        check(out, "%s: output reached the terminal" % cmd)
+
+
 def test_truncated(tmp):
     """A real trace cut inside its 11th buffer: each command says where the
     file ends and what it read (exit 1); --keep-going keeps every whole buffer
@@ -297,7 +416,10 @@ def test_truncated(tmp):
               "%d whole buffers and %d events" % (keep, want_events) in msg, what + ": " + msg)
         check(msg.count(cut) == 1 and "--keep-going" in msg, what + ": names the file once: " + msg)
         p = run("etl", "info", "--format", "json", "--keep-going", *extra, cut)
-        got = json.loads(p.stdout)
+        got = json.loads(p.stdout)[0]
+        check(got["truncated"] is True, what + ": info says truncated")
+        table = run("etl", "info", *extra, cut, expect=1).stdout
+        check(re.search(r"^truncated +true$", table, re.M), what + ": the table says truncated")
         check(got["buffers"] == keep and got["events"] == want_events, what + " --keep-going counts")
         check("warning" in p.stderr and "ends early" in p.stderr, what + " --keep-going warns")
 
@@ -308,7 +430,7 @@ def test_truncated(tmp):
         p = run("etl", "events", "--format", "csv", "--keep-going", *extra, cut)
         check(len(p.stdout.splitlines()) == 1 + want_events, what + ": events --keep-going")
         if extra:
-            times = [int(line.split(",")[1]) for line in p.stdout.splitlines()[1:]]
+            times = [int(line.split(",")[1]) for line in p.stdout.splitlines()[1:]]  # clock
             check(times == sorted(times), what + ": sorted after the cut")
         full = json.loads(run("etl", "images", "--format", "json", "--keep-going", *extra, cut).stdout)
         run("etl", "images", *extra, cut, expect=1)
@@ -451,6 +573,9 @@ def main():
         test_real_ring(tmp)
         test_pipeline(tmp)
         test_usage(tmp)
+        test_options(tmp)
+        test_times()
+        test_progress(tmp)
         test_truncated(tmp)
         test_errors(tmp)
         test_peers()

@@ -1,5 +1,5 @@
-/* ntlens etl events: one line (or JSON object) per event, streamed. */
-#include <getopt.h>
+/* ntlens etl events: one record per event, streamed (a trace holds millions):
+ * table rows have fixed widths, so no format waits for the end. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,37 +8,33 @@
 #include "cli.h"
 #include "commands.h"
 #include "etl-common.h"
-#include "output.h"
 
-static void usage(FILE *f)
-{
-    fputs("usage: ntlens etl events [OPTIONS] FILE.etl\n"
-          "\n"
-          "List the events of an ETW trace file, one per line: time (UTC), CPU, process\n"
-          "and thread ids, header kind, provider GUID or kernel group, opcode, event id or\n"
-          "hook id, payload size. Streams in file order unless --sorted.\n"
-          "\n"
-          "Options:\n"
-          "  -f, --format FMT     table (default), csv or json (one object per line)\n"
-          "  -p, --provider GUID  only events of this provider or class GUID\n"
-          "  -g, --group GROUP    only kernel events of this group (name like Process,\n"
-          "                       Image, Thread, PerfInfo, or a number)\n"
-          "      --pid PID        only events of this process id\n"
-          "  -k, --kind KIND      only this header kind: system, compact, perfinfo,\n"
-          "                       classic, instance, event, message\n"
-          "  -n, --limit N        stop after N events\n"
-          "  -x, --hex            dump each payload in hex\n" ETL_COMMON_HELP
-          "  -h, --help           show this help\n",
-          f);
-}
+static const struct opt_command events_command = {
+    .name = "etl events",
+    .synopsis = "FILE.etl",
+    .summary = "list the events of an ETW trace file",
+    .description =
+        "List the events of an ETW trace file, one per line: time, CPU, process and\n"
+        "thread ids, header kind, provider GUID or kernel group, opcode, event id or\n"
+        "hook id, payload size. Streams in file order unless --sorted. The other\n"
+        "formats carry every header field: the raw clock value, level, task, keyword,\n"
+        "extended data item types, version and the event's file offset.",
+};
 
 struct filter {
     bool provider_set;
     struct ntl_guid provider;
     int group;         /* -1: any */
     bool pid_set;
-    uint32_t pid;
+    uint64_t pid;
     int kind;          /* -1: any */
+};
+
+struct events_opts {
+    struct filter flt;
+    int fmt;
+    bool hex;
+    uint64_t count;
 };
 
 static bool keep(const struct filter *flt, const struct ntl_etl_event *ev)
@@ -54,246 +50,260 @@ static bool keep(const struct filter *flt, const struct ntl_etl_event *ev)
     return true;
 }
 
-static void hexdump(const uint8_t *p, size_t n)
+/* The payload under its table row, as offset, hex and ASCII lines. */
+static void hexdump(FILE *f, const uint8_t *p, size_t n)
 {
     for (size_t off = 0; off < n; off += 16) {
-        printf("    %04zx ", off);
+        fprintf(f, "    %04zx ", off);
         for (size_t i = 0; i < 16; i++) {
             if (off + i < n)
-                printf(" %02x", p[off + i]);
+                fprintf(f, " %02x", p[off + i]);
             else
-                fputs("   ", stdout);
+                fputs("   ", f);
         }
-        fputs("  |", stdout);
+        fputs("  |", f);
         for (size_t i = 0; i < 16 && off + i < n; i++) {
             uint8_t b = p[off + i];
-            putchar(b >= 0x20 && b < 0x7f ? b : '.');
+            fputc(b >= 0x20 && b < 0x7f ? b : '.', f);
         }
-        fputs("|\n", stdout);
+        fputs("|\n", f);
     }
 }
 
-/* What the provider column shows: the kernel group or the GUID. */
-static const char *provider_text(const struct ntl_etl_event *ev, char *buf, size_t size)
+static bool is_kernel(const struct ntl_etl_event *ev)
 {
-    if (ev->kind <= NTL_ETL_KIND_PERFINFO)
-        return etl_cli_group(ev->group, buf, size);
-    if (ev->has_guid)
-        return ntl_guid_format(&ev->guid, buf, size);
-    return "";
+    return ev->kind <= NTL_ETL_KIND_PERFINFO;
 }
 
-static const char *opcode_text(const struct ntl_etl_event *ev, char *buf, size_t size)
-{
-    if (ev->kind <= NTL_ETL_KIND_PERFINFO)
-        return etl_cli_opcode(ev->group, ev->opcode, buf, size);
-    snprintf(buf, size, "%u", ev->opcode);
-    return buf;
-}
-
-static const char *id_text(const struct ntl_etl_event *ev, char *buf, size_t size)
-{
-    if (ev->kind <= NTL_ETL_KIND_PERFINFO)
-        snprintf(buf, size, "0x%04x", ev->hook_id);
-    else if (ev->kind == NTL_ETL_KIND_EVENT)
-        snprintf(buf, size, "%u", ev->event_id);
-    else if (ev->kind == NTL_ETL_KIND_MESSAGE)
-        snprintf(buf, size, "%u", ev->message_number);
-    else
-        buf[0] = '\0';
-    return buf;
-}
-
-static void id_or_empty(char *buf, size_t size, uint32_t v)
+static void cell_id(struct out *o, uint32_t v)
 {
     if (v == UINT32_MAX)
-        buf[0] = '\0';
+        out_null(o);
     else
-        snprintf(buf, size, "%" PRIu32, v);
+        out_u64(o, v);
 }
 
-static void print_table(struct etl_cli *c, const struct ntl_etl_event *ev, bool hex)
+/* ---- the table: the fields a reader scans, at fixed widths ---- */
+
+static void table_columns(struct out *o)
 {
-    char tbuf[64], pbuf[64], obuf[32], ibuf[16], pid[16], tid[16];
-    id_or_empty(pid, sizeof pid, ev->pid);
-    id_or_empty(tid, sizeof tid, ev->tid);
-    printf("%-28s %3u %6s %6s %-8s %-36s %-16s %6s %6zu\n", etl_cli_time(c, ev->timestamp, tbuf, sizeof tbuf),
-           ev->cpu, pid, tid, ntl_etl_kind_name(ev->kind), provider_text(ev, pbuf, sizeof pbuf),
-           opcode_text(ev, obuf, sizeof obuf), id_text(ev, ibuf, sizeof ibuf), ev->payload_size);
+    static const struct { const char *key, *title; int width; enum out_align align; } cols[] = {
+        {"timestamp", NULL, 28, OUT_LEFT}, {"cpu", "CPU", 3, OUT_RIGHT},
+        {"pid", "PID", 6, OUT_RIGHT},      {"tid", "TID", 6, OUT_RIGHT},
+        {"kind", NULL, 8, OUT_LEFT},       {"provider", "Provider/Group", 36, OUT_LEFT},
+        {"opcode", NULL, 16, OUT_LEFT},    {"id", "ID", 6, OUT_RIGHT},
+        {"payload_size", "Size", 6, OUT_RIGHT},
+    };
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
+        out_column(o, cols[i].key, cols[i].title, cols[i].align);
+        out_column_width(o, cols[i].width);
+    }
+}
+
+static void table_row(struct out *o, struct etl_cli *c, const struct ntl_etl_event *ev, bool hex)
+{
+    char buf[64];
+    etl_cli_out_time(o, c, ev->timestamp);
+    out_u64(o, ev->cpu);
+    cell_id(o, ev->pid);
+    cell_id(o, ev->tid);
+    out_str(o, ntl_etl_kind_name(ev->kind));
+    if (is_kernel(ev))
+        out_str(o, etl_cli_group(ev->group, buf, sizeof buf));
+    else
+        out_str(o, ev->has_guid ? ntl_guid_format(&ev->guid, buf, sizeof buf) : "");
+    if (is_kernel(ev))
+        out_str(o, etl_cli_opcode(ev->group, ev->opcode, buf, sizeof buf));
+    else
+        out_u64(o, ev->opcode);
+    if (is_kernel(ev))
+        out_strf(o, "0x%04x", ev->hook_id);
+    else if (ev->kind == NTL_ETL_KIND_EVENT)
+        out_u64(o, ev->event_id);
+    else if (ev->kind == NTL_ETL_KIND_MESSAGE)
+        out_u64(o, ev->message_number);
+    else
+        out_null(o);
+    out_u64(o, ev->payload_size);
+    out_row_end(o);
     if (hex)
-        hexdump(ev->payload, ev->payload_size);
+        hexdump(stdout, ev->payload, ev->payload_size);
 }
 
-static void print_csv(struct etl_cli *c, const struct ntl_etl_event *ev, bool hex)
+/* ---- the other formats: every field, null where a header has none ---- */
+
+static void record_columns(struct out *o, bool hex)
 {
-    char tbuf[64], pbuf[64], obuf[32], ibuf[16], pid[16], tid[16];
-    id_or_empty(pid, sizeof pid, ev->pid);
-    id_or_empty(tid, sizeof tid, ev->tid);
-    printf("%s,%" PRIu64 ",%u,%s,%s,%s,", etl_cli_time(c, ev->timestamp, tbuf, sizeof tbuf),
-           ev->timestamp, ev->cpu, pid, tid, ntl_etl_kind_name(ev->kind));
-    out_csv_field(stdout, provider_text(ev, pbuf, sizeof pbuf), false);
-    putchar(',');
-    out_csv_field(stdout, opcode_text(ev, obuf, sizeof obuf), false);
-    printf(",%s,%u,%zu,%" PRIu64, id_text(ev, ibuf, sizeof ibuf), ev->version, ev->payload_size,
-           ev->offset);
-    if (hex) {
-        char *h = etl_cli_hex(ev->payload, ev->payload_size);
-        printf(",%s", h);
-        free(h);
-    }
-    putchar('\n');
+    static const char *const keys[] = {
+        "timestamp", "clock", "cpu", "pid", "tid", "kind", "provider", "group", "hook_id",
+        "opcode", "opcode_name", "event_id", "message_number", "level", "task", "keyword",
+        "extended_types", "pebs_index", "pmc_count", "version", "payload_size", "offset",
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        out_column(o, keys[i], NULL, OUT_LEFT);
+    if (hex)
+        out_column(o, "payload", NULL, OUT_LEFT);
 }
 
-static void print_json(struct etl_cli *c, const struct ntl_etl_event *ev, bool hex)
+/* "12,11": the types of the extended data items, in order. */
+static void cell_extended_types(struct out *o, const struct ntl_etl_event *ev)
 {
-    char tbuf[64], gbuf[64], obuf[32];
-    printf("{\"time\":");
-    out_json_string(stdout, etl_cli_time(c, ev->timestamp, tbuf, sizeof tbuf));
-    printf(",\"timestamp\":%" PRIu64 ",\"cpu\":%u", ev->timestamp, ev->cpu);
-    if (ev->pid != UINT32_MAX)
-        printf(",\"pid\":%" PRIu32, ev->pid);
-    else
-        printf(",\"pid\":null");
-    if (ev->tid != UINT32_MAX)
-        printf(",\"tid\":%" PRIu32, ev->tid);
-    else
-        printf(",\"tid\":null");
-    printf(",\"kind\":\"%s\"", ntl_etl_kind_name(ev->kind));
-    if (ev->kind <= NTL_ETL_KIND_PERFINFO) {
-        printf(",\"hook_id\":%u,\"group\":", ev->hook_id);
-        out_json_string(stdout, etl_cli_group(ev->group, gbuf, sizeof gbuf));
-        printf(",\"opcode\":%u,\"opcode_name\":", ev->opcode);
-        out_json_string(stdout, etl_cli_opcode(ev->group, ev->opcode, obuf, sizeof obuf));
-        if (ev->has_pebs)
-            printf(",\"pebs_index\":%" PRIu64, ev->pebs_index);
-        if (ev->pmc_count)
-            printf(",\"pmc_count\":%u", ev->pmc_count);
-    } else {
-        printf(",\"opcode\":%u", ev->opcode);
-    }
+    struct ntl_etl_ext_item item;
+    char buf[256];
+    size_t pos = 0, n = 0;
+    buf[0] = '\0';
+    /* A malformed item ends the list; the reader checked the items already. */
+    for (int i = 0; ntl_etl_ext_next(ev, &pos, &item, NULL) > 0 && n < sizeof buf - 8; i++)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%u", i ? "," : "", item.type);
+    out_str(o, buf);
+}
+
+static void kernel_cells(struct out *o, const struct ntl_etl_event *ev)
+{
+    char buf[64];
+    out_null(o); /* provider */
+    out_str(o, etl_cli_group(ev->group, buf, sizeof buf));
+    out_num_text(o, ev->hook_id, (snprintf(buf, sizeof buf, "0x%04x", ev->hook_id), buf));
+    out_u64(o, ev->opcode);
+    out_str(o, etl_cli_opcode(ev->group, ev->opcode, buf, sizeof buf));
+    for (int i = 0; i < 6; i++) /* event_id .. extended_types */
+        out_null(o);
+}
+
+static void provider_cells(struct out *o, const struct ntl_etl_event *ev)
+{
+    char buf[64];
+    bool event = ev->kind == NTL_ETL_KIND_EVENT;
     if (ev->has_guid)
-        printf(",\"provider\":\"%s\"", ntl_guid_format(&ev->guid, gbuf, sizeof gbuf));
-    if (ev->kind == NTL_ETL_KIND_EVENT) {
-        printf(",\"event_id\":%u,\"level\":%u,\"task\":%u,\"keyword\":%" PRIu64
-               ",\"extended_types\":[", ev->event_id, ev->level, ev->task, ev->keyword);
-        struct ntl_etl_ext_item item;
-        size_t pos = 0;
-        /* A malformed item ends the list; the reader checked the items already. */
-        for (int i = 0; ntl_etl_ext_next(ev, &pos, &item, NULL) > 0; i++)
-            printf("%s%u", i ? "," : "", item.type);
-        putchar(']');
-    }
-    if (ev->kind == NTL_ETL_KIND_MESSAGE)
-        printf(",\"message_number\":%u", ev->message_number);
-    printf(",\"version\":%u,\"payload_size\":%zu,\"offset\":%" PRIu64, ev->version, ev->payload_size,
-           ev->offset);
+        out_str(o, ntl_guid_format(&ev->guid, buf, sizeof buf));
+    else
+        out_null(o);
+    out_null(o); /* group */
+    out_null(o); /* hook_id */
+    out_u64(o, ev->opcode);
+    out_null(o); /* opcode_name */
+    event ? out_u64(o, ev->event_id) : out_null(o);
+    ev->kind == NTL_ETL_KIND_MESSAGE ? out_u64(o, ev->message_number) : out_null(o);
+    event ? out_u64(o, ev->level) : out_null(o);
+    event ? out_u64(o, ev->task) : out_null(o);
+    /* A 64-bit mask: a hex string, as JSON numbers above 2^53 are rounded. */
+    event ? out_addr(o, ev->keyword, 16) : out_null(o);
+    event ? cell_extended_types(o, ev) : out_null(o);
+}
+
+static int record_row(struct out *o, struct etl_cli *c, const struct ntl_etl_event *ev, bool hex)
+{
+    etl_cli_out_time(o, c, ev->timestamp);
+    out_u64(o, ev->timestamp);
+    out_u64(o, ev->cpu);
+    cell_id(o, ev->pid);
+    cell_id(o, ev->tid);
+    out_str(o, ntl_etl_kind_name(ev->kind));
+    (is_kernel(ev) ? kernel_cells : provider_cells)(o, ev);
+    ev->has_pebs ? out_u64(o, ev->pebs_index) : out_null(o);
+    ev->pmc_count ? out_u64(o, ev->pmc_count) : out_null(o);
+    out_u64(o, ev->version);
+    out_u64(o, ev->payload_size);
+    out_u64(o, ev->offset);
     if (hex) {
         char *h = etl_cli_hex(ev->payload, ev->payload_size);
-        printf(",\"payload\":\"%s\"", h);
+        if (!h)
+            return cli_failf(c->cmd, "out of memory");
+        out_str(o, h);
         free(h);
     }
-    fputs("}\n", stdout);
+    return out_row_end(o) < 0 ? EXIT_FAIL : EXIT_OK;
+}
+
+static int list_events(struct etl_cli *c, struct out *o, const struct events_opts *eo)
+{
+    struct ntl_etl_event ev;
+    uint64_t shown = 0;
+    int rc = 1, status = EXIT_OK;
+
+    while (status == EXIT_OK && shown < eo->count && (rc = etl_cli_next(c, &ev)) > 0) {
+        if (!keep(&eo->flt, &ev))
+            continue;
+        shown++;
+        if (eo->fmt == OUT_TABLE)
+            table_row(o, c, &ev, eo->hex);
+        else
+            status = record_row(o, c, &ev, eo->hex);
+        if (ferror(stdout))
+            break; /* a closed pipe: out_close reports it */
+    }
+    return rc < 0 ? EXIT_FAIL : status;
+}
+
+static int provider_cb(const struct opt *o, const char *arg, void *ctx)
+{
+    struct filter *flt = ctx;
+    if (!ntl_guid_parse(arg, &flt->provider))
+        return opt_error(o, "needs GUID, like 9e814aad-3204-11d2-9a82-006008a86939, not '%s'", arg);
+    flt->provider_set = true;
+    return 0;
+}
+
+static int group_cb(const struct opt *o, const char *arg, void *ctx)
+{
+    struct filter *flt = ctx;
+    if ((flt->group = ntl_etl_group_parse(arg)) < 0)
+        return opt_error(o, "needs GROUP, a kernel group name (Process, Image, ...) or number, not '%s'", arg);
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, struct etl_cli *c, struct events_opts *eo)
+{
+    const char *kinds[NTL_ETL_KIND_COUNT + 1] = {NULL};
+    for (int k = 0; k < NTL_ETL_KIND_COUNT; k++)
+        kinds[k] = ntl_etl_kind_name((enum ntl_etl_kind)k);
+    struct opt opts[] = {
+        OPT_GROUP("Selection"),
+        OPT_CALLBACK('p', "provider", "GUID", provider_cb, &eo->flt,
+                     "only events of this provider or class GUID"),
+        OPT_CALLBACK('g', "group", "GROUP", group_cb, &eo->flt,
+                     "only kernel events of this group (a name like Process, Image,\n"
+                     "Thread, PerfInfo, or a number)"),
+        OPT_U64(0, "pid", &eo->flt.pid, "PID", 0, UINT32_MAX, "only events of this process id"),
+        OPT_CHOICE(0, "kind", &eo->flt.kind, "KIND", kinds,
+                   "only this header kind: system, compact, perfinfo, classic,\n"
+                   "instance, event, message"),
+        OPT_U64('n', "count", &eo->count, "N", 0, UINT64_MAX, "stop after N events"),
+        OPT_U64(0, "limit", &eo->count, "N", 0, UINT64_MAX, "same as --count", .flags = OPT_HIDDEN),
+        OPT_FLAG(0, "hex", &eo->hex, "dump each payload in hex (a payload column in other formats)"),
+        OPT_OUTPUT_OPTIONS(&eo->fmt),
+        OPT_ETL_OPTIONS(c),
+        OPT_END(),
+    };
+    int n = parse_options(&events_command, opts, argc, argv);
+    if (n < 0)
+        return parse_options_exit(n);
+    if (n != 1)
+        return opt_usage_error(&events_command, "expected one trace file");
+    eo->flt.pid_set = opt_given(opts, "pid");
+    return CLI_CONTINUE;
 }
 
 int cmd_etl_events(int argc, char **argv)
 {
-    enum { OPT_PID = 1 };
-    static const struct option longopts[] = {
-        {"format", required_argument, NULL, 'f'},
-        {"provider", required_argument, NULL, 'p'},
-        {"group", required_argument, NULL, 'g'},
-        {"pid", required_argument, NULL, OPT_PID},
-        {"kind", required_argument, NULL, 'k'},
-        {"limit", required_argument, NULL, 'n'},
-        {"hex", no_argument, NULL, 'x'},
-        {"help", no_argument, NULL, 'h'},
-        ETL_COMMON_LONGOPTS,
-        {NULL, 0, NULL, 0},
-    };
     struct etl_cli c = {.cmd = argv[0]};
-    struct filter flt = {.group = -1, .kind = -1};
-    enum out_format fmt = OUT_TABLE;
-    bool hex = false;
-    uint64_t limit = UINT64_MAX, v;
-    int opt, rc = 0;
+    struct events_opts eo = {.flt = {.group = -1, .kind = -1}, .fmt = OUT_TABLE, .count = UINT64_MAX};
+    struct out *o;
+    int rc;
 
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "f:p:g:k:n:xh", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'f':
-            if (!out_format_parse(optarg, &fmt))
-                return cli_usage_error(argv[0], "unknown format '%s' (table, csv, json)", optarg);
-            break;
-        case 'p':
-            if (!ntl_guid_parse(optarg, &flt.provider))
-                return cli_usage_error(argv[0], "bad GUID '%s'", optarg);
-            flt.provider_set = true;
-            break;
-        case 'g':
-            if ((flt.group = ntl_etl_group_parse(optarg)) < 0)
-                return cli_usage_error(argv[0], "unknown kernel group '%s'", optarg);
-            break;
-        case OPT_PID:
-            if (!cli_parse_u64(optarg, &v) || v > UINT32_MAX)
-                return cli_usage_error(argv[0], "bad process id '%s'", optarg);
-            flt.pid_set = true;
-            flt.pid = (uint32_t)v;
-            break;
-        case 'k':
-            flt.kind = -1;
-            for (int k = 0; k < NTL_ETL_KIND_COUNT; k++)
-                if (!strcmp(optarg, ntl_etl_kind_name((enum ntl_etl_kind)k)))
-                    flt.kind = k;
-            if (flt.kind < 0)
-                return cli_usage_error(argv[0], "unknown header kind '%s'", optarg);
-            break;
-        case 'n':
-            if (!cli_parse_u64(optarg, &limit))
-                return cli_usage_error(argv[0], "bad limit '%s'", optarg);
-            break;
-        case 'x':
-            hex = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return EXIT_OK;
-        default:
-            if (etl_cli_option(&c, opt, optarg, &rc)) {
-                if (rc)
-                    return rc;
-                break;
-            }
-            return cli_usage_error(argv[0], "unknown option");
-        }
-    }
-    if (optind + 1 != argc)
-        return cli_usage_error(argv[0], "expected one trace file");
-    if ((rc = etl_cli_open(&c, argv[optind])))
+    if ((rc = parse_args(argc, argv, &c, &eo)) != CLI_CONTINUE)
         return rc;
-
-    if (fmt == OUT_TABLE)
-        printf("%-28s %3s %6s %6s %-8s %-36s %-16s %6s %6s\n", "TIME", "CPU", "PID", "TID", "KIND",
-               "PROVIDER/GROUP", "OPCODE", "ID", "SIZE");
-    else if (fmt == OUT_CSV)
-        printf("time,timestamp,cpu,pid,tid,kind,provider,opcode,id,version,payload_size,offset%s\n",
-               hex ? ",payload" : "");
-
-    struct ntl_etl_event ev;
-    uint64_t shown = 0;
-    while (shown < limit && (rc = etl_cli_next(&c, &ev)) > 0) {
-        if (!keep(&flt, &ev))
-            continue;
-        shown++;
-        switch (fmt) {
-        case OUT_TABLE: print_table(&c, &ev, hex); break;
-        case OUT_CSV: print_csv(&c, &ev, hex); break;
-        default: print_json(&c, &ev, hex); break;
-        }
-        if (ferror(stdout))
-            break;
+    if ((rc = etl_cli_open(&c, argv[1])))
+        return rc;
+    if (!(o = out_new(stdout, (enum out_format)eo.fmt))) {
+        etl_cli_close(&c);
+        return cli_failf(argv[0], "out of memory");
     }
+    if (eo.fmt == OUT_TABLE)
+        table_columns(o);
+    else
+        record_columns(o, eo.hex);
+    rc = list_events(&c, o, &eo);
     etl_cli_close(&c);
-    if (fflush(stdout) != 0 || ferror(stdout))
-        return cli_failf(argv[0], "write error");
-    return rc < 0 ? EXIT_FAIL : EXIT_OK;
+    return etl_cli_out_close(&c, o, rc);
 }

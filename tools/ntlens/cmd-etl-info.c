@@ -1,6 +1,6 @@
 /* ntlens etl info: the logfile header and what a full pass over the buffers
- * finds (buffers, events by header kind, losses, time span, CPUs). */
-#include <getopt.h>
+ * finds (buffers, events by header kind, losses, time span, CPUs); or, with
+ * --buffers, one record per buffer. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,70 +9,52 @@
 #include "commands.h"
 #include "etl-common.h"
 #include "ntlens/compress.h"
-#include "output.h"
 
-static void usage(FILE *f)
-{
-    fputs("usage: ntlens etl info [OPTIONS] FILE.etl\n"
-          "\n"
-          "Summarise an ETW trace file: the logfile header (logger, OS build, pointer\n"
-          "size, clock, time zone), buffers and their compression, events by header\n"
-          "kind, events and buffers lost, the time span and the CPUs seen.\n"
-          "\n"
-          "Options:\n"
-          "  -f, --format FMT     table (default), csv or json\n"
-          "  -b, --buffers        list every buffer instead: offset, sizes, CPU, timestamp,\n"
-          "                       sequence, flags, type, compression and event count\n" ETL_COMMON_HELP
-          "  -h, --help           show this help\n",
-          f);
-}
-
-struct kv {
-    struct out_table *table; /* field/value rows for table and CSV */
-    struct out_table *json;  /* one row, a column per field, for JSON */
+static const struct opt_command info_command = {
+    .name = "etl info",
+    .synopsis = "FILE.etl",
+    .summary = "summarise an ETW trace file",
+    .description =
+        "Summarise an ETW trace file: the logfile header (logger, OS build, pointer\n"
+        "size, clock, time zone), buffers and their compression, events by header\n"
+        "kind, events and buffers lost, the time span and the CPUs seen. A file that\n"
+        "ends inside a buffer is reported as truncated, with what comes before the cut.\n"
+        "The table shows one field per line; the other formats one record.",
 };
 
-static void kv_str(struct kv *kv, const char *key, const char *v)
+/* The summary is one record. As a table it is a Field/Value list (a row per
+ * field); in the other formats a column per field, so it is written in two
+ * passes over the same field list: the columns, then the cells. */
+enum kv_pass { KV_VERTICAL, KV_COLUMNS, KV_CELLS };
+
+struct kv {
+    struct out *o;
+    enum kv_pass pass;
+};
+
+/* True when the caller adds the field's value cell now. */
+static bool kv_begin(struct kv *kv, const char *key)
 {
-    out_table_str(kv->table, key);
-    out_table_str(kv->table, v);
-    out_table_row_end(kv->table);
-    out_table_column(kv->json, key, NULL, OUT_LEFT);
-    out_table_str(kv->json, v);
+    if (kv->pass == KV_COLUMNS)
+        out_column(kv->o, key, NULL, OUT_LEFT);
+    else if (kv->pass == KV_VERTICAL)
+        out_str(kv->o, key);
+    return kv->pass != KV_COLUMNS;
 }
 
-static void kv_u64(struct kv *kv, const char *key, uint64_t v)
+static void kv_end(struct kv *kv)
 {
-    out_table_str(kv->table, key);
-    out_table_strf(kv->table, "%" PRIu64, v);
-    out_table_row_end(kv->table);
-    out_table_column(kv->json, key, NULL, OUT_LEFT);
-    out_table_u64(kv->json, v);
+    if (kv->pass == KV_VERTICAL)
+        out_row_end(kv->o);
 }
 
-static void kv_num(struct kv *kv, const char *key, double v, int decimals)
-{
-    out_table_str(kv->table, key);
-    out_table_strf(kv->table, "%.*f", decimals, v);
-    out_table_row_end(kv->table);
-    out_table_column(kv->json, key, NULL, OUT_LEFT);
-    out_table_num(kv->json, v, decimals);
-}
-
-static void kv_bool(struct kv *kv, const char *key, bool v)
-{
-    out_table_str(kv->table, key);
-    out_table_str(kv->table, v ? "true" : "false");
-    out_table_row_end(kv->table);
-    out_table_column(kv->json, key, NULL, OUT_LEFT);
-    out_table_bool(kv->json, v);
-}
-
-static void kv_time(struct kv *kv, const char *key, uint64_t filetime)
-{
-    char buf[64];
-    kv_str(kv, key, filetime ? ntl_filetime_format(filetime, buf, sizeof buf) : "");
-}
+#define KV(kv, key, cell)         \
+    do {                          \
+        if (kv_begin(kv, key)) {  \
+            cell;                 \
+            kv_end(kv);           \
+        }                         \
+    } while (0)
 
 static const char *clock_name(enum ntl_etl_clock c)
 {
@@ -84,23 +66,148 @@ static const char *clock_name(enum ntl_etl_clock c)
     return "?";
 }
 
-/* One row per WMI buffer. */
-static int list_buffers(struct etl_cli *c, enum out_format fmt)
+struct summary {
+    const char *path;
+    const struct ntl_etl_logfile *lf;
+    struct ntl_etl_stats st;
+    int compression;            /* the trace's format, for compressed traces */
+    uint64_t first, last;       /* FILETIMEs of the first and last events; 0: none */
+};
+
+static void header_fields(struct kv *kv, const struct summary *s)
 {
-    struct out_table *t = out_table_new();
-    struct ntl_etl_buffer b;
-    struct ntl_error err = {0};
-    bool failed = false;
+    const struct ntl_etl_logfile *lf = s->lf;
+    char buf[128];
+    KV(kv, "file", out_str(kv->o, s->path));
+    /* First, so a cut file is seen before its counts are read as whole. */
+    KV(kv, "truncated", out_bool(kv->o, s->st.truncated));
+    KV(kv, "logger_name", out_str(kv->o, lf->logger_name));
+    KV(kv, "log_file_name", out_str(kv->o, lf->log_file_name));
+    KV(kv, "os_version", out_strf(kv->o, "%u.%u build %u", lf->version[0], lf->version[1],
+                                  lf->provider_version));
+    KV(kv, "pointer_size", out_u64(kv->o, lf->pointer_size));
+    KV(kv, "number_of_processors", out_u64(kv->o, lf->number_of_processors));
+    KV(kv, "cpu_speed_mhz", out_u64(kv->o, lf->cpu_speed_mhz));
+    KV(kv, "log_file_mode", out_strf(kv->o, "0x%08x", lf->log_file_mode));
+    KV(kv, "buffer_size", out_u64(kv->o, lf->buffer_size));
+    KV(kv, "buffers_written", out_u64(kv->o, lf->buffers_written));
+    KV(kv, "events_lost", out_u64(kv->o, lf->events_lost));
+    KV(kv, "buffers_lost", out_u64(kv->o, lf->buffers_lost));
+    KV(kv, "clock", out_str(kv->o, clock_name(lf->clock)));
+    KV(kv, "perf_freq", out_u64(kv->o, lf->perf_freq));
+    KV(kv, "boot_time", out_filetime(kv->o, lf->boot_time));
+    KV(kv, "start_time", out_filetime(kv->o, lf->start_time));
+    KV(kv, "end_time", out_filetime(kv->o, lf->end_time));
+    KV(kv, "time_zone", out_str(kv->o, etl_tz_name(lf->tz_standard_name, buf, sizeof buf)));
+    KV(kv, "time_zone_daylight", out_str(kv->o, etl_tz_name(lf->tz_daylight_name, buf, sizeof buf)));
+    KV(kv, "time_zone_bias_minutes", out_i64(kv->o, lf->tz_bias));
+}
+
+static void pass_fields(struct kv *kv, const struct summary *s)
+{
+    const struct ntl_etl_stats *st = &s->st;
+    bool compressed = (s->lf->log_file_mode & NTL_ETL_MODE_COMPRESSED) || st->buffers_compressed;
+    unsigned cpus = 0;
+    char key[64];
+
+    KV(kv, "buffers", out_u64(kv->o, st->buffers));
+    KV(kv, "compressed", out_bool(kv->o, compressed));
+    KV(kv, "compression", compressed ? out_str(kv->o, ntl_compress_format_name(s->compression))
+                                     : out_null(kv->o));
+    KV(kv, "buffers_compressed", out_u64(kv->o, st->buffers_compressed));
+    KV(kv, "bytes_compressed", out_u64(kv->o, st->bytes_compressed));
+    KV(kv, "bytes_decompressed", out_u64(kv->o, st->bytes_decompressed));
+    KV(kv, "buffers_bad", out_u64(kv->o, st->buffers_bad));
+    KV(kv, "events", out_u64(kv->o, st->events));
+    for (int k = 0; k < NTL_ETL_KIND_COUNT; k++) {
+        snprintf(key, sizeof key, "events_%s", ntl_etl_kind_name((enum ntl_etl_kind)k));
+        KV(kv, key, out_u64(kv->o, st->events_by_kind[k]));
+    }
+    KV(kv, "buffers_flagged_events_lost", out_u64(kv->o, st->buffers_events_lost));
+    KV(kv, "first_event", out_filetime(kv->o, s->first));
+    KV(kv, "last_event", out_filetime(kv->o, s->last));
+    KV(kv, "duration", out_duration(kv->o, s->first && s->last >= s->first ? s->last - s->first : 0));
+    for (int i = 0; i < 64; i++)
+        cpus += (st->cpu_mask >> i) & 1;
+    KV(kv, "cpus_seen", out_u64(kv->o, cpus));
+    KV(kv, "max_cpu", out_u64(kv->o, st->max_cpu));
+}
+
+static void write_summary(struct out *o, enum out_format fmt, const struct summary *s)
+{
+    struct kv kv = {o, fmt == OUT_TABLE ? KV_VERTICAL : KV_COLUMNS};
+    if (kv.pass == KV_VERTICAL) {
+        out_column(o, "field", NULL, OUT_LEFT);
+        out_column(o, "value", NULL, OUT_LEFT);
+    }
+    for (;;) {
+        header_fields(&kv, s);
+        pass_fields(&kv, s);
+        if (kv.pass != KV_COLUMNS)
+            break;
+        kv.pass = KV_CELLS;
+    }
+    if (kv.pass == KV_CELLS)
+        out_row_end(o);
+}
+
+/* Reads every event, then writes the summary (even after an error: what
+ * was read is worth showing). */
+static int summarise(struct etl_cli *c, struct out *o, enum out_format fmt)
+{
+    struct ntl_etl_event ev;
+    struct summary s = {.path = c->path};
     int rc;
+
+    while ((rc = etl_cli_next(c, &ev)) > 0)
+        ;
+    ntl_etl_get_stats(c->t, &s.st);
+    s.lf = ntl_etl_logfile(c->t);
+    s.compression = ntl_etl_compression_format(c->t);
+    s.first = s.st.first_timestamp ? ntl_etl_time_to_filetime(c->t, s.st.first_timestamp) : 0;
+    s.last = s.st.last_timestamp ? ntl_etl_time_to_filetime(c->t, s.st.last_timestamp) : 0;
+    progress_end(&c->progress);
+    write_summary(o, fmt, &s);
+    return rc < 0 ? EXIT_FAIL : EXIT_OK;
+}
+
+static void buffer_columns(struct out *o)
+{
     static const char *const cols[] = {"index", "offset", "size", "saved_offset", "data_size", "cpu",
                                        "timestamp", "sequence", "flags", "type", "compressed",
                                        "events", "status"};
     for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
-        out_table_column(t, cols[i], NULL, i < 8 || i == 11 ? OUT_RIGHT : OUT_LEFT);
-    for (;;) {
-        rc = ntl_etl_next_buffer(c->t, &b, &err);
-        if (rc == 0)
-            break;
+        out_column(o, cols[i], NULL, i < 6 || i == 7 || i == 11 ? OUT_RIGHT : OUT_LEFT);
+}
+
+static void buffer_row(struct out *o, struct etl_cli *c, const struct ntl_etl_buffer *b, bool bad)
+{
+    out_u64(o, b->index);
+    out_addr(o, b->offset, 1);
+    out_u64(o, b->size);
+    out_u64(o, b->saved_offset);
+    out_u64(o, b->data_size);
+    out_u64(o, b->processor);
+    etl_cli_out_time(o, c, b->timestamp);
+    out_u64(o, b->sequence);
+    out_strf(o, "0x%04x", b->flags);
+    out_u64(o, b->type);
+    out_bool(o, b->compressed);
+    out_u64(o, b->events);
+    out_str(o, bad ? "bad" : "ok");
+    out_row_end(o);
+}
+
+/* One record per WMI buffer, in file order. */
+static int list_buffers(struct etl_cli *c, struct out *o)
+{
+    struct ntl_etl_buffer b;
+    struct ntl_error err = {0};
+    bool failed = false;
+    int rc;
+
+    buffer_columns(o);
+    while ((rc = ntl_etl_next_buffer(c->t, &b, &err)) != 0) {
         if (rc < 0) {
             failed = !etl_cli_recover(c, rc, &err);
             if (!b.size) {
@@ -109,152 +216,50 @@ static int list_buffers(struct etl_cli *c, enum out_format fmt)
                 continue;
             }
         }
-        out_table_u64(t, b.index);
-        out_table_strf(t, "0x%" PRIx64, b.offset);
-        out_table_u64(t, b.size);
-        out_table_u64(t, b.saved_offset);
-        out_table_u64(t, b.data_size);
-        out_table_u64(t, b.processor);
-        out_table_u64(t, b.timestamp);
-        out_table_u64(t, b.sequence);
-        out_table_strf(t, "0x%04x", b.flags);
-        out_table_u64(t, b.type);
-        out_table_bool(t, b.compressed);
-        out_table_u64(t, b.events);
-        out_table_str(t, rc < 0 ? "bad" : "ok");
-        out_table_row_end(t);
+        buffer_row(o, c, &b, rc < 0);
         if (failed)
             break;
     }
-    int wr = out_table_render(t, stdout, fmt);
-    out_table_free(t);
-    if (wr < 0)
-        return cli_failf(c->cmd, "write error");
     return failed ? EXIT_FAIL : EXIT_OK;
+}
+
+static int parse_args(int argc, char **argv, struct etl_cli *c, int *fmt, bool *buffers)
+{
+    struct opt opts[] = {
+        OPT_FLAG(0, "buffers", buffers,
+                 "list every buffer instead: offset, sizes, CPU, time, sequence,\n"
+                 "flags, type, compression and event count"),
+        OPT_OUTPUT_OPTIONS(fmt),
+        OPT_ETL_OPTIONS(c),
+        OPT_END(),
+    };
+    int n = parse_options(&info_command, opts, argc, argv);
+    if (n < 0)
+        return parse_options_exit(n);
+    if (n != 1)
+        return opt_usage_error(&info_command, "expected one trace file");
+    if (*buffers && c->sorted)
+        return opt_usage_error(&info_command, "--buffers lists buffers in file order; drop --sorted");
+    return CLI_CONTINUE;
 }
 
 int cmd_etl_info(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"format", required_argument, NULL, 'f'},
-        {"buffers", no_argument, NULL, 'b'},
-        {"help", no_argument, NULL, 'h'},
-        ETL_COMMON_LONGOPTS,
-        {NULL, 0, NULL, 0},
-    };
     struct etl_cli c = {.cmd = argv[0]};
-    enum out_format fmt = OUT_TABLE;
+    int fmt = OUT_TABLE;
     bool buffers = false;
-    int opt, rc = 0;
+    struct out *o;
+    int rc;
 
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "f:bh", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'b':
-            buffers = true;
-            break;
-        case 'f':
-            if (!out_format_parse(optarg, &fmt))
-                return cli_usage_error(argv[0], "unknown format '%s' (table, csv, json)", optarg);
-            break;
-        case 'h':
-            usage(stdout);
-            return EXIT_OK;
-        default:
-            if (etl_cli_option(&c, opt, optarg, &rc)) {
-                if (rc)
-                    return rc;
-                break;
-            }
-            return cli_usage_error(argv[0], "unknown option");
-        }
-    }
-    if (optind + 1 != argc)
-        return cli_usage_error(argv[0], "expected one trace file");
-    const char *path = argv[optind];
-    if (buffers && c.sorted)
-        return cli_usage_error(argv[0], "--buffers lists buffers in file order; drop --sorted");
-    if ((rc = etl_cli_open(&c, path)))
+    if ((rc = parse_args(argc, argv, &c, &fmt, &buffers)) != CLI_CONTINUE)
         return rc;
-    if (buffers) {
-        rc = list_buffers(&c, fmt);
+    if ((rc = etl_cli_open(&c, argv[1])))
+        return rc;
+    if (!(o = out_new(stdout, (enum out_format)fmt))) {
         etl_cli_close(&c);
-        return rc;
+        return cli_failf(argv[0], "out of memory");
     }
-
-    struct ntl_etl_event ev;
-    bool failed = false;
-    while ((rc = etl_cli_next(&c, &ev)) > 0)
-        ;
-    if (rc < 0)
-        failed = true;
-    struct ntl_etl_stats st;
-    ntl_etl_get_stats(c.t, &st);
-    const struct ntl_etl_logfile *lf = ntl_etl_logfile(c.t);
-
-    struct kv kv = {out_table_new(), out_table_new()};
-    out_table_column(kv.table, "field", NULL, OUT_LEFT);
-    out_table_column(kv.table, "value", NULL, OUT_LEFT);
-    char buf[128];
-
-    kv_str(&kv, "file", path);
-    kv_str(&kv, "logger_name", lf->logger_name);
-    kv_str(&kv, "log_file_name", lf->log_file_name);
-    snprintf(buf, sizeof buf, "%u.%u build %u", lf->version[0], lf->version[1], lf->provider_version);
-    kv_str(&kv, "os_version", buf);
-    kv_u64(&kv, "pointer_size", lf->pointer_size);
-    kv_u64(&kv, "number_of_processors", lf->number_of_processors);
-    kv_u64(&kv, "cpu_speed_mhz", lf->cpu_speed_mhz);
-    snprintf(buf, sizeof buf, "0x%08x", lf->log_file_mode);
-    kv_str(&kv, "log_file_mode", buf);
-    kv_u64(&kv, "buffer_size", lf->buffer_size);
-    kv_u64(&kv, "buffers_written", lf->buffers_written);
-    kv_u64(&kv, "buffers", st.buffers);
-    bool compressed = (lf->log_file_mode & NTL_ETL_MODE_COMPRESSED) || st.buffers_compressed;
-    kv_bool(&kv, "compressed", compressed);
-    kv_str(&kv, "compression", compressed ? ntl_compress_format_name(ntl_etl_compression_format(c.t))
-                                          : "");
-    kv_u64(&kv, "buffers_compressed", st.buffers_compressed);
-    kv_u64(&kv, "bytes_compressed", st.bytes_compressed);
-    kv_u64(&kv, "bytes_decompressed", st.bytes_decompressed);
-    kv_u64(&kv, "buffers_bad", st.buffers_bad);
-    kv_u64(&kv, "events", st.events);
-    for (int k = 0; k < NTL_ETL_KIND_COUNT; k++) {
-        snprintf(buf, sizeof buf, "events_%s", ntl_etl_kind_name((enum ntl_etl_kind)k));
-        kv_u64(&kv, buf, st.events_by_kind[k]);
-    }
-    kv_u64(&kv, "events_lost", lf->events_lost);
-    kv_u64(&kv, "buffers_lost", lf->buffers_lost);
-    kv_u64(&kv, "buffers_flagged_events_lost", st.buffers_events_lost);
-    kv_str(&kv, "clock", clock_name(lf->clock));
-    kv_u64(&kv, "perf_freq", lf->perf_freq);
-    kv_time(&kv, "boot_time", lf->boot_time);
-    kv_time(&kv, "start_time", lf->start_time);
-    kv_time(&kv, "end_time", lf->end_time);
-    uint64_t first = st.first_timestamp ? ntl_etl_time_to_filetime(c.t, st.first_timestamp) : 0;
-    uint64_t last = st.last_timestamp ? ntl_etl_time_to_filetime(c.t, st.last_timestamp) : 0;
-    kv_time(&kv, "first_event", first);
-    kv_time(&kv, "last_event", last);
-    kv_num(&kv, "duration_s", first && last >= first ? (double)(last - first) / 1e7 : 0.0, 6);
-    unsigned cpus = 0;
-    for (int i = 0; i < 64; i++)
-        cpus += (st.cpu_mask >> i) & 1;
-    kv_u64(&kv, "cpus_seen", cpus);
-    kv_u64(&kv, "max_cpu", st.max_cpu);
-    kv_str(&kv, "time_zone", lf->tz_standard_name);
-    out_table_str(kv.table, "time_zone_bias_minutes");
-    out_table_strf(kv.table, "%d", lf->tz_bias);
-    out_table_row_end(kv.table);
-    out_table_column(kv.json, "time_zone_bias_minutes", NULL, OUT_LEFT);
-    out_table_i64(kv.json, lf->tz_bias);
-    out_table_row_end(kv.json);
-
-    int wr = fmt == OUT_JSON ? out_table_render_jsonl(kv.json, stdout)
-                             : out_table_render(kv.table, stdout, fmt);
-    out_table_free(kv.table);
-    out_table_free(kv.json);
+    rc = buffers ? list_buffers(&c, o) : summarise(&c, o, (enum out_format)fmt);
     etl_cli_close(&c);
-    if (wr < 0)
-        return cli_failf(argv[0], "write error");
-    return failed ? EXIT_FAIL : EXIT_OK;
+    return etl_cli_out_close(&c, o, rc);
 }

@@ -1,7 +1,6 @@
 /* ntlens etl ipt: extract every Intel PT (ProcessorTrace) event of a trace as
  * a raw .pt file, unwrapped when the circular buffer wrapped, with a JSON
  * sidecar describing the event. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,30 +14,29 @@
 #include "ntlens/buf.h"
 #include "ntlens/etl_ipt.h"
 #include "ntlens/ipt_sync.h"
-#include "output.h"
 
-static void usage(FILE *f)
-{
-    fputs("usage: ntlens etl ipt [OPTIONS] FILE.etl -o DIR\n"
-          "\n"
-          "Extract the Intel Processor Trace events of an ETW trace (class GUID\n"
-          NTL_ETL_IPT_GUID ", EventType 32). Each trace is written\n"
-          "to DIR/ipt-NNNN.pt with DIR/ipt-NNNN.json beside it (event time, process,\n"
-          "thread, IptOption decoded, TraceSize, TracePosition, how it was unwrapped).\n"
-          "A trace whose TraceSize equals the configured buffer size has wrapped: it is\n"
-          "written from the first PSB found circularly from TracePosition, across the\n"
-          "end of the buffer, up to TracePosition. A summary table goes to stdout.\n"
-          "\n"
-          "Options:\n"
-          "  -o, --output DIR     where to write the traces (created when there is one)\n"
-          "      --raw            write wrapped traces as recorded, without unwrapping\n"
-          "      --hook HOOK      also read kernel events (SYSTEM/PERFINFO headers) with\n"
-          "                       this hook id (group << 8 | opcode, e.g. 0x1f20) as\n"
-          "                       ProcessorTrace events\n"
-          "  -f, --format FMT     summary as table (default), csv or json\n" ETL_COMMON_HELP
-          "  -h, --help           show this help\n",
-          f);
-}
+static const struct opt_command ipt_command = {
+    .name = "etl ipt",
+    .synopsis = "FILE.etl -o DIR",
+    .summary = "extract Intel PT traces from an ETW trace file",
+    .description =
+        "Extract the Intel Processor Trace events of an ETW trace (class GUID\n"
+        NTL_ETL_IPT_GUID ", EventType 32). Each trace is written\n"
+        "to DIR/ipt-NNNN.pt with DIR/ipt-NNNN.json beside it (event time, process,\n"
+        "thread, IptOption decoded, TraceSize, TracePosition, how it was unwrapped).\n"
+        "A trace whose TraceSize equals the configured buffer size has wrapped: it is\n"
+        "written from the first PSB found circularly from TracePosition, across the\n"
+        "end of the buffer, up to TracePosition. What was written goes to stdout, a\n"
+        "record per trace: path, time, process, thread, CPU, sizes, bytes written.",
+};
+
+struct ipt_opts {
+    const char *dir;
+    bool raw;
+    bool hook_set;
+    uint64_t hook;
+    int fmt;
+};
 
 static void jprintf(struct ntl_buf *b, const char *fmt, ...) NTL_PRINTF(2, 3);
 static void jprintf(struct ntl_buf *b, const char *fmt, ...)
@@ -106,176 +104,195 @@ static void sidecar(struct ntl_buf *j, struct etl_cli *c, const struct ntl_etl_e
     jprintf(j, "  \"written_bytes\": %zu\n}\n", x->written);
 }
 
-int cmd_etl_ipt(int argc, char **argv)
+static void summary_columns(struct out *o)
 {
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"raw", no_argument, NULL, 'r'},
-        {"hook", required_argument, NULL, 'k'},
-        {"format", required_argument, NULL, 'f'},
-        {"help", no_argument, NULL, 'h'},
-        ETL_COMMON_LONGOPTS,
-        {NULL, 0, NULL, 0},
-    };
-    struct etl_cli c = {.cmd = argv[0]};
-    enum out_format fmt = OUT_TABLE;
-    const char *dir = NULL;
-    bool raw = false, hook_set = false;
-    uint64_t hook = 0;
-    int opt, rc = 0;
+    out_column(o, "index", NULL, OUT_RIGHT);
+    out_column(o, "timestamp", NULL, OUT_LEFT);
+    out_column(o, "pid", "PID", OUT_RIGHT);
+    out_column(o, "tid", "TID", OUT_RIGHT);
+    out_column(o, "cpu", "CPU", OUT_RIGHT);
+    out_column(o, "trace_size", NULL, OUT_RIGHT);
+    out_column(o, "trace_position", NULL, OUT_RIGHT);
+    out_column(o, "buffer_bytes", NULL, OUT_RIGHT);
+    out_column(o, "wrapped", NULL, OUT_LEFT);
+    out_column(o, "code_mode", NULL, OUT_LEFT);
+    out_column(o, "bytes", NULL, OUT_RIGHT);
+    out_column(o, "path", NULL, OUT_LEFT);
+}
 
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "o:f:h", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'o':
-            dir = optarg;
-            break;
-        case 'r':
-            raw = true;
-            break;
-        case 'k':
-            if (!cli_parse_u64(optarg, &hook) || hook > 0xFFFF)
-                return cli_usage_error(argv[0], "bad hook id '%s'", optarg);
-            hook_set = true;
-            break;
-        case 'f':
-            if (!out_format_parse(optarg, &fmt))
-                return cli_usage_error(argv[0], "unknown format '%s' (table, csv, json)", optarg);
-            break;
-        case 'h':
-            usage(stdout);
-            return EXIT_OK;
-        default:
-            if (etl_cli_option(&c, opt, optarg, &rc)) {
-                if (rc)
-                    return rc;
-                break;
-            }
-            return cli_usage_error(argv[0], "unknown option");
-        }
+static void summary_row(struct out *o, struct etl_cli *c, const struct ntl_etl_event *ev,
+                        const struct ntl_etl_ipt_event *ipt, size_t written, const char *path,
+                        unsigned n)
+{
+    struct ntl_ipt_option opt;
+    ntl_ipt_option_decode(ipt->ipt_option, &opt);
+    out_u64(o, n);
+    etl_cli_out_time(o, c, ev->timestamp);
+    out_u64(o, ipt->process);
+    out_u64(o, ipt->thread);
+    out_u64(o, ev->cpu);
+    out_u64(o, ipt->trace_size);
+    out_u64(o, ipt->trace_position);
+    out_u64(o, ntl_ipt_option_buffer_bytes(ipt->ipt_option));
+    out_bool(o, ipt->wrapped);
+    out_str(o, code_mode_name(opt.trace_code_mode));
+    out_u64(o, written);
+    out_str(o, path);
+    out_row_end(o);
+}
+
+/* The bytes to write for trace n: the recording, or a wrapped ring unwrapped
+ * into lin (unless --raw). EXIT_FAIL after printing an error. */
+static int trace_bytes(struct etl_cli *c, const struct ipt_opts *io, const struct ntl_etl_event *ev,
+                       const struct ntl_etl_ipt_event *ipt, unsigned n, struct ntl_buf *lin,
+                       struct extracted *x, const uint8_t **out)
+{
+    struct ntl_ipt_wrap w;
+    struct ntl_error err = {0};
+    int u;
+
+    *out = ipt->trace;
+    x->written = ipt->trace_size;
+    if (!ipt->wrapped || io->raw)
+        return EXIT_OK;
+    lin->len = 0;
+    u = ntl_ipt_unwrap(ipt->trace, ipt->trace_size, ipt->trace_position, lin, &w, &err);
+    if (u == 0) {
+        x->unwrapped = true;
+        x->psb = w.psb;
+        x->skipped = w.skipped;
+        *out = lin->data;
+        x->written = lin->len;
+    } else if (u == NTL_ERR_NOT_FOUND) {
+        x->no_psb = true;
+        progress_clear();
+        cli_warn(c->cmd, "trace %u (event at offset 0x%" PRIx64 ") wrapped but holds no PSB; "
+                 "written as recorded", n, ev->offset);
+    } else {
+        ntl_error_prefix(&err, "trace %u", n);
+        etl_cli_error(c, &err, NULL);
+        return EXIT_FAIL;
     }
-    if (optind + 1 != argc)
-        return cli_usage_error(argv[0], "expected one trace file");
-    if (!dir)
-        return cli_usage_error(argv[0], "-o DIR is required");
-    char msg[200];
-    bool made_dir = false;
-    if ((rc = etl_cli_open(&c, argv[optind])))
-        return rc;
+    return EXIT_OK;
+}
 
-    struct out_table *t = out_table_new();
-    out_table_column(t, "index", NULL, OUT_RIGHT);
-    out_table_column(t, "time", NULL, OUT_LEFT);
-    out_table_column(t, "pid", NULL, OUT_RIGHT);
-    out_table_column(t, "tid", NULL, OUT_RIGHT);
-    out_table_column(t, "trace_size", "size", OUT_RIGHT);
-    out_table_column(t, "trace_position", "position", OUT_RIGHT);
-    out_table_column(t, "buffer_bytes", "buffer", OUT_RIGHT);
-    out_table_column(t, "wrapped", NULL, OUT_LEFT);
-    out_table_column(t, "code_mode", "code", OUT_LEFT);
-    out_table_column(t, "written", NULL, OUT_RIGHT);
-    out_table_column(t, "file", NULL, OUT_LEFT);
+struct writer {
+    struct etl_cli *c;
+    const struct ipt_opts *io;
+    struct out *o;
+    struct ntl_buf lin, json;
+    bool made_dir;
+    unsigned n;
+};
 
+/* Writes trace w->n and its sidecar, then its record. */
+static int extract(struct writer *w, const struct ntl_etl_event *ev, const struct ntl_etl_ipt_event *ipt)
+{
+    struct extracted x = {0};
+    struct ntl_error err = {0};
+    const uint8_t *bytes;
+    char path[4096], name[64], msg[200];
+
+    if (trace_bytes(w->c, w->io, ev, ipt, w->n, &w->lin, &x, &bytes) != EXIT_OK)
+        return EXIT_FAIL;
+    /* The folder appears only when there is a trace to put in it. */
+    if (!w->made_dir && etl_mkdir(w->io->dir, msg, sizeof msg) < 0) {
+        progress_end(&w->c->progress);
+        return cli_failf(w->c->cmd, "cannot create %s: %s", w->io->dir, msg);
+    }
+    w->made_dir = true;
+    snprintf(name, sizeof name, "ipt-%04u.pt", w->n);
+    snprintf(path, sizeof path, "%s/%s", w->io->dir, name);
+    if (ntl_file_write(path, bytes, x.written, &err) < 0) {
+        progress_end(&w->c->progress);
+        return cli_fail(w->c->cmd, &err, NULL); /* the message names the file */
+    }
+    summary_row(w->o, w->c, ev, ipt, x.written, path, w->n);
+    w->json.len = 0;
+    sidecar(&w->json, w->c, ev, ipt, &x, name);
+    snprintf(path, sizeof path, "%s/ipt-%04u.json", w->io->dir, w->n);
+    if (ntl_file_write(path, w->json.data, w->json.len, &err) < 0) {
+        progress_end(&w->c->progress);
+        return cli_fail(w->c->cmd, &err, NULL);
+    }
+    return EXIT_OK;
+}
+
+static int extract_all(struct writer *w)
+{
     struct ntl_etl_event ev;
     struct ntl_etl_ipt_event ipt;
     struct ntl_error err = {0};
-    struct ntl_buf lin, json;
-    bool failed = false;
-    unsigned n = 0;
-    char tbuf[64], path[4096], name[64];
-    ntl_buf_init(&lin, 0);
-    ntl_buf_init(&json, 0);
-    while ((rc = etl_cli_next(&c, &ev)) > 0) {
-        int d = hook_set && ev.kind <= NTL_ETL_KIND_PERFINFO && ev.hook_id == hook
+    int rc;
+
+    while ((rc = etl_cli_next(w->c, &ev)) > 0) {
+        int d = w->io->hook_set && ev.kind <= NTL_ETL_KIND_PERFINFO && ev.hook_id == w->io->hook
                     ? ntl_etl_ipt_decode_payload(&ev, &ipt, &err)
                     : ntl_etl_ipt_decode(&ev, &ipt, &err);
         if (d == 0)
             continue;
         if (d < 0) {
-            if (!c.keep_going) {
-                etl_cli_error(&c, &err, " (--keep-going skips bad events)");
-                failed = true;
-                break;
+            if (!w->c->keep_going) {
+                etl_cli_error(w->c, &err, " (--keep-going skips bad events)");
+                return EXIT_FAIL;
             }
-            etl_cli_skip(&c, &err, "skipped");
+            etl_cli_skip(w->c, &err, "skipped");
             continue;
         }
-        n++;
-        struct extracted x = {0};
-        const uint8_t *out = ipt.trace;
-        size_t out_len = ipt.trace_size;
-        if (ipt.wrapped && !raw) {
-            struct ntl_ipt_wrap w;
-            lin.len = 0;
-            int u = ntl_ipt_unwrap(ipt.trace, ipt.trace_size, ipt.trace_position, &lin, &w, &err);
-            if (u == 0) {
-                x.unwrapped = true;
-                x.psb = w.psb;
-                x.skipped = w.skipped;
-                out = lin.data;
-                out_len = lin.len;
-            } else if (u == NTL_ERR_NOT_FOUND) {
-                x.no_psb = true;
-                cli_warn(argv[0], "trace %u (event at offset 0x%" PRIx64 ") wrapped but holds no PSB; "
-                         "written as recorded", n, ev.offset);
-            } else {
-                ntl_error_prefix(&err, "trace %u", n);
-                etl_cli_error(&c, &err, NULL);
-                failed = true;
-                break;
-            }
-        }
-        x.written = out_len;
-        /* The folder appears only when there is a trace to put in it. */
-        if (!made_dir && etl_mkdir(dir, msg, sizeof msg) < 0) {
-            progress_end(&c.progress);
-            cli_failf(argv[0], "cannot create %s: %s", dir, msg);
-            failed = true;
-            break;
-        }
-        made_dir = true;
-        snprintf(name, sizeof name, "ipt-%04u.pt", n);
-        snprintf(path, sizeof path, "%s/%s", dir, name);
-        if (ntl_file_write(path, out, out_len, &err) < 0) {
-            progress_end(&c.progress);
-            cli_fail(argv[0], &err, NULL); /* the message names the file */
-            failed = true;
-            break;
-        }
-        json.len = 0;
-        sidecar(&json, &c, &ev, &ipt, &x, name);
-        snprintf(path, sizeof path, "%s/ipt-%04u.json", dir, n);
-        if (ntl_file_write(path, json.data, json.len, &err) < 0) {
-            progress_end(&c.progress);
-            cli_fail(argv[0], &err, NULL); /* the message names the file */
-            failed = true;
-            break;
-        }
-        struct ntl_ipt_option o;
-        ntl_ipt_option_decode(ipt.ipt_option, &o);
-        out_table_u64(t, n);
-        out_table_str(t, etl_cli_time(&c, ev.timestamp, tbuf, sizeof tbuf));
-        out_table_u64(t, ipt.process);
-        out_table_u64(t, ipt.thread);
-        out_table_u64(t, ipt.trace_size);
-        out_table_u64(t, ipt.trace_position);
-        out_table_u64(t, ntl_ipt_option_buffer_bytes(ipt.ipt_option));
-        out_table_bool(t, ipt.wrapped);
-        out_table_str(t, code_mode_name(o.trace_code_mode));
-        out_table_u64(t, x.written);
-        out_table_str(t, name);
-        out_table_row_end(t);
+        w->n++;
+        if (extract(w, &ev, &ipt) != EXIT_OK)
+            return EXIT_FAIL;
     }
-    if (rc < 0)
-        failed = true;
+    return rc < 0 ? EXIT_FAIL : EXIT_OK;
+}
+
+static int parse_args(int argc, char **argv, struct etl_cli *c, struct ipt_opts *io)
+{
+    struct opt opts[] = {
+        OPT_STRING('o', "output", &io->dir, "DIR",
+                   "where to write the traces (created when there is one)"),
+        OPT_FLAG(0, "raw", &io->raw, "write wrapped traces as recorded, without unwrapping"),
+        OPT_U64(0, "hook", &io->hook, "HOOK", 0, 0xFFFF,
+                "also read kernel events (SYSTEM/PERFINFO headers) with this\n"
+                "hook id (group << 8 | opcode, e.g. 0x1f20) as ProcessorTrace events"),
+        OPT_OUTPUT_OPTIONS(&io->fmt),
+        OPT_ETL_OPTIONS(c),
+        OPT_END(),
+    };
+    int n = parse_options(&ipt_command, opts, argc, argv);
+    if (n < 0)
+        return parse_options_exit(n);
+    if (n != 1)
+        return opt_usage_error(&ipt_command, "expected one trace file");
+    if (!io->dir)
+        return opt_usage_error(&ipt_command, "option '--output' is required: where to write the traces");
+    io->hook_set = opt_given(opts, "hook");
+    return CLI_CONTINUE;
+}
+
+int cmd_etl_ipt(int argc, char **argv)
+{
+    struct etl_cli c = {.cmd = argv[0]};
+    struct ipt_opts io = {.fmt = OUT_TABLE};
+    struct writer w = {.c = &c, .io = &io};
+    int rc;
+
+    if ((rc = parse_args(argc, argv, &c, &io)) != CLI_CONTINUE)
+        return rc;
+    if ((rc = etl_cli_open(&c, argv[1])))
+        return rc;
+    if (!(w.o = out_new(stdout, (enum out_format)io.fmt))) {
+        etl_cli_close(&c);
+        return cli_failf(argv[0], "out of memory");
+    }
+    summary_columns(w.o);
+    ntl_buf_init(&w.lin, 0);
+    ntl_buf_init(&w.json, 0);
+    rc = extract_all(&w);
     etl_cli_close(&c);
-    ntl_buf_free(&lin);
-    ntl_buf_free(&json);
-    int wr = out_table_render(t, stdout, fmt);
-    out_table_free(t);
-    if (n == 0 && !failed)
-        fprintf(stderr, "ntlens %s: no Intel PT events in %s\n", argv[0], argv[optind]);
-    if (wr < 0 || fflush(stdout) != 0)
-        return cli_failf(argv[0], "write error");
-    return failed ? EXIT_FAIL : EXIT_OK;
+    ntl_buf_free(&w.lin);
+    ntl_buf_free(&w.json);
+    if (w.n == 0 && rc == EXIT_OK)
+        fprintf(stderr, "ntlens %s: no Intel PT events in %s\n", argv[0], argv[1]);
+    return etl_cli_out_close(&c, w.o, rc);
 }

@@ -7,24 +7,14 @@
 #include "cli.h"
 #include "ntlens/compress.h"
 
-bool etl_cli_option(struct etl_cli *c, int opt, const char *arg, int *rc)
+int etl_cli_compression_cb(const struct opt *o, const char *arg, void *ctx)
 {
-    switch (opt) {
-    case ETL_OPT_KEEP_GOING:
-        c->keep_going = true;
-        return true;
-    case ETL_OPT_SORTED:
-        c->sorted = true;
-        return true;
-    case ETL_OPT_COMPRESSION:
-        c->compression = ntl_compress_format_parse(arg);
-        if (c->compression < 0)
-            *rc = cli_usage_error(c->cmd, "unknown compression format '%s' "
-                                  "(xpress, xpress-huff, lznt1)", arg);
-        return true;
-    default:
-        return false;
-    }
+    struct etl_cli *c = ctx;
+    int f = ntl_compress_format_parse(arg);
+    if (f < 0)
+        return opt_error(o, "needs FORMAT, one of xpress, xpress-huff, lznt1, not '%s'", arg);
+    c->compression = f;
+    return 0;
 }
 
 static void on_progress(void *ctx, uint64_t done, uint64_t total)
@@ -112,6 +102,11 @@ void etl_cli_close(struct etl_cli *c)
     c->t = NULL;
 }
 
+void etl_cli_out_time(struct out *o, const struct etl_cli *c, uint64_t ts)
+{
+    out_filetime(o, ntl_etl_time_to_filetime(c->t, ts));
+}
+
 const char *etl_cli_time(const struct etl_cli *c, uint64_t ts, char *buf, size_t size)
 {
     uint64_t ft = ntl_etl_time_to_filetime(c->t, ts);
@@ -144,14 +139,19 @@ char *etl_cli_hex(const uint8_t *p, size_t n)
 {
     static const char digits[] = "0123456789abcdef";
     char *s = malloc(2 * n + 1);
-    if (!s) {
-        fputs("ntlens: out of memory\n", stderr);
-        exit(EXIT_FAIL);
-    }
+    if (!s)
+        return NULL;
     for (size_t i = 0; i < n; i++) {
         s[2 * i] = digits[p[i] >> 4];
         s[2 * i + 1] = digits[p[i] & 15];
     }
     s[2 * n] = '\0';
     return s;
+}
+
+int etl_cli_out_close(struct etl_cli *c, struct out *o, int rc)
+{
+    if (out_close(o) < 0)
+        return cli_failf(c->cmd, "write error");
+    return rc;
 }

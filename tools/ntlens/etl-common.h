@@ -1,5 +1,6 @@
-/* What the `etl` subcommands share: opening a trace with the common options,
- * reading events with --keep-going and a progress bar, and formatting. */
+/* What the `etl` subcommands share: the trace-reading options, opening a
+ * trace, reading events with --keep-going and a progress bar, and the
+ * names and times their records show. */
 #ifndef NTLENS_TOOL_ETL_COMMON_H
 #define NTLENS_TOOL_ETL_COMMON_H
 
@@ -8,38 +9,35 @@
 #include <stdio.h>
 
 #include "ntlens/etl.h"
+#include "out.h"
+#include "parse-options.h"
 #include "progress.h"
-
-/* Long options every etl command takes; their ids start at this value. */
-#define ETL_OPT_KEEP_GOING 0x1000
-#define ETL_OPT_COMPRESSION 0x1001
-#define ETL_OPT_SORTED 0x1002
-
-#define ETL_COMMON_LONGOPTS                                                        \
-    {"keep-going", no_argument, NULL, ETL_OPT_KEEP_GOING},                         \
-    {"compression", required_argument, NULL, ETL_OPT_COMPRESSION},                 \
-    {"sorted", no_argument, NULL, ETL_OPT_SORTED}
-
-#define ETL_COMMON_HELP                                                            \
-    "      --keep-going     skip a bad buffer (with a warning) instead of failing\n" \
-    "      --sorted         merge per-CPU buffers in time order (reads the whole trace first)\n" \
-    "      --compression F  format of compressed buffers: xpress, xpress-huff or lznt1\n" \
-    "                       (default: the one the trace's first buffer names)\n"
 
 struct etl_cli {
     const char *cmd;
     const char *path;      /* the trace, named in every error */
     bool keep_going;
     bool sorted;
-    int compression;
+    int compression;       /* COMPRESSION_FORMAT_*; 0: the trace's own */
     struct ntl_etl *t;
     struct progress progress;
     uint64_t skipped;      /* bad buffers skipped */
 };
 
-/* Handles one of the common options (returns true), or returns false.
- * *rc gets EXIT_USAGE on a bad value. */
-bool etl_cli_option(struct etl_cli *c, int opt, const char *arg, int *rc);
+/* The options every etl command takes, for its option table:
+ * OPT_ETL_OPTIONS(&c) with c a struct etl_cli. Needs parse-options.h. */
+int etl_cli_compression_cb(const struct opt *o, const char *arg, void *ctx);
+#define OPT_ETL_OPTIONS(c)                                                                 \
+    OPT_GROUP("Trace reading options"),                                                    \
+    OPT_FLAG(0, "keep-going", &(c)->keep_going,                                            \
+             "skip a bad buffer, or read up to the cut of a truncated file,\n"             \
+             "with a warning, instead of failing"),                                        \
+    OPT_FLAG(0, "sorted", &(c)->sorted,                                                    \
+             "merge the per-CPU buffers in time order (reads the whole trace first)"),     \
+    OPT_CALLBACK(0, "compression", "FORMAT", etl_cli_compression_cb, (c),                  \
+                 "format of compressed buffers: xpress, xpress-huff or lznt1\n"            \
+                 "(default: the one the trace's first buffer names)")
+
 /* Opens path; prints the error and returns EXIT_FAIL on failure, 0 on success. */
 int etl_cli_open(struct etl_cli *c, const char *path);
 /* "ntlens CMD: PATH: ERROR[HINT]" (clears the progress bar first). */
@@ -55,12 +53,22 @@ int etl_cli_next(struct etl_cli *c, struct ntl_etl_event *ev);
 /* Clears the progress bar, says how many buffers were skipped, closes. */
 void etl_cli_close(struct etl_cli *c);
 
-/* "2020-01-03T14:05:06.1234567Z", or "" without a clock. */
+/* The event time of a raw timestamp as an ISO 8601 cell (null without a clock). */
+void etl_cli_out_time(struct out *o, const struct etl_cli *c, uint64_t timestamp);
+/* "2020-01-03T14:05:06.1234567Z", or "" without a clock (for the sidecar files). */
 const char *etl_cli_time(const struct etl_cli *c, uint64_t timestamp, char *buf, size_t size);
 /* "Process" or "0x2a"; "Load" or "10". */
 const char *etl_cli_group(uint8_t group, char *buf, size_t size);
 const char *etl_cli_opcode(uint8_t group, uint8_t opcode, char *buf, size_t size);
-/* Lowercase hex of n bytes into a malloc'd string. */
+/* Lowercase hex of n bytes into a malloc'd string; NULL when out of memory. */
 char *etl_cli_hex(const uint8_t *p, size_t n);
+/* Writes the records of a finished writer; prints "write error" and returns
+ * EXIT_FAIL when a write failed, else rc. */
+int etl_cli_out_close(struct etl_cli *c, struct out *o, int rc);
+
+/* A time-zone name from the trace header: a Windows resource reference
+ * ("@tzres.dll,-212") becomes its English name ("Pacific Standard Time")
+ * when known (etl-tz.c); anything else comes back as it is. */
+const char *etl_tz_name(const char *name, char *buf, size_t size);
 
 #endif

@@ -1,6 +1,7 @@
 #include "progress.h"
 
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -9,9 +10,19 @@
 /* The bar on the terminal now, for progress_clear. */
 static struct progress *drawn;
 
+/* Output into a pipe may reach the terminal through the reader (`| head`,
+ * `| less`) at moments no clearing can follow, so a bar would share its
+ * lines: no bar then. Output to the terminal or a file is safe, as rows
+ * clear the bar first (out.c). */
+static bool stdout_is_pipe(void)
+{
+    struct stat st;
+    return fstat(fileno(stdout), &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
 void progress_start(struct progress *p, const char *label, uint64_t total)
 {
-    p->active = total > 0 && cli_stderr_is_terminal();
+    p->active = total > 0 && cli_stderr_is_terminal() && !stdout_is_pipe();
     p->label = label;
     p->total = total;
     p->last_drawn_permille = UINT64_MAX;

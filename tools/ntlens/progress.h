@@ -1,4 +1,5 @@
-/* A progress bar on stderr, drawn only when stderr is a terminal. */
+/* A progress bar on stderr, drawn only when stderr is a terminal and stdout
+ * is not a pipe (whose reader may print on the terminal at any moment). */
 #ifndef NTLENS_TOOL_PROGRESS_H
 #define NTLENS_TOOL_PROGRESS_H
 
