@@ -223,6 +223,7 @@ def check_cli(ntlens, imgs, dump, tmp):
     usage_error(show, ["--read", "0x1000:0", dump], "--read")
     usage_error(show, ["--read", "0x1000", "--section", "modules", dump], "--read")
     usage_error(show, ["--read"], "--read")
+    usage_error(show, [dump, "second.dmp"], "second.dmp")
     # CSV, TSV and JSON lines hold one table: the error names the choices.
     for fmt in ("csv", "tsv", "jsonl"):
         p = usage_error(show, ["--format", fmt, dump], "--format")
@@ -431,8 +432,9 @@ def main():
 
         # --code-only: headers and executable sections only; the code still disassembles.
         code = os.path.join(tmp, "code.dmp")
-        run(ntlens, "dump", "build", "-q", "--code-only", "-b", f"ntoskrnl.exe={KBASE:#x}", "-b",
+        p = run(ntlens, "dump", "build", "-q", "--code-only", "-b", f"ntoskrnl.exe={KBASE:#x}", "-b",
             f"testdrv.sys={DBASE:#x}", "--module", imgs["ntoskrnl.exe"], "--module", imgs["testdrv.sys"], "-o", code)
+        check(p.stdout == "" and p.stderr == "", f"dump build -q prints nothing: {p.stdout!r} {p.stderr!r}")
         show = json.loads(run(ntlens, "dump", "show", "--format", "json", code).stdout)
         text_end = max(s.VirtualAddress + s.Misc_VirtualSize for s in dpe.sections
                        if s.Characteristics & 0x20000000)

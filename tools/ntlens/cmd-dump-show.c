@@ -79,9 +79,10 @@ static int parse_args(int argc, char **argv, struct show_opts *o, const char **p
     o->section = -1;
     if ((n = parse_options(&show_command, opts, argc, argv)) < 0)
         return parse_options_exit(n);
-    if (n != 1)
-        return opt_usage_error(&show_command, n ? "one minidump file at most, not '%s' too"
-                                                : "no minidump file given", n ? argv[2] : "");
+    if (n == 0)
+        return opt_usage_error(&show_command, "no minidump file given");
+    if (n > 1)
+        return opt_usage_error(&show_command, "one minidump file at most, not '%s' too", argv[2]);
     *path = argv[1];
     if (o->read && o->section >= 0)
         return opt_usage_error(&show_command, "option '--read' cannot be used with '--section'");
