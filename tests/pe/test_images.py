@@ -73,6 +73,12 @@ def no_rounding(text):
     return int(text)
 
 
+def no_float(text):
+    """parse_float hook: the dump commands print no fraction; sizes and indexes are integers."""
+    check(False, f"float {text} in JSON where an integer belongs")
+    return float(text)
+
+
 def check_records(what, rows):
     for r in rows:
         check(isinstance(r, dict), f"{what}: a record is an object: {r!r}")
@@ -87,12 +93,12 @@ def check_formats(what, args, ok=0):
     for fmt in FORMATS:
         p = run(*args, "--format", fmt, ok=ok)
         if fmt == "json":
-            doc = json.loads(p.stdout, parse_int=no_rounding)
+            doc = json.loads(p.stdout, parse_int=no_rounding, parse_float=no_float)
             for rows in (doc.values() if isinstance(doc, dict) else [doc]):
                 check(isinstance(rows, list), f"{what} json: records or sections of records")
                 check_records(f"{what} json", rows)
         elif fmt == "jsonl":
-            check_records(f"{what} jsonl", [json.loads(line, parse_int=no_rounding)
+            check_records(f"{what} jsonl", [json.loads(line, parse_int=no_rounding, parse_float=no_float)
                                             for line in p.stdout.splitlines()])
         elif fmt in ("csv", "tsv"):
             rows = list(csv.reader(io.StringIO(p.stdout), delimiter="," if fmt == "csv" else "\t"))
@@ -231,7 +237,7 @@ def check_cli(ntlens, imgs, dump, tmp):
     # Every format of every section, of --read, and of the build report.
     for section in ("streams", "system", "threads", "modules", "memory"):
         check_formats(f"dump show --section {section}", show + ["--section", section, dump])
-    doc = json.loads(run(*show, "--format", "json", dump).stdout, parse_int=no_rounding)
+    doc = json.loads(run(*show, "--format", "json", dump).stdout, parse_int=no_rounding, parse_float=no_float)
     check(sorted(doc) == ["memory", "modules", "streams", "system", "threads"], f"sections {sorted(doc)}")
     for rows in doc.values():
         check_records("dump show json", rows)

@@ -154,13 +154,13 @@ static int show_sections(const char *cmd, const struct ntl_minidump *md, const s
     if (!t)
         return cli_failf(cmd, "out of memory");
     if (o->section >= 0) {
-        dump_sections[o->section].write(t, md);
+        dump_sections[o->section].write(t, o->fmt, md);
     } else {
         for (size_t i = 0; i < DUMP_SECTION_COUNT; i++) {
             out_section(t, dump_sections[i].name);
             if (o->fmt == OUT_TABLE)
                 printf("%s\n", dump_sections[i].title);
-            dump_sections[i].write(t, md);
+            dump_sections[i].write(t, o->fmt, md);
         }
     }
     if (out_close(t) < 0 || fflush(stdout) != 0)

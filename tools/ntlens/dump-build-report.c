@@ -24,14 +24,14 @@ static void site_columns(struct out *t)
     out_column(t, "detail", NULL, OUT_LEFT);
 }
 
-static void site_row(struct out *t, const struct ntl_md_build *b, const struct ntl_iopt_site *s)
+static void site_row(struct out *t, int fmt, const struct ntl_md_build *b, const struct ntl_iopt_site *s)
 {
     out_str(t, ntl_md_base_name(b->modules[s->module].path));
     out_addr(t, s->rva, 0);
     out_addr(t, s->address, 16);
     out_str(t, s->call ? "call" : "jmp");
-    if (s->iat_index == IAT_INDEX_DO_NOT_OPTIMIZE)
-        out_num_text(t, s->iat_index, "0x7FFFF");
+    if (s->iat_index == IAT_INDEX_DO_NOT_OPTIMIZE && fmt != OUT_JSON && fmt != OUT_JSONL)
+        out_str(t, "0x7FFFF");
     else
         out_u64(t, s->iat_index);
     if (s->import_dll[0])
@@ -60,7 +60,7 @@ int dump_build_print_sites(const struct ntl_md_build *b, int fmt)
         return -1;
     site_columns(t);
     for (size_t i = 0; i < b->report.count; i++)
-        site_row(t, b, &b->report.sites[i]);
+        site_row(t, fmt, b, &b->report.sites[i]);
     return out_close(t) < 0 || fflush(stdout) != 0 ? -1 : 0;
 }
 

@@ -42,15 +42,12 @@ void dump_bases_free(struct dump_bases *b)
     memset(b, 0, sizeof *b);
 }
 
-void dump_size_cell(struct out *o, uint64_t v)
+void dump_size_cell(struct out *o, int fmt, uint64_t v)
 {
-    char buf[24];
-    if (v >= (1ull << 53)) { /* not from a dump the parser accepted; keep it exact */
-        out_addr(o, v, 0);
-        return;
-    }
-    snprintf(buf, sizeof buf, "0x%" PRIx64, v);
-    out_num_text(o, (double)v, buf);
+    if (fmt == OUT_JSON || fmt == OUT_JSONL)
+        out_u64(o, v);
+    else
+        out_strf(o, "0x%" PRIx64, v);
 }
 
 void dump_stamp_time_cell(struct out *o, uint32_t stamp)

@@ -29,8 +29,8 @@ int dump_bases_add(struct dump_bases *b, const char *arg);
 void dump_bases_free(struct dump_bases *b);
 
 /* A size or file offset: hex text ("0x5000") in table, CSV and TSV, the
- * number in JSON (every such value is below 2^53). */
-void dump_size_cell(struct out *o, uint64_t v);
+ * integer in JSON and JSON lines. */
+void dump_size_cell(struct out *o, int fmt, uint64_t v);
 /* A PE or minidump TimeDateStamp (seconds since 1970, UTC) as ISO 8601; 0 is null. */
 void dump_stamp_time_cell(struct out *o, uint32_t stamp);
 

@@ -1,6 +1,6 @@
 /* The tables of `dump show`: streams, system information, threads, modules
  * and memory ranges. Addresses are hex strings in every format; sizes and
- * offsets hex text in tables and numbers in JSON; times ISO 8601. */
+ * offsets hex text in tables and integers in JSON; times ISO 8601. */
 #include "dump-show.h"
 
 #include <inttypes.h>
@@ -41,7 +41,7 @@ static const char *platform_name(uint32_t p)
     }
 }
 
-static void write_streams(struct out *t, const struct ntl_minidump *md)
+static void write_streams(struct out *t, int fmt, const struct ntl_minidump *md)
 {
     out_column(t, "index", NULL, OUT_RIGHT);
     out_column(t, "type", NULL, OUT_RIGHT);
@@ -57,15 +57,16 @@ static void write_streams(struct out *t, const struct ntl_minidump *md)
             out_str(t, n);
         else
             out_strf(t, "0x%x", s->type);
-        dump_size_cell(t, s->rva);
-        dump_size_cell(t, s->size);
+        dump_size_cell(t, fmt, s->rva);
+        dump_size_cell(t, fmt, s->size);
         out_row_end(t);
     }
 }
 
-static void write_system(struct out *t, const struct ntl_minidump *md)
+static void write_system(struct out *t, int fmt, const struct ntl_minidump *md)
 {
     const struct ntl_md_system_info *s = &md->sys;
+    (void)fmt; /* no size here */
     out_column(t, "architecture", NULL, OUT_LEFT);
     out_column(t, "processors", NULL, OUT_RIGHT);
     out_column(t, "product_type", NULL, OUT_RIGHT);
@@ -93,7 +94,7 @@ static void write_system(struct out *t, const struct ntl_minidump *md)
     out_row_end(t);
 }
 
-static void write_threads(struct out *t, const struct ntl_minidump *md)
+static void write_threads(struct out *t, int fmt, const struct ntl_minidump *md)
 {
     out_column(t, "tid", NULL, OUT_RIGHT);
     out_column(t, "teb", "TEB", OUT_RIGHT);
@@ -105,8 +106,8 @@ static void write_threads(struct out *t, const struct ntl_minidump *md)
         out_u64(t, th->id);
         out_addr(t, th->teb, 16);
         out_addr(t, th->stack_start, 16);
-        dump_size_cell(t, th->stack_size);
-        dump_size_cell(t, th->context_size);
+        dump_size_cell(t, fmt, th->stack_size);
+        dump_size_cell(t, fmt, th->context_size);
         out_row_end(t);
     }
 }
@@ -121,7 +122,7 @@ static void guid_cell(struct out *t, const uint8_t *g)
 
 /* TimeDateStamp twice: as the hex a symbol server matches (with SizeOfImage)
  * and as the time it claims to be (a hash in reproducible builds). */
-static void write_modules(struct out *t, const struct ntl_minidump *md)
+static void write_modules(struct out *t, int fmt, const struct ntl_minidump *md)
 {
     out_column(t, "base", NULL, OUT_RIGHT);
     out_column(t, "size", NULL, OUT_RIGHT);
@@ -135,7 +136,7 @@ static void write_modules(struct out *t, const struct ntl_minidump *md)
     for (size_t i = 0; i < md->module_count; i++) {
         const struct ntl_md_module *m = &md->modules[i];
         out_addr(t, m->base, 16);
-        dump_size_cell(t, m->size);
+        dump_size_cell(t, fmt, m->size);
         out_addr(t, m->checksum, 8);
         out_addr(t, m->timestamp, 8);
         dump_stamp_time_cell(t, m->timestamp);
@@ -153,7 +154,7 @@ static void write_modules(struct out *t, const struct ntl_minidump *md)
     }
 }
 
-static void write_memory(struct out *t, const struct ntl_minidump *md)
+static void write_memory(struct out *t, int fmt, const struct ntl_minidump *md)
 {
     out_column(t, "start", NULL, OUT_RIGHT);
     out_column(t, "end", NULL, OUT_RIGHT);
@@ -165,8 +166,8 @@ static void write_memory(struct out *t, const struct ntl_minidump *md)
         const struct ntl_md_module *m = ntl_md_module_at(md, r->start);
         out_addr(t, r->start, 16);
         out_addr(t, r->start + r->size, 16);
-        dump_size_cell(t, r->size);
-        dump_size_cell(t, r->file_offset);
+        dump_size_cell(t, fmt, r->size);
+        dump_size_cell(t, fmt, r->file_offset);
         if (m)
             out_str(t, m->name);
         else

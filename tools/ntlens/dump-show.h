@@ -12,7 +12,7 @@ struct out;
 struct dump_section {
     const char *name;  /* the --section choice and the JSON member */
     const char *title; /* the heading above it in a table of every section */
-    void (*write)(struct out *o, const struct ntl_minidump *md);
+    void (*write)(struct out *o, int fmt, const struct ntl_minidump *md); /* fmt: enum out_format */
 };
 
 extern const struct dump_section dump_sections[];
