@@ -43,10 +43,10 @@ def main():
 
         show = json.loads(subprocess.run([ntlens, "dump", "show", "--format", "json", dump],
                                          stdout=subprocess.PIPE, check=True, text=True).stdout)
-        mods = {m["name"]: m["base"] for m in show["modules"]}
+        mods = {m["name"]: int(m["base"], 16) for m in show["modules"]}
         if mods.get(target) != base:
             failures.append(f"module {target} at {base:#x}: {mods}")
-        if not any(t["thread_id"] == pid for t in show["threads"]):
+        if not any(t["tid"] == pid for t in show["threads"]):
             failures.append(f"thread {pid} missing: {show['threads']}")
         if show["system"][0]["architecture"] != "AMD64":
             failures.append("architecture")

@@ -17,6 +17,9 @@ independent readers:
     test_images.py NTLENS PE_INSPECT [MKETL]
 Exit 77 (skip) when clang-14, lld-link-14 or pefile is missing.
 """
+import csv
+import datetime
+import io
 import json
 import os
 import re
@@ -51,6 +54,72 @@ def run(*cmd, ok=0):
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     check(p.returncode == ok, f"{' '.join(cmd)} exited {p.returncode}, want {ok}: {p.stderr}")
     return p
+
+
+FORMATS = ["table", "csv", "tsv", "json", "jsonl"]
+SNAKE = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)*$")
+# Keys whose values are addresses or hex identifiers: strings in every format (docs/cli.md).
+HEX_KEYS = {"base", "start", "end", "teb", "stack_start", "address", "target", "rva", "from", "to",
+                "checksum", "time_date_stamp"}
+
+
+def iso(seconds):
+    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def no_rounding(text):
+    """parse_int hook: an integer a JSON reader would round is a failure."""
+    check(abs(int(text)) <= 2**53, f"integer {text} beyond 2^53 in JSON")
+    return int(text)
+
+
+def no_float(text):
+    """parse_float hook: the dump commands print no fraction; sizes and indexes are integers."""
+    check(False, f"float {text} in JSON where an integer belongs")
+    return float(text)
+
+
+def check_records(what, rows):
+    for r in rows:
+        check(isinstance(r, dict), f"{what}: a record is an object: {r!r}")
+        for k, v in r.items():
+            check(SNAKE.match(k), f"{what}: key {k!r} is not snake_case")
+            if k in HEX_KEYS and v is not None:
+                check(isinstance(v, str) and re.fullmatch(r"0x[0-9a-f]+", v), f"{what}: {k} {v!r} is no hex string")
+
+
+def check_formats(what, args, ok=0):
+    """Every --format value parses back: one JSON document, JSON lines, one CSV/TSV table."""
+    for fmt in FORMATS:
+        p = run(*args, "--format", fmt, ok=ok)
+        if fmt == "json":
+            doc = json.loads(p.stdout, parse_int=no_rounding, parse_float=no_float)
+            for rows in (doc.values() if isinstance(doc, dict) else [doc]):
+                check(isinstance(rows, list), f"{what} json: records or sections of records")
+                check_records(f"{what} json", rows)
+        elif fmt == "jsonl":
+            check_records(f"{what} jsonl", [json.loads(line, parse_int=no_rounding, parse_float=no_float)
+                                            for line in p.stdout.splitlines()])
+        elif fmt in ("csv", "tsv"):
+            rows = list(csv.reader(io.StringIO(p.stdout), delimiter="," if fmt == "csv" else "\t"))
+            check(rows and all(SNAKE.match(k) for k in rows[0]), f"{what} {fmt}: snake_case header {rows[:1]}")
+            check(rows and all(len(r) == len(rows[0]) for r in rows), f"{what} {fmt}: one table")
+        else:
+            check(p.stdout.strip() != "", f"{what} table: empty")
+
+
+def usage_error(words, args, option):
+    """One line naming the option, then the pointer to --help; exit 2; nothing on stdout."""
+    p = run(*words, *args, ok=2)
+    lines = p.stderr.splitlines()
+    check(len(lines) == 2 and f"'{option}'" in lines[0] and lines[1] == f"Try 'ntlens {' '.join(words[1:])} --help'.",
+          f"{' '.join(words[1:] + list(args))}: one error line naming {option}: {p.stderr!r}")
+    check(p.stdout == "", f"{' '.join(words[1:] + list(args))}: nothing on stdout")
+    return p
+
+
+def addr(v):
+    return int(v, 16)
 
 
 KBASE = 0xFFFFF80312400000
@@ -136,6 +205,55 @@ def export_rvas(path):
     return {e.name.decode(): e.address for e in pe.DIRECTORY_ENTRY_EXPORT.symbols if e.name}
 
 
+def check_cli(ntlens, imgs, dump, tmp):
+    """The dump commands' options and formats through the real binary: help,
+    one wording per mistake, the letters of docs/cli.md, every --format."""
+    show, build, reloc = [ntlens, "dump", "show"], [ntlens, "dump", "build"], [ntlens, "dump", "relocate"]
+    for words in (show, build, reloc):
+        p = run(*words, "--help")
+        check(p.stdout.startswith(f"usage: ntlens {' '.join(words[1:])} ") and p.stderr == "",
+              f"{words[1:]} --help")
+        usage_error(words, ["--no-such-option"], "--no-such-option")
+        usage_error(words, [dump, "--format", "xml"], "--format")
+        usage_error(words, [dump, "--format"], "--format")
+    # Letters docs/cli.md does not give these meanings are long-only now.
+    for letter in ("-e", "-m", "-s", "-a"):
+        usage_error(build, [letter, "x", "-o", os.path.join(tmp, "x.dmp")], letter)
+    for letter in ("-s", "-r"):
+        usage_error(show, [letter, "modules", dump], letter)
+    usage_error(build, ["-b", "nobase", imgs["testdrv.sys"], "-o", os.path.join(tmp, "x.dmp")], "-b")
+    usage_error(build, ["--os-version", "10.0", imgs["testdrv.sys"], "-o", os.path.join(tmp, "x.dmp")],
+                "--os-version")
+    usage_error(build, ["--all-kernel", "-o", os.path.join(tmp, "x.dmp")], "--all-kernel")
+    usage_error(show, ["--section", "heap", dump], "--section")
+    usage_error(show, ["--read", "0x1000:0", dump], "--read")
+    usage_error(show, ["--read", "0x1000", "--section", "modules", dump], "--read")
+    usage_error(show, ["--read"], "--read")
+    usage_error(show, [dump, "second.dmp"], "second.dmp")
+    # CSV, TSV and JSON lines hold one table: the error names the choices.
+    for fmt in ("csv", "tsv", "jsonl"):
+        p = usage_error(show, ["--format", fmt, dump], "--format")
+        check("'--section' (streams, system, threads, modules or memory)" in p.stderr, p.stderr)
+    # Every format of every section, of --read, and of the build report.
+    for section in ("streams", "system", "threads", "modules", "memory"):
+        check_formats(f"dump show --section {section}", show + ["--section", section, dump])
+    doc = json.loads(run(*show, "--format", "json", dump).stdout, parse_int=no_rounding, parse_float=no_float)
+    check(sorted(doc) == ["memory", "modules", "streams", "system", "threads"], f"sections {sorted(doc)}")
+    for rows in doc.values():
+        check_records("dump show json", rows)
+    table = run(*show, dump).stdout
+    check(all(f"\n{t}\n" in "\n" + table for t in ("Streams", "System", "Threads", "Modules", "Memory")),
+          f"table of every section under its title:\n{table}")
+    check_formats("dump show --read", show + ["--read", f"{KBASE:#x}:40", dump])
+    rows = json.loads(run(*show, "--read", f"{KBASE:#x}:20", "--format", "json", dump).stdout)
+    check([r["address"] for r in rows] == [f"{KBASE:#018x}", f"{KBASE + 16:#018x}"] and
+          rows[0]["bytes"].startswith("4d 5a ") and rows[0]["text"].startswith("MZ") and
+          len(rows[1]["bytes"].split()) == 4, f"--read records {rows}")
+    check_formats("dump build", build + ["-b", f"ntoskrnl.exe={KBASE:#x}", "-b", f"testdrv.sys={DBASE:#x}",
+                                         "-b", f"hal.dll={HBASE:#x}", imgs["ntoskrnl.exe"], imgs["testdrv.sys"],
+                                         imgs["hal.dll"], "-o", os.path.join(tmp, "formats.dmp")])
+
+
 def lldb(dump, *commands):
     cmd = ["lldb-14", "-b", "-c", dump, "-o", "settings set target.x86-disassembly-flavor intel"]
     for c in commands:
@@ -185,26 +303,35 @@ def main():
             0x1028: ("call", "KeStallExecutionProcessor", True),
             0x2002: ("jmp", "IoCompleteRequest", True),
         }
+        for s in sites:
+            s["rva"] = addr(s["rva"])
         check(sorted(s["rva"] for s in sites) == sorted(want), f"report sites {sites}")
         for s in sites:
             kind, func, patched = want.get(s["rva"], (None, None, None))
             check(s["kind"] == kind, f"site {s['rva']:#x} kind {s['kind']}")
             check((s["result"] == "patched") == patched, f"site {s['rva']:#x} result {s['result']}")
             if patched:
-                check(s["target"] == KBASE + kexp[func], f"site {s['rva']:#x} target {s['target']:#x}")
+                check(addr(s["target"]) == KBASE + kexp[func], f"site {s['rva']:#x} target {s['target']}")
                 check(s["resolved"] == "ntoskrnl.exe!" + func, f"site {s['rva']:#x} resolved {s['resolved']}")
                 check(s["iat_index"] * 8 + dpe.OPTIONAL_HEADER.DATA_DIRECTORY[12].VirtualAddress
                       == imports[func], f"site {s['rva']:#x} IAT index")
             else:
                 check(s["iat_index"] == 0x7FFFF and "0x7FFFF" in s["detail"], "do-not-optimize site")
         check("2 patched" not in p.stderr and "4 patched, 1 skipped" in p.stderr, p.stderr)
+        check(f"wrote {out}: 3 modules" in p.stderr, f"dump build says what it wrote: {p.stderr}")
 
         show = json.loads(run(ntlens, "dump", "show", "--format", "json", out).stdout)
-        bases = {m["name"].split("\\")[-1]: m["base"] for m in show["modules"]}
+        bases = {m["name"].split("\\")[-1]: addr(m["base"]) for m in show["modules"]}
         check(bases == {"ntoskrnl.exe": KBASE, "testdrv.sys": DBASE, "hal.dll": HBASE}, f"bases {bases}")
         check(show["system"][0]["architecture"] == "AMD64", "SystemInfo architecture")
-        check(sorted(r["start"] for r in show["memory"]) == sorted([KBASE, DBASE, HBASE]), "ranges")
+        check(sorted(addr(r["start"]) for r in show["memory"]) == sorted([KBASE, DBASE, HBASE]), "ranges")
         check(any(m["pdb"].endswith("testdrv.pdb") for m in show["modules"]), "CodeView in dump")
+        # TimeDateStamp: the hex a symbol server matches, and the time it claims.
+        for m in show["modules"]:
+            stamp = pefile.PE(imgs[m["name"].split("\\")[-1]]).FILE_HEADER.TimeDateStamp
+            check(m["time_date_stamp"] == f"{stamp:#010x}" and m["time"] == (iso(stamp) if stamp else None),
+                  f"module TimeDateStamp {m['time_date_stamp']} {m['time']} vs {stamp:#x}")
+        check(show["system"][0]["timestamp"] is None, "no trace, no time: the dump's time is null")
 
         def read64(dump, addr):
             text = run(ntlens, "dump", "show", "--read", f"{addr:#x}:8", dump).stdout
@@ -243,12 +370,17 @@ def main():
 
         # Relocate one module in place; lldb follows it.
         moved = os.path.join(tmp, "moved.dmp")
-        run(ntlens, "dump", "relocate", "-q", out, f"testdrv.sys={0xFFFFF80400000000:#x}", "-o", moved)
+        p = run(ntlens, "dump", "relocate", "--format", "json", out, f"testdrv.sys={0xFFFFF80400000000:#x}",
+                "-o", moved)
+        recs = json.loads(p.stdout)
+        check(len(recs) == 1 and recs[0]["name"].endswith("testdrv.sys") and addr(recs[0]["from"]) == DBASE
+              and recs[0]["to"] == "0xfffff80400000000" and recs[0]["ranges"] == 1, f"relocate records {recs}")
+        check(f"wrote {moved}" in p.stderr, f"relocate says what it wrote: {p.stderr}")
         show = json.loads(run(ntlens, "dump", "show", "--format", "json", moved).stdout)
-        bases = {m["name"].split("\\")[-1]: m["base"] for m in show["modules"]}
+        bases = {m["name"].split("\\")[-1]: addr(m["base"]) for m in show["modules"]}
         check(bases["testdrv.sys"] == 0xFFFFF80400000000 and bases["ntoskrnl.exe"] == KBASE, f"relocated {bases}")
-        check(0xFFFFF80400000000 in [r["start"] for r in show["memory"]] and DBASE not in
-              [r["start"] for r in show["memory"]], "relocated range")
+        check(0xFFFFF80400000000 in [addr(r["start"]) for r in show["memory"]] and DBASE not in
+              [addr(r["start"]) for r in show["memory"]], "relocated range")
         if shutil.which("lldb-14"):
             text = lldb(moved, "image list")
             check(re.search(r"0xfffff80400000000 .*testdrv\.sys", text), f"lldb after relocate:\n{text}")
@@ -265,12 +397,16 @@ def main():
         alias = os.path.join(tmp, "alias.dmp")
         os.link(out, alias)
         run(ntlens, "dump", "relocate", out, "testdrv.sys=0x1000", "-o", alias, ok=2)
-        run(ntlens, "dump", "relocate", out, "testdrv.sys=0x1000", "-o", other, "--in-place", ok=2)
+        usage_error([ntlens, "dump", "relocate"], [out, "testdrv.sys=0x1000", "-o", other, "--in-place"], "--output")
+        usage_error([ntlens, "dump", "relocate"], [out, "testdrv.sys", "-o", other], "testdrv.sys")
         check(open(out, "rb").read() == before, "the input dump is untouched")
         inplace = os.path.join(tmp, "inplace.dmp")
         shutil.copy(out, inplace)
-        run(ntlens, "dump", "relocate", "-q", "--in-place", inplace, f"testdrv.sys={0xFFFFF80400000000:#x}")
+        p = run(ntlens, "dump", "relocate", "-q", "--in-place", inplace, f"testdrv.sys={0xFFFFF80400000000:#x}")
+        check(p.stdout == "" and p.stderr == "", f"relocate -q prints nothing: {p.stdout!r} {p.stderr!r}")
         check(open(inplace, "rb").read() == open(moved, "rb").read(), "--in-place rewrites the input")
+        # The relocate report in every format (moving testdrv.sys back and forth).
+        check_formats("dump relocate", [ntlens, "dump", "relocate", "--in-place", inplace, f"testdrv.sys={DBASE:#x}"])
 
         # A cut dump: the streams that read are shown, the one that does not is named.
         info = json.loads(run(ntlens, "dump", "show", "--format", "json", out).stdout)
@@ -293,7 +429,7 @@ def main():
         # Without import optimization the sites keep the compiler's bytes.
         plain = os.path.join(tmp, "plain.dmp")
         p = run(ntlens, "dump", "build", "--no-import-optimization", "-q", "-b", f"ntoskrnl.exe={KBASE:#x}",
-                "-b", f"testdrv.sys={DBASE:#x}", "-m", imgs["ntoskrnl.exe"], "-m", imgs["testdrv.sys"],
+                "-b", f"testdrv.sys={DBASE:#x}", "--module", imgs["ntoskrnl.exe"], "--module", imgs["testdrv.sys"],
                 "-o", plain)
         check(p.stdout == "", "no report without import optimization")
         if shutil.which("lldb-14"):
@@ -302,15 +438,16 @@ def main():
 
         # --code-only: headers and executable sections only; the code still disassembles.
         code = os.path.join(tmp, "code.dmp")
-        run(ntlens, "dump", "build", "-q", "--code-only", "-b", f"ntoskrnl.exe={KBASE:#x}", "-b",
-            f"testdrv.sys={DBASE:#x}", "-m", imgs["ntoskrnl.exe"], "-m", imgs["testdrv.sys"], "-o", code)
+        p = run(ntlens, "dump", "build", "-q", "--code-only", "-b", f"ntoskrnl.exe={KBASE:#x}", "-b",
+            f"testdrv.sys={DBASE:#x}", "--module", imgs["ntoskrnl.exe"], "--module", imgs["testdrv.sys"], "-o", code)
+        check(p.stdout == "" and p.stderr == "", f"dump build -q prints nothing: {p.stdout!r} {p.stderr!r}")
         show = json.loads(run(ntlens, "dump", "show", "--format", "json", code).stdout)
         text_end = max(s.VirtualAddress + s.Misc_VirtualSize for s in dpe.sections
                        if s.Characteristics & 0x20000000)
-        check(any(r["start"] == DBASE and r["end"] >= DBASE + text_end for r in show["memory"]),
+        check(any(addr(r["start"]) == DBASE and addr(r["end"]) >= DBASE + text_end for r in show["memory"]),
               f"code-only ranges {show['memory']}")
         data_rva = [s.VirtualAddress for s in dpe.sections if s.Name.startswith(b".data")][0]
-        check(all(not (r["start"] <= DBASE + data_rva < r["end"]) for r in show["memory"]),
+        check(all(not (addr(r["start"]) <= DBASE + data_rva < addr(r["end"])) for r in show["memory"]),
               ".data left out of a code-only dump")
         run(ntlens, "dump", "show", "--read", f"{DBASE + data_rva:#x}:8", code, ok=1)
         check(os.path.getsize(code) < os.path.getsize(out), "code-only dump is smaller")
@@ -320,9 +457,11 @@ def main():
                   f"code-only dump in lldb:\n{text}")
 
         # Usage and failures.
-        run(ntlens, "dump", "build", "-m", imgs["testdrv.sys"], "-o", plain, ok=1)  # no base
+        run(ntlens, "dump", "build", "--module", imgs["testdrv.sys"], "-o", plain, ok=1)  # no base
         run(ntlens, "dump", "build", "-o", plain, ok=2)
-        run(ntlens, "dump", "build", "--help")
+        p = run(ntlens, "dump", "build", "--help")
+        check(p.stdout.startswith("usage: ntlens dump build ") and p.stderr == "", "dump build --help on stdout")
+        check_cli(ntlens, imgs, out, tmp)
         run(ntlens, "dump", "show", os.path.join(tmp, "testdrv.obj"), ok=1)
         # Malformed input: a truncated dump and a truncated image fail with the structure and offset.
         cut = os.path.join(tmp, "cut.dmp")
@@ -343,38 +482,39 @@ def main():
                 "\\SystemRoot\\system32\\hal.dll", f"{HBASE:#x}", "0x4000",  # not hal.dll's 0x3000
                 "\\SystemRoot\\system32\\drivers\\missing.sys", "0xfffff80370000000", "0x2000")
             fromtrace = os.path.join(tmp, "trace.dmp")
-            p = run(ntlens, "dump", "build", "--format", "json", "--etl", etl, "-m", imgs["ntoskrnl.exe"],
-                    "-m", imgs["testdrv.sys"], "-m", imgs["hal.dll"], "-o", fromtrace)
+            p = run(ntlens, "dump", "build", "--format", "json", "--etl", etl, "--module", imgs["ntoskrnl.exe"],
+                    "--module", imgs["testdrv.sys"], "--module", imgs["hal.dll"], "-o", fromtrace)
             check(sum(s["result"] == "patched" for s in json.loads(p.stdout)) == 4, "patched from trace")
             check("hal.dll: SizeOfImage 0x3000, the trace recorded 0x4000" in p.stderr,
                   f"size mismatch warning: {p.stderr}")
             show = json.loads(run(ntlens, "dump", "show", "--format", "json", fromtrace).stdout)
-            names = {m["name"]: m["base"] for m in show["modules"]}
+            names = {m["name"]: addr(m["base"]) for m in show["modules"]}
             check(names == {"\\SystemRoot\\system32\\ntoskrnl.exe": KBASE,
                             "\\SystemRoot\\system32\\drivers\\testdrv.sys": DBASE,
                             "\\SystemRoot\\system32\\hal.dll": HBASE}, f"trace bases {names}")
             check(show["system"][0]["version"] == "10.0.19041", "version from the trace's logfile header")
             check(show["system"][0]["processors"] == 4, "processors from the trace")
             # mketl's StartTime, FILETIME 133000000000000000, is Unix time 1655526400.
-            check(show["system"][0]["timestamp"] == 1655526400, "dump time from the trace's StartTime")
+            check(show["system"][0]["timestamp"] == iso(1655526400) == "2022-06-18T04:26:40Z",
+                  f"dump time from the trace's StartTime: {show['system'][0]['timestamp']}")
             # --all-kernel: every kernel module of the trace found in the search directory.
             alld = os.path.join(tmp, "all.dmp")
             p = run(ntlens, "dump", "build", "-q", "--etl", etl, "--all-kernel", "--search", tmp, "-o", alld)
             check("missing.sys" in p.stderr and "not in the search directories" in p.stderr,
                   f"missing module warning: {p.stderr}")
-            show = json.loads(run(ntlens, "dump", "show", "-s", "modules", "--format", "json", alld).stdout)
+            show = json.loads(run(ntlens, "dump", "show", "--section", "modules", "--format", "json", alld).stdout)
             check(sorted(m["name"].split("\\")[-1] for m in show) == ["hal.dll", "ntoskrnl.exe", "testdrv.sys"],
                   f"--all-kernel modules {show}")
             # a --module name resolved through --search
-            p = run(ntlens, "dump", "build", "-q", "--etl", etl, "--search", tmp, "-m", "TESTDRV.SYS",
-                    "-m", "ntoskrnl.exe", "-o", alld)
-            run(ntlens, "dump", "build", "-q", "--etl", etl, "--search", tmp, "-m", "nosuch.sys", "-o", alld, ok=1)
+            p = run(ntlens, "dump", "build", "-q", "--etl", etl, "--search", tmp, "--module", "TESTDRV.SYS",
+                    "--module", "ntoskrnl.exe", "-o", alld)
+            run(ntlens, "dump", "build", "-q", "--etl", etl, "--search", tmp, "--module", "nosuch.sys", "-o", alld, ok=1)
             run(ntlens, "dump", "build", "--all-kernel", "-o", alld, ok=2)
             # --base overrides the trace
-            p = run(ntlens, "dump", "build", "-q", "--etl", etl, "-m", imgs["testdrv.sys"], "-m",
+            p = run(ntlens, "dump", "build", "-q", "--etl", etl, "--module", imgs["testdrv.sys"], "--module",
                     imgs["ntoskrnl.exe"], "-b", "testdrv.sys=0xfffff80500000000", "-o", fromtrace)
-            show = json.loads(run(ntlens, "dump", "show", "-s", "modules", "--format", "json", fromtrace).stdout)
-            check(show[0]["base"] == 0xFFFFF80500000000, "--base overrides the trace")
+            show = json.loads(run(ntlens, "dump", "show", "--section", "modules", "--format", "json", fromtrace).stdout)
+            check(show[0]["base"] == "0xfffff80500000000", "--base overrides the trace")
 
         # The real trace's kernel rundown places ntoskrnl.exe and hal.dll.
         real = os.path.join(os.environ.get("NTLENS_SHARED_DATA", ""), "etl", "ShutdownPerfDiagLogger.etl")
@@ -386,15 +526,15 @@ def main():
                     where[e["name"].split("\\")[-1].lower()] = int(str(e["base"]), 0)
             kb = where["ntoskrnl.exe"]
             realdmp = os.path.join(tmp, "real.dmp")
-            p = run(ntlens, "dump", "build", "--format", "json", "--etl", real, "-m", imgs["ntoskrnl.exe"],
-                    "-m", imgs["hal.dll"], "-m", imgs["testdrv.sys"], "-b", f"testdrv.sys={kb + 0x10000000:#x}",
+            p = run(ntlens, "dump", "build", "--format", "json", "--etl", real, "--module", imgs["ntoskrnl.exe"],
+                    "--module", imgs["hal.dll"], "--module", imgs["testdrv.sys"], "-b", f"testdrv.sys={kb + 0x10000000:#x}",
                     "-o", realdmp)
             sites = json.loads(p.stdout)
             check(sum(s["result"] == "patched" for s in sites) == 4, f"patched against the real trace {sites}")
-            check(all(s["target"] - kb in kexp.values() for s in sites if s["result"] == "patched"),
+            check(all(addr(s["target"]) - kb in kexp.values() for s in sites if s["result"] == "patched"),
                   "targets at the real kernel base")
             show = json.loads(run(ntlens, "dump", "show", "--format", "json", realdmp).stdout)
-            bases = {m["name"].split("\\")[-1].lower(): m["base"] for m in show["modules"]}
+            bases = {m["name"].split("\\")[-1].lower(): addr(m["base"]) for m in show["modules"]}
             check(bases["ntoskrnl.exe"] == kb and bases["hal.dll"] == where["hal.dll"],
                   f"real trace bases {bases} vs {where.get('hal.dll')}")
         else:

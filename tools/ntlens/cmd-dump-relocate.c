@@ -2,7 +2,6 @@
  * (MINIDUMP_MODULE.BaseOfImage and the matching memory descriptors), as seed
  * 002 does after MiniDumpWriteDump. Dumps are evidence: the result goes to a
  * new file unless --in-place says otherwise. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,26 +12,35 @@
 #include "commands.h"
 #include "dump-common.h"
 #include "ntlens/minidump.h"
+#include "out.h"
+#include "parse-options.h"
 
-#define DUMP_FILE_LIMIT (8ull << 30)
+struct relocate_opts {
+    const char *in, *out;   /* out NULL: --in-place */
+    bool in_place, quiet;
+    int fmt;                /* enum out_format */
+    struct dump_bases moves;
+};
 
-static void usage(FILE *f)
-{
-    fputs("usage: ntlens dump relocate [OPTIONS] FILE.dmp NAME=ADDR...\n"
-          "\n"
-          "Move modules of a minidump to new base addresses: rewrites each module's\n"
-          "MINIDUMP_MODULE.BaseOfImage and the StartOfMemoryRange of every memory\n"
-          "descriptor inside its image. NAME is the module's file name (case-insensitive)\n"
-          "or its full name in the dump. The result goes to -o FILE; the dump itself is\n"
-          "rewritten only with --in-place.\n"
-          "\n"
-          "Options:\n"
-          "  -o, --output FILE    write the result here (not the input itself)\n"
-          "      --in-place       rewrite the input dump instead\n"
-          "  -q, --quiet          no summary\n"
-          "  -h, --help           show this help\n",
-          f);
-}
+/* What one move did, for the records printed after the dump is written. */
+struct move_record {
+    char *name;             /* the module's name in the dump (malloc'd) */
+    uint64_t from, to;
+    int ranges;
+};
+
+static const struct opt_command relocate_command = {
+    .name = "dump relocate",
+    .synopsis = "FILE.dmp NAME=ADDR...",
+    .summary = "move modules of a minidump to new addresses",
+    .description =
+        "Move modules of a minidump to new base addresses: rewrites each module's\n"
+        "MINIDUMP_MODULE.BaseOfImage and the StartOfMemoryRange of every memory\n"
+        "descriptor inside its image. NAME is the module's file name (case-insensitive)\n"
+        "or its full name in the dump. The result goes to -o FILE; the dump itself is\n"
+        "rewritten only with --in-place. Prints a record of each module moved: its\n"
+        "name in the dump, the base it had, the base it has, and the ranges moved.",
+};
 
 /* The same path, or (where the system gives file ids) the same file. */
 static bool same_file(const char *a, const char *b)
@@ -45,73 +53,133 @@ static bool same_file(const char *a, const char *b)
     return sa.st_ino != 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* Checks the operands and the choice between -o and --in-place. */
+static int check_args(int n, char **argv, struct relocate_opts *o)
+{
+    if (n < 1)
+        return opt_usage_error(&relocate_command, "no minidump file given");
+    o->in = argv[1];
+    if (n < 2)
+        return opt_usage_error(&relocate_command, "no NAME=ADDR given: which module goes where?");
+    if (o->in_place && o->out)
+        return opt_usage_error(&relocate_command, "option '--output' cannot be used with '--in-place'");
+    if (!o->in_place && !o->out)
+        return opt_usage_error(&relocate_command, "no '-o FILE' given: name the relocated dump, "
+                               "or rewrite %s with '--in-place'", o->in);
+    if (o->out && same_file(o->in, o->out))
+        return opt_usage_error(&relocate_command, "option '-o' names the input dump %s; give "
+                               "another file or '--in-place'", o->in);
+    for (int i = 2; i <= n; i++) {
+        int rc = dump_bases_add(&o->moves, argv[i]);
+        if (rc == -2)
+            return cli_failf(relocate_command.name, "out of memory");
+        if (rc < 0)
+            return opt_usage_error(&relocate_command, "'%s' is not NAME=ADDR", argv[i]);
+    }
+    return CLI_CONTINUE;
+}
+
+/* Returns CLI_CONTINUE, or the exit code. */
+static int parse_args(int argc, char **argv, struct relocate_opts *o)
+{
+    struct opt opts[] = {
+        OPT_GROUP("Where the result goes (one of)"),
+        OPT_STRING('o', "output", &o->out, "FILE", "write the relocated dump to FILE"),
+        OPT_FLAG(0, "in-place", &o->in_place, "rewrite the input dump instead"),
+        OPT_GROUP("Report"),
+        OPT_FLAG('q', "quiet", &o->quiet, "print nothing but errors"),
+        OPT_OUTPUT_OPTIONS(&o->fmt),
+        OPT_END(),
+    };
+    int n;
+
+    memset(o, 0, sizeof *o);
+    if ((n = parse_options(&relocate_command, opts, argc, argv)) < 0)
+        return parse_options_exit(n);
+    return check_args(n, argv, o);
+}
+
+static int print_records(const struct move_record *r, size_t n, int fmt)
+{
+    struct out *t = out_new(stdout, fmt);
+    if (!t)
+        return -1;
+    out_column(t, "name", NULL, OUT_LEFT);
+    out_column(t, "from", NULL, OUT_RIGHT);
+    out_column(t, "to", NULL, OUT_RIGHT);
+    out_column(t, "ranges", NULL, OUT_RIGHT);
+    for (size_t i = 0; i < n; i++) {
+        out_str(t, r[i].name);
+        out_addr(t, r[i].from, 16);
+        out_addr(t, r[i].to, 16);
+        out_u64(t, (uint64_t)r[i].ranges);
+        out_row_end(t);
+    }
+    return out_close(t);
+}
+
+/* Moves one module of the dump in file; *rec says from where to where. */
+static int move_one(struct ntl_buf *file, const struct dump_base *m, struct move_record *rec,
+                    struct ntl_error *err)
+{
+    struct ntl_minidump md;
+    const struct ntl_md_module *mod;
+    int rc = ntl_md_parse(file->data, file->len, &md, err);
+    if (rc < 0)
+        return rc;
+    if ((mod = ntl_md_module_find(&md, m->name))) {
+        rec->from = mod->base;
+        rec->name = strdup(mod->name);
+    }
+    ntl_md_free(&md);
+    rc = ntl_md_relocate(file->data, file->len, m->name, m->addr, err);
+    if (rc < 0)
+        return rc;
+    if (!rec->name && !(rec->name = strdup(m->name)))
+        return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
+    rec->to = m->addr;
+    rec->ranges = rc;
+    return 0;
+}
+
+/* Reads the dump, moves every module, writes the result, prints the records. */
+static int relocate(const char *cmd, const struct relocate_opts *o)
+{
+    struct move_record *recs = calloc(o->moves.n, sizeof *recs);
+    struct ntl_error err = {0};
+    struct ntl_buf file;
+    int rc = EXIT_OK;
+
+    if (!recs)
+        return cli_failf(cmd, "out of memory");
+    if (ntl_file_read(o->in, (size_t)DUMP_FILE_LIMIT, &file, &err) < 0) {
+        free(recs);
+        return cli_fail(cmd, &err, NULL); /* the message names the file */
+    }
+    for (size_t i = 0; i < o->moves.n && rc == EXIT_OK; i++)
+        if (move_one(&file, &o->moves.v[i], &recs[i], &err) < 0)
+            rc = cli_fail(cmd, &err, o->in);
+    if (rc == EXIT_OK && ntl_file_write(o->out ? o->out : o->in, file.data, file.len, &err) < 0)
+        rc = cli_fail(cmd, &err, NULL);
+    if (rc == EXIT_OK && !o->quiet) {
+        if (print_records(recs, o->moves.n, o->fmt) < 0 || fflush(stdout) != 0)
+            rc = cli_failf(cmd, "cannot write the output");
+        fprintf(stderr, "wrote %s: %zu module%s moved\n", o->out ? o->out : o->in, o->moves.n,
+                o->moves.n == 1 ? "" : "s");
+    }
+    for (size_t i = 0; i < o->moves.n; i++)
+        free(recs[i].name);
+    free(recs);
+    ntl_buf_free(&file);
+    return rc;
+}
+
 int cmd_dump_relocate(int argc, char **argv)
 {
-    enum { OPT_IN_PLACE = 1 };
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"in-place", no_argument, NULL, OPT_IN_PLACE},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *cmd = argv[0], *out = NULL, *in;
-    bool quiet = false, in_place = false;
-    struct ntl_buf file;
-    struct ntl_error err = {0};
-    struct dump_base *moves;
-    int opt, nmoves = 0, rc = EXIT_OK;
-
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'o': out = optarg; break;
-        case OPT_IN_PLACE: in_place = true; break;
-        case 'q': quiet = true; break;
-        case 'h': usage(stdout); return EXIT_OK;
-        default: return cli_usage_error(cmd, "unknown option");
-        }
-    }
-    if (argc - optind < 2)
-        return cli_usage_error(cmd, "want a minidump file and at least one NAME=ADDR");
-    in = argv[optind++];
-    if (!out && !in_place)
-        return cli_usage_error(cmd, "-o FILE names the relocated dump (or --in-place rewrites %s)", in);
-    if (out && in_place)
-        return cli_usage_error(cmd, "-o and --in-place exclude each other");
-    if (out && same_file(in, out))
-        return cli_usage_error(cmd, "-o names the input dump %s; give another file or --in-place",
-                               in);
-    moves = calloc((size_t)(argc - optind), sizeof *moves);
-    if (!moves)
-        return cli_failf(cmd, "out of memory");
-    for (; optind < argc; optind++) {
-        if (!dump_parse_base(argv[optind], &moves[nmoves])) {
-            rc = cli_usage_error(cmd, "want NAME=ADDR, not '%s'", argv[optind]);
-            goto done;
-        }
-        nmoves++;
-    }
-    if (ntl_file_read(in, (size_t)DUMP_FILE_LIMIT, &file, &err) < 0) {
-        rc = cli_fail(cmd, &err, NULL); /* the message names the file */
-        goto done;
-    }
-    for (int i = 0; i < nmoves; i++) {
-        int n = ntl_md_relocate(file.data, file.len, moves[i].name, moves[i].addr, &err);
-        if (n < 0) {
-            rc = cli_fail(cmd, &err, in);
-            break;
-        }
-        if (!quiet)
-            fprintf(stderr, "%s: moved to 0x%016" PRIx64 " (%d memory range%s)\n", moves[i].name,
-                    moves[i].addr, n, n == 1 ? "" : "s");
-    }
-    if (rc == EXIT_OK && ntl_file_write(out ? out : in, file.data, file.len, &err) < 0)
-        rc = cli_fail(cmd, &err, NULL);
-    ntl_buf_free(&file);
-done:
-    for (int i = 0; i < nmoves; i++)
-        free(moves[i].name);
-    free(moves);
+    struct relocate_opts o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc == CLI_CONTINUE)
+        rc = relocate(argv[0], &o);
+    dump_bases_free(&o.moves);
     return rc;
 }

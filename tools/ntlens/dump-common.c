@@ -6,25 +6,54 @@
 #include <string.h>
 
 #include "cli.h"
+#include "out.h"
 
-bool dump_parse_base(const char *arg, struct dump_base *b)
+int dump_bases_add(struct dump_bases *b, const char *arg)
 {
     const char *eq = strrchr(arg, '=');
-    if (!eq || eq == arg || !cli_parse_u64(eq + 1, &b->addr))
-        return false;
-    b->name = malloc((size_t)(eq - arg) + 1);
-    if (!b->name)
-        return false;
-    memcpy(b->name, arg, (size_t)(eq - arg));
-    b->name[eq - arg] = 0;
-    b->used = false;
-    return true;
+    struct dump_base *d;
+    uint64_t addr;
+
+    if (!eq || eq == arg || !cli_parse_u64(eq + 1, &addr))
+        return -1;
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 8;
+        struct dump_base *v = realloc(b->v, cap * sizeof *v);
+        if (!v)
+            return -2;
+        b->v = v;
+        b->cap = cap;
+    }
+    d = &b->v[b->n];
+    if (!(d->name = malloc((size_t)(eq - arg) + 1)))
+        return -2;
+    memcpy(d->name, arg, (size_t)(eq - arg));
+    d->name[eq - arg] = 0;
+    d->addr = addr;
+    b->n++;
+    return 0;
 }
 
-void dump_hex_cell(struct out_table *t, enum out_format fmt, uint64_t v, int digits)
+void dump_bases_free(struct dump_bases *b)
 {
-    if (fmt == OUT_TABLE)
-        out_table_strf(t, "0x%0*" PRIx64, digits, v);
+    for (size_t i = 0; i < b->n; i++)
+        free(b->v[i].name);
+    free(b->v);
+    memset(b, 0, sizeof *b);
+}
+
+void dump_size_cell(struct out *o, int fmt, uint64_t v)
+{
+    if (fmt == OUT_JSON || fmt == OUT_JSONL)
+        out_u64(o, v);
     else
-        out_table_u64(t, v);
+        out_strf(o, "0x%" PRIx64, v);
+}
+
+void dump_stamp_time_cell(struct out *o, uint32_t stamp)
+{
+    if (stamp)
+        out_time(o, stamp, 0, 0);
+    else
+        out_null(o);
 }
