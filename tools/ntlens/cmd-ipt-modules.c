@@ -57,13 +57,14 @@ static int parse_args(int argc, char **argv, struct modules_opts *o, int *ntrace
     struct opt opts[] = {
         OPT_GROUP("What is counted"),
         OPT_STRING(0, "modules", &o->map_path, "FILE",
-                   "module map: lines 'BASE SIZE NAME' (hex, 0x optional, '#' comments),\n"
-                   "as 'ntlens etl images --map' prints"),
+                   "module map: lines 'BASE SIZE NAME' (hex, 0x\n"
+                   "optional, '#' comments), as 'ntlens etl images\n"
+                   "--map' prints"),
         OPT_FLAG('a', "addresses", &o->addresses, "list every distinct target with its count"),
         OPT_FLAG('x', "all", &o->all, "list modules without targets too"),
         OPT_U64(0, "wrapped", &o->wrap_pos, "POS", 0, NTL_IPT_MAX_TRACE,
-                "each TRACE is a full circular buffer whose next write position\n"
-                "is POS (see ntlens ipt dump)"),
+                "each TRACE is a full circular buffer whose next\n"
+                "write position is POS (see ntlens ipt dump)"),
         OPT_OUTPUT_OPTIONS(&o->fmt),
         OPT_END(),
     };
@@ -82,6 +83,14 @@ static int parse_args(int argc, char **argv, struct modules_opts *o, int *ntrace
     return CLI_CONTINUE;
 }
 
+/* A failure about a file, naming it once: the reading errors name it already. */
+static int fail_file(const char *cmd, const struct ntl_error *err, const char *path)
+{
+    char buf[512];
+    ntl_error_format(err, buf, sizeof buf);
+    return cli_fail(cmd, err, strstr(buf, path) ? NULL : path);
+}
+
 static int load_map(const char *cmd, const char *path, struct ntl_ipt_module_map *map)
 {
     struct ntl_error err;
@@ -92,7 +101,7 @@ static int load_map(const char *cmd, const char *path, struct ntl_ipt_module_map
     if (rc >= 0)
         rc = ntl_ipt_module_map_parse((const char *)b.data, b.len, map, &err);
     ntl_buf_free(&b);
-    return rc < 0 ? cli_fail(cmd, &err, path) : EXIT_OK;
+    return rc < 0 ? fail_file(cmd, &err, path) : EXIT_OK;
 }
 
 /* Every trace into sc->tg; a trace without a PSB is skipped with a warning. */
@@ -114,7 +123,7 @@ static int scan_traces(const char *cmd, char **paths, int npaths, const struct m
             cli_warn(cmd, "%s: no PSB, nothing to scan", paths[i]);
         } else if (rc < 0) {
             progress_end(&prog);
-            return cli_fail(cmd, &err, paths[i]);
+            return fail_file(cmd, &err, paths[i]);
         }
     }
     progress_end(&prog);

@@ -17,12 +17,12 @@ static const struct opt_command ipt_dump_command = {
     .synopsis = "TRACE[:FROM[-TO]]",
     .summary = "print the packets of an Intel PT trace (libipt's ptdump)",
     .description =
-        "Print the Intel PT packets of TRACE (a raw trace: perf's AUX area, a kAFL buffer,\n"
-        "an ETW ProcessorTrace payload) exactly as libipt's ptdump does, with ptdump's\n"
-        "options. TRACE:FROM-TO decodes the bytes [FROM, TO) of the file only (FROM and TO\n"
-        "in decimal or 0x hex; TRACE:FROM or TRACE:FROM- to the end, TRACE:-TO from the\n"
-        "start), and offsets then count from FROM, as ptdump prints them. With --format,\n"
-        "one record per packet instead; diagnostics then go to stderr.",
+        "Print the Intel PT packets of TRACE (a raw trace: perf's AUX area, a kAFL\n"
+        "buffer, an ETW ProcessorTrace payload) exactly as libipt's ptdump does, with\n"
+        "ptdump's options. TRACE:FROM-TO decodes the bytes [FROM, TO) of the file only\n"
+        "(decimal or 0x hex; TRACE:FROM or TRACE:FROM- to the end, TRACE:-TO from the\n"
+        "start); offsets then count from FROM, as ptdump prints them. With --format,\n"
+        "one record per packet instead, and diagnostics go to stderr.",
 };
 
 static int cpu_cb(const struct opt *opt, const char *arg, void *ctx)
@@ -106,20 +106,22 @@ int ipt_dump_parse_args(int argc, char **argv, struct ipt_dump_opts *o)
         OPT_FLAG(0, "lastip", &o->show_lastip, "print the reconstructed IP of IP packets"),
         OPT_FLAG(0, "exec-mode", &o->show_exec_mode, "print the execution mode of MODE.Exec packets"),
         OPT_FLAG(0, "no-pad", &o->no_pad, "do not print PAD packets"),
-        OPT_FLAG(0, "no-timing", &o->no_timing, "do not print timing packets (TSC, MTC, CYC, CBR, TMA)"),
+        OPT_FLAG(0, "no-timing", &o->no_timing, "do not print timing packets (TSC, MTC, CYC,\nCBR, TMA)"),
         OPT_FLAG(0, "no-cyc", &o->no_cyc, "do not print CYC packets, nor use them for time"),
         OPT_FLAG('q', "quiet", &o->quiet, "print diagnostics only"),
         OPT_GROUP("Decoding"),
         OPT_FLAG(0, "no-sync", &o->no_sync, "decode from offset 0 instead of the first PSB"),
         OPT_U64(0, "wrapped", &o->wrap_pos, "POS", 0, NTL_IPT_MAX_TRACE,
-                "TRACE is a full circular buffer whose next write position is POS:\n"
-                "decode from the first PSB after POS, across the end, up to POS\n"
-                "(offsets printed are offsets in the file)"),
+                "TRACE is a full circular buffer whose next\n"
+                "write position is POS: decode from the first PSB\n"
+                "after POS, across the end, up to POS (offsets\n"
+                "printed are offsets in the file)"),
         OPT_CALLBACK(0, "cpu", "CPU", cpu_cb, &o->cpu,
-                     "decode for this CPU and its errata: none (the SDM, default),\n"
-                     "auto (this machine) or FAMILY/MODEL[/STEPPING]"),
+                     "decode for this CPU and its errata: none (the\n"
+                     "SDM, default), auto (this machine) or\n"
+                     "FAMILY/MODEL[/STEPPING]"),
         OPT_INT(0, "mtc-freq", &mtc_freq, "N", 0, 15, "IA32_RTIT_CTL.MTCFreq"),
-        OPT_INT(0, "nom-freq", &nom_freq, "N", 0, 255, "nominal core:bus ratio (MSR_PLATFORM_INFO[15:8])"),
+        OPT_INT(0, "nom-freq", &nom_freq, "N", 0, 255, "nominal core:bus ratio\n(MSR_PLATFORM_INFO[15:8])"),
         OPT_U64(0, "cpuid-0x15.eax", &eax, "N", 0, UINT32_MAX, "CPUID leaf 0x15 EAX (TSC:CTC denominator)"),
         OPT_U64(0, "cpuid-0x15.ebx", &ebx, "N", 0, UINT32_MAX, "CPUID leaf 0x15 EBX (TSC:CTC numerator)"),
         OPT_GROUP("Time (ptdump's options)"),
@@ -131,8 +133,9 @@ int ipt_dump_parse_args(int argc, char **argv, struct ipt_dump_opts *o)
         OPT_FLAG(0, "keep-tcal-on-ovf", &o->keep_tcal_on_ovf, "keep the calibration across an overflow"),
         OPT_GROUP("Output options"),
         OPT_CHOICE('f', "format", &o->fmt, "FORMAT", out_format_names,
-                   "one record per packet: table, csv, tsv, json (one document) or\n"
-                   "jsonl (JSON lines); default: ptdump's lines"),
+                   "one record per packet: table, csv, tsv, json\n"
+                   "(one document) or jsonl (JSON lines); default:\n"
+                   "ptdump's lines"),
         OPT_CALLBACK(0, "local-time", NULL, out_local_time_cb, NULL,
                      "times in local time with their UTC offset (default: UTC)"),
         OPT_END(),

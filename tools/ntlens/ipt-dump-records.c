@@ -6,6 +6,7 @@
  * a width, so a table streams like the other formats. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "ipt-dump.h"
 #include "out.h"
@@ -13,7 +14,13 @@
 
 static void column(struct out *out, const char *key, enum out_align align, int width)
 {
-    out_column(out, key, NULL, align);
+    static const char *const titles[][2] = {{"ip", "IP"}, {"cr3", "CR3"}, {"vmcs", "VMCS"},
+                                            {"tsc", "TSC"}, {"fcr", "FCR"}};
+    const char *title = NULL;
+    for (size_t i = 0; i < sizeof titles / sizeof titles[0]; i++)
+        if (!strcmp(key, titles[i][0]))
+            title = titles[i][1];
+    out_column(out, key, title, align);
     out_column_width(out, width);
 }
 
