@@ -9,6 +9,7 @@ import collections
 import csv
 import io
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -167,6 +168,26 @@ def check_range(trace, tmp):
     check(out == full, "a name with ':'")
 
 
+def check_modules_formats(trace, mp):
+    """ipt modules in every --format: sections in a table and JSON, one table
+    (the addresses with -a, else the modules) in CSV, TSV and JSON lines;
+    snake_case keys, addresses as hex strings."""
+    doc = json.loads(run("modules", "--format", "json", "--modules", mp, "-a", trace)[0])
+    check(sorted(doc) == ["addresses", "modules", "summary", "unmatched"], "json sections: %r" % sorted(doc))
+    table, _ = run("modules", "--format", "table", "--modules", mp, "-a", trace)
+    check(table.startswith("Targets") and "\nName " in table and "\nAddress " in table, "table sections")
+    for args, rows, key in ((["-a"], doc["addresses"], "address"), ([], doc["modules"], "name")):
+        for fmt, sep in (("csv", ","), ("tsv", "\t")):
+            out, _ = run("modules", "--format", fmt, "--modules", mp, *args, trace)
+            got = list(csv.DictReader(io.StringIO(out), delimiter=sep))
+            check([r[key] for r in got] == [r[key] for r in rows], "modules %s %s: one table" % (fmt, args))
+            check(all(re.match(r"[a-z_]+$", k) for k in (got[0] if got else {"": 0})), "%s headers" % fmt)
+        out, _ = run("modules", "--format", "jsonl", "--modules", mp, *args, trace)
+        check([json.loads(l) for l in out.splitlines()] == rows, "modules jsonl %s" % args)
+    check(all(isinstance(a["address"], str) and (a["offset"] is None or a["offset"].startswith("0x"))
+              for a in doc["addresses"]), "modules: addresses and offsets are hex strings")
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="ntlens-ipt-")
     names = sorted(n for n in os.listdir(root) if n.startswith("kafl-"))
@@ -195,6 +216,8 @@ def main():
         for a in doc["addresses"]:
             check(a["module"] is None or isinstance(a["offset"], str), "%s: offsets are hex strings" % name)
         check(sum(u["count"] for u in doc["unmatched"]) == nomod["targets"], "%s: unmatched list" % name)
+        if name == "kafl-foo":
+            check_modules_formats(trace, mp)
 
         # Circular buffers: the whole trace rotated so that it ends just
         # before POS; and the last 3/4 of it (its start overwritten).
