@@ -273,7 +273,7 @@ def test_pipeline(tmp):
     run("etl", "ipt", etl, "-o", out)
     got = json.loads(run("ipt", "modules", "--modules", mp, "--format", "json",
                          os.path.join(out, "ipt-0001.pt")).stdout)
-    per = {m["module"].rsplit("\\", 1)[-1]: m["targets"] for m in got["modules"]}
+    per = {m["name"].rsplit("\\", 1)[-1]: m["targets"] for m in got["modules"]}
     check(per.get("ntoskrnl.exe") == 3 and per.get("tcpip.sys") == 1 and per.get("(no module)") == 1,
           "ipt modules over the etl map: %s" % per)
 

@@ -2,7 +2,6 @@
  * TIP.PGD and FUP target is reconstructed (no instruction decoding) and
  * attributed to the modules of a map, so one knows which modules a full
  * decode will need. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,320 +9,323 @@
 
 #include "cli.h"
 #include "commands.h"
-#include "output.h"
+#include "out.h"
+#include "parse-options.h"
 #include "progress.h"
 #include "ntlens/ipt_modules.h"
 #include "ntlens/ipt_trace.h"
+
+struct modules_opts {
+    const char *map_path;
+    bool addresses, all, wrapped;
+    uint64_t wrap_pos;
+    int fmt; /* enum out_format */
+};
 
 struct module_hits {
     uint64_t targets;
     uint64_t addresses;
 };
 
+/* What the scan found, and where each distinct target falls. */
+struct scan {
+    struct ntl_ipt_module_map map;
+    struct ntl_ipt_targets tg;
+    struct ntl_ipt_target *targets; /* distinct, by address */
+    size_t n;
+    long *where;                    /* per target: module index, or -1 */
+    struct module_hits *hits;       /* per module */
+    uint64_t outside, outside_addrs;
+};
 
+static const struct opt_command modules_command = {
+    .name = "ipt modules",
+    .synopsis = "TRACE...",
+    .summary = "count Intel PT branch targets per module",
+    .description =
+        "Count the branch targets of Intel PT traces (TIP, TIP.PGE, TIP.PGD and FUP\n"
+        "packets, IP compression resolved) per module, without decoding instructions.\n"
+        "Targets in no module of the map are listed separately. JSON holds the sections\n"
+        "summary, modules, unmatched and addresses; CSV, TSV and JSON lines hold one\n"
+        "table: the addresses with --addresses, else the modules.",
+};
 
-static void usage(const char *cmd)
+/* Returns CLI_CONTINUE with the number of TRACE operands (argv[1..]) in
+ * *ntraces, or the exit code. */
+static int parse_args(int argc, char **argv, struct modules_opts *o, int *ntraces)
 {
-    printf("Usage: ntlens %s [OPTIONS] TRACE...\n"
-           "Count the branch targets of Intel PT traces (TIP, TIP.PGE, TIP.PGD and FUP\n"
-           "packets, IP compression resolved) per module, without decoding instructions.\n\n"
-           "  -m, --modules MAP      module map: lines 'BASE SIZE NAME' (hex, 0x optional,\n"
-           "                         '#' comments), as 'ntlens etl images --map' prints\n"
-           "  -a, --addresses        list every distinct target with its count\n"
-           "      --all              list modules without targets too\n"
-           "      --wrapped POS      each TRACE is a full circular buffer whose next write\n"
-           "                         position is POS (see ntlens ipt dump)\n"
-           "      --format FMT       table (default), csv or json\n"
-           "  -h, --help             show this help\n\n"
-           "Targets in no module of MAP are listed separately.\n",
-           cmd);
+    struct opt opts[] = {
+        OPT_GROUP("What is counted"),
+        OPT_STRING(0, "modules", &o->map_path, "FILE",
+                   "module map: lines 'BASE SIZE NAME' (hex, 0x\n"
+                   "optional, '#' comments), as 'ntlens etl images\n"
+                   "--map' prints"),
+        OPT_FLAG('a', "addresses", &o->addresses, "list every distinct target with its count"),
+        OPT_FLAG('x', "all", &o->all, "list modules without targets too"),
+        OPT_U64(0, "wrapped", &o->wrap_pos, "POS", 0, NTL_IPT_MAX_TRACE,
+                "each TRACE is a full circular buffer whose next\n"
+                "write position is POS (see ntlens ipt dump)"),
+        OPT_OUTPUT_OPTIONS(&o->fmt),
+        OPT_END(),
+    };
+    int n;
+
+    memset(o, 0, sizeof *o);
+    o->fmt = OUT_TABLE;
+    if ((n = parse_options(&modules_command, opts, argc, argv)) < 0)
+        return parse_options_exit(n);
+    o->wrapped = opt_given(opts, "wrapped");
+    if (n == 0)
+        return opt_usage_error(&modules_command, "missing TRACE");
+    if (!o->map_path && !o->addresses)
+        return opt_usage_error(&modules_command, "give --modules FILE, --addresses, or both");
+    *ntraces = n;
+    return CLI_CONTINUE;
 }
 
-static char *read_text(const char *path, size_t *len, struct ntl_error *err)
+/* A failure about a file, naming it once: the reading errors name it already. */
+static int fail_file(const char *cmd, const struct ntl_error *err, const char *path)
 {
+    char buf[512];
+    ntl_error_format(err, buf, sizeof buf);
+    return cli_fail(cmd, err, strstr(buf, path) ? NULL : path);
+}
+
+static int load_map(const char *cmd, const char *path, struct ntl_ipt_module_map *map)
+{
+    struct ntl_error err;
     struct ntl_buf b;
-    if (ntl_file_read(path, (size_t)64 << 20, &b, err) < 0) {
-        ntl_buf_free(&b);
-        return NULL;
+    int rc;
+    ntl_error_clear(&err);
+    rc = ntl_file_read(path, (size_t)64 << 20, &b, &err);
+    if (rc >= 0)
+        rc = ntl_ipt_module_map_parse((const char *)b.data, b.len, map, &err);
+    ntl_buf_free(&b);
+    return rc < 0 ? fail_file(cmd, &err, path) : EXIT_OK;
+}
+
+/* Every trace into sc->tg; a trace without a PSB is skipped with a warning. */
+static int scan_traces(const char *cmd, char **paths, int npaths, const struct modules_opts *o,
+                       struct scan *sc)
+{
+    struct ntl_error err;
+    struct progress prog;
+    ntl_error_clear(&err);
+    progress_start(&prog, "scanning", (uint64_t)npaths);
+    for (int i = 0; i < npaths; i++) {
+        struct ntl_ipt_trace in;
+        int rc = ntl_ipt_trace_load(&in, paths[i], o->wrapped, o->wrap_pos, &err);
+        if (rc >= 0)
+            rc = ntl_ipt_targets_scan(&sc->tg, in.data, in.size, &err);
+        ntl_ipt_trace_free(&in);
+        progress_update(&prog, (uint64_t)i + 1);
+        if (rc == NTL_ERR_NOT_FOUND) {
+            cli_warn(cmd, "%s: no PSB, nothing to scan", paths[i]);
+        } else if (rc < 0) {
+            progress_end(&prog);
+            return fail_file(cmd, &err, paths[i]);
+        }
     }
-    if (ntl_buf_append(&b, "", 1) < 0) {
-        ntl_buf_free(&b);
-        ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
-        return NULL;
+    progress_end(&prog);
+    if (sc->tg.errors)
+        cli_warn(cmd, "%" PRIu64 " decode error(s), the first at offset 0x%" PRIx64
+                 "; resumed at the next PSB each time", sc->tg.errors, sc->tg.first_error);
+    return EXIT_OK;
+}
+
+/* The distinct targets, each attributed to its module. */
+static int attribute(const char *cmd, struct scan *sc)
+{
+    struct ntl_error err;
+    ntl_error_clear(&err);
+    if (ntl_ipt_targets_sorted(&sc->tg, &sc->targets, &sc->n, &err) < 0)
+        return cli_fail(cmd, &err, NULL);
+    sc->hits = calloc(sc->map.n ? sc->map.n : 1, sizeof *sc->hits);
+    sc->where = malloc((sc->n ? sc->n : 1) * sizeof *sc->where);
+    if (!sc->hits || !sc->where)
+        return cli_failf(cmd, "out of memory");
+    for (size_t i = 0; i < sc->n; i++) {
+        long m = sc->where[i] = ntl_ipt_module_map_find(&sc->map, sc->targets[i].ip);
+        if (m >= 0) {
+            sc->hits[m].targets += sc->targets[i].count;
+            sc->hits[m].addresses++;
+        } else {
+            sc->outside += sc->targets[i].count;
+            sc->outside_addrs++;
+        }
     }
-    *len = b.len - 1;
-    return (char *)b.data;
+    return EXIT_OK;
+}
+
+/* ---- sections ---- */
+
+static void summary_rows(struct out *t, const struct scan *sc)
+{
+    static const char *const keys[][2] = {
+        {"targets", NULL}, {"tip", "TIP"}, {"tip_pge", "TIP.PGE"}, {"tip_pgd", "TIP.PGD"},
+        {"fup", "FUP"}, {"suppressed", NULL}, {"psb", "PSB"}, {"decode_errors", NULL},
+        {"distinct", NULL}, {"bytes", NULL},
+    };
+    const uint64_t v[] = {
+        sc->tg.total, sc->tg.by_type[0], sc->tg.by_type[1], sc->tg.by_type[2], sc->tg.by_type[3],
+        sc->tg.suppressed, sc->tg.psbs, sc->tg.errors, sc->n, sc->tg.bytes,
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        out_column(t, keys[i][0], keys[i][1], OUT_RIGHT);
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        out_u64(t, v[i]);
+    out_row_end(t);
 }
 
 /* qsort has no context argument in C11: what the comparison needs. */
-static const struct module_hits *sort_hits;
-static const struct ntl_ipt_module_map *sort_map;
+static const struct scan *sort_scan;
 
 /* Modules by targets, most first, then by base. */
 static int cmp_index(const void *a, const void *b)
 {
     size_t i = *(const size_t *)a, j = *(const size_t *)b;
-    if (sort_hits[i].targets != sort_hits[j].targets)
-        return sort_hits[i].targets > sort_hits[j].targets ? -1 : 1;
-    if (sort_map->mods[i].base != sort_map->mods[j].base)
-        return sort_map->mods[i].base < sort_map->mods[j].base ? -1 : 1;
+    const struct module_hits *h = sort_scan->hits;
+    const struct ntl_ipt_module *m = sort_scan->map.mods;
+    if (h[i].targets != h[j].targets)
+        return h[i].targets > h[j].targets ? -1 : 1;
+    if (m[i].base != m[j].base)
+        return m[i].base < m[j].base ? -1 : 1;
     return 0;
 }
 
-static void hex_cell(struct out_table *t, uint64_t v)
+static void module_row(struct out *t, const char *name, bool have, uint64_t base, uint64_t size,
+                       uint64_t targets, uint64_t addresses)
 {
-    char text[24];
-    snprintf(text, sizeof text, "0x%" PRIx64, v);
-    out_table_num_text(t, (double)v, text);
+    out_str(t, name);
+    if (have) {
+        out_addr(t, base, 16);
+        out_addr(t, size, 1);
+    } else {
+        out_null(t);
+        out_null(t);
+    }
+    out_u64(t, targets);
+    out_u64(t, addresses);
+    out_row_end(t);
 }
 
-static void addr_cell(struct out_table *t, uint64_t v)
+static int module_rows(struct out *t, const struct scan *sc, bool all)
 {
-    /* JSON numbers lose precision above 2^53: addresses are strings there. */
-    out_table_strf(t, "0x%016" PRIx64, v);
+    size_t *order = malloc((sc->map.n ? sc->map.n : 1) * sizeof *order);
+    if (!order)
+        return -1;
+    out_column(t, "name", NULL, OUT_LEFT);
+    out_column(t, "base", NULL, OUT_LEFT);
+    out_column(t, "size", NULL, OUT_RIGHT);
+    out_column(t, "targets", NULL, OUT_RIGHT);
+    out_column(t, "addresses", NULL, OUT_RIGHT);
+    for (size_t i = 0; i < sc->map.n; i++)
+        order[i] = i;
+    sort_scan = sc;
+    qsort(order, sc->map.n, sizeof *order, cmp_index);
+    for (size_t k = 0; k < sc->map.n; k++) {
+        const struct ntl_ipt_module *m = &sc->map.mods[order[k]];
+        const struct module_hits *h = &sc->hits[order[k]];
+        if (h->targets || all)
+            module_row(t, m->name, true, m->base, m->size, h->targets, h->addresses);
+    }
+    module_row(t, "(no module)", false, 0, 0, sc->outside, sc->outside_addrs);
+    free(order);
+    return 0;
 }
 
-static int render(FILE *f, const struct out_table *t, enum out_format fmt)
+static void unmatched_rows(struct out *t, const struct scan *sc)
 {
-    return out_table_render(t, f, fmt);
+    out_column(t, "address", "Address In No Module", OUT_LEFT);
+    out_column(t, "count", NULL, OUT_RIGHT);
+    for (size_t i = 0; i < sc->n; i++)
+        if (sc->where[i] < 0) {
+            out_addr(t, sc->targets[i].ip, 16);
+            out_u64(t, sc->targets[i].count);
+            out_row_end(t);
+        }
 }
 
-enum { O_ALL = 256, O_WRAPPED, O_FORMAT };
+static void address_rows(struct out *t, const struct scan *sc)
+{
+    out_column(t, "address", NULL, OUT_LEFT);
+    out_column(t, "count", NULL, OUT_RIGHT);
+    out_column(t, "module", NULL, OUT_LEFT);
+    out_column(t, "offset", NULL, OUT_RIGHT);
+    for (size_t i = 0; i < sc->n; i++) {
+        long m = sc->where[i];
+        out_addr(t, sc->targets[i].ip, 16);
+        out_u64(t, sc->targets[i].count);
+        if (m >= 0) {
+            out_str(t, sc->map.mods[m].name);
+            out_addr(t, sc->targets[i].ip - sc->map.mods[m].base, 1);
+        } else {
+            out_null(t);
+            out_null(t);
+        }
+        out_row_end(t);
+    }
+}
+
+/* A table or JSON shows every section; CSV, TSV and JSON lines hold one
+ * table: the addresses when asked for, else the modules. */
+static int render(struct out *t, const struct scan *sc, const struct modules_opts *o)
+{
+    bool sections = o->fmt == OUT_TABLE || o->fmt == OUT_JSON;
+    int rc = 0;
+    if (sections) {
+        out_section(t, "summary");
+        summary_rows(t, sc);
+    }
+    if (o->map_path && (sections || !o->addresses)) {
+        if (sections)
+            out_section(t, "modules");
+        rc = module_rows(t, sc, o->all);
+        if (sections && (o->fmt == OUT_JSON || sc->outside_addrs)) {
+            out_section(t, "unmatched");
+            unmatched_rows(t, sc);
+        }
+    }
+    if (o->addresses) {
+        if (sections)
+            out_section(t, "addresses");
+        address_rows(t, sc);
+    }
+    return rc;
+}
+
+static void scan_free(struct scan *sc)
+{
+    free(sc->hits);
+    free(sc->where);
+    free(sc->targets);
+    ntl_ipt_targets_free(&sc->tg);
+    ntl_ipt_module_map_free(&sc->map);
+}
 
 int cmd_ipt_modules(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"modules", required_argument, NULL, 'm'},
-        {"addresses", no_argument, NULL, 'a'},
-        {"all", no_argument, NULL, O_ALL},
-        {"wrapped", required_argument, NULL, O_WRAPPED},
-        {"format", required_argument, NULL, O_FORMAT},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *cmd = argv[0], *map_path = NULL;
-    bool addresses = false, all = false, wrapped = false;
-    uint64_t wrap_pos = 0;
-    enum out_format fmt = OUT_TABLE;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "m:ah", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            usage(cmd);
-            return EXIT_OK;
-        case 'm':
-            map_path = optarg;
-            break;
-        case 'a':
-            addresses = true;
-            break;
-        case O_ALL:
-            all = true;
-            break;
-        case O_WRAPPED:
-            if (!cli_parse_u64(optarg, &wrap_pos))
-                return cli_usage_error(cmd, "--wrapped wants a byte position, not '%s'", optarg);
-            wrapped = true;
-            break;
-        case O_FORMAT:
-            if (!out_format_parse(optarg, &fmt))
-                return cli_usage_error(cmd, "--format wants table, csv or json, not '%s'", optarg);
-            break;
-        default:
-            if (optopt)
-                return cli_usage_error(cmd, "option -%c needs an argument or is unknown", optopt);
-            return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind >= argc)
-        return cli_usage_error(cmd, "missing TRACE");
-    if (!map_path && !addresses)
-        return cli_usage_error(cmd, "give --modules MAP, --addresses, or both");
+    const char *cmd = argv[0];
+    struct modules_opts o;
+    struct scan sc;
+    struct out *t;
+    int n = 0, rc;
 
-    struct ntl_error err;
-    ntl_error_clear(&err);
-    struct ntl_ipt_module_map map = {NULL, 0};
-    if (map_path) {
-        size_t len;
-        char *text = read_text(map_path, &len, &err);
-        if (!text)
-            return cli_fail(cmd, &err, map_path);
-        int rc = ntl_ipt_module_map_parse(text, len, &map, &err);
-        free(text);
-        if (rc < 0)
-            return cli_fail(cmd, &err, map_path);
+    if ((rc = parse_args(argc, argv, &o, &n)) != CLI_CONTINUE)
+        return rc;
+    memset(&sc, 0, sizeof sc);
+    ntl_ipt_targets_init(&sc.tg, 0);
+    rc = o.map_path ? load_map(cmd, o.map_path, &sc.map) : EXIT_OK;
+    if (rc == EXIT_OK)
+        rc = scan_traces(cmd, argv + 1, n, &o, &sc);
+    if (rc == EXIT_OK)
+        rc = attribute(cmd, &sc);
+    if (rc == EXIT_OK) {
+        if (!(t = out_new(stdout, (enum out_format)o.fmt)))
+            rc = cli_failf(cmd, "out of memory");
+        else if ((render(t, &sc, &o) | out_close(t)) < 0)
+            rc = cli_failf(cmd, "write error");
     }
-
-    struct ntl_ipt_targets tg;
-    ntl_ipt_targets_init(&tg, 0);
-    struct progress prog;
-    progress_start(&prog, "scanning", (uint64_t)(argc - optind));
-    int status = EXIT_OK;
-    for (int i = optind; i < argc; i++) {
-        struct ntl_ipt_trace in;
-        int rc = ntl_ipt_trace_load(&in, argv[i], wrapped, wrap_pos, &err);
-        if (rc >= 0)
-            rc = ntl_ipt_targets_scan(&tg, in.data, in.size, &err);
-        ntl_ipt_trace_free(&in);
-        progress_update(&prog, (uint64_t)(i - optind + 1));
-        if (rc == NTL_ERR_NOT_FOUND) {
-            cli_warn(cmd, "%s: no PSB, nothing to scan", argv[i]);
-            continue;
-        }
-        if (rc < 0) {
-            progress_end(&prog);
-            status = cli_fail(cmd, &err, argv[i]);
-            goto out;
-        }
-    }
-    progress_end(&prog);
-    if (tg.errors)
-        cli_warn(cmd, "%" PRIu64 " decode error(s), the first at offset 0x%" PRIx64
-                 "; resumed at the next PSB each time", tg.errors, tg.first_error);
-
-    struct ntl_ipt_target *targets;
-    size_t n;
-    if (ntl_ipt_targets_sorted(&tg, &targets, &n, &err) < 0) {
-        status = cli_fail(cmd, &err, NULL);
-        goto out;
-    }
-    struct module_hits *hits = calloc(map.n ? map.n : 1, sizeof *hits);
-    long *where = malloc((n ? n : 1) * sizeof *where);
-    if (!hits || !where) {
-        free(hits);
-        free(where);
-        free(targets);
-        status = cli_failf(cmd, "out of memory");
-        goto out;
-    }
-    uint64_t outside = 0, outside_addrs = 0;
-    for (size_t i = 0; i < n; i++) {
-        where[i] = ntl_ipt_module_map_find(&map, targets[i].ip);
-        if (where[i] >= 0) {
-            hits[where[i]].targets += targets[i].count;
-            hits[where[i]].addresses++;
-        } else {
-            outside += targets[i].count;
-            outside_addrs++;
-        }
-    }
-
-    struct out_table *mt = out_table_new(), *ut = out_table_new(), *at = out_table_new();
-    out_table_column(mt, "module", "MODULE", OUT_LEFT);
-    out_table_column(mt, "base", "BASE", OUT_LEFT);
-    out_table_column(mt, "size", "SIZE", OUT_RIGHT);
-    out_table_column(mt, "targets", "TARGETS", OUT_RIGHT);
-    out_table_column(mt, "addresses", "ADDRESSES", OUT_RIGHT);
-    if (map.n) {
-        size_t *order = malloc(map.n * sizeof *order);
-        if (order) {
-            for (size_t i = 0; i < map.n; i++)
-                order[i] = i;
-            sort_hits = hits;
-            sort_map = &map;
-            qsort(order, map.n, sizeof *order, cmp_index);
-            for (size_t k = 0; k < map.n; k++) {
-                size_t i = order[k];
-                if (!hits[i].targets && !all)
-                    continue;
-                out_table_str(mt, map.mods[i].name);
-                addr_cell(mt, map.mods[i].base);
-                hex_cell(mt, map.mods[i].size);
-                out_table_u64(mt, hits[i].targets);
-                out_table_u64(mt, hits[i].addresses);
-                out_table_row_end(mt);
-            }
-            free(order);
-        }
-    }
-    if (map_path) {
-        out_table_str(mt, "(no module)");
-        out_table_null(mt);
-        out_table_null(mt);
-        out_table_u64(mt, outside);
-        out_table_u64(mt, outside_addrs);
-        out_table_row_end(mt);
-    }
-
-    out_table_column(ut, "address", "ADDRESS IN NO MODULE", OUT_LEFT);
-    out_table_column(ut, "count", "COUNT", OUT_RIGHT);
-    out_table_column(at, "address", "ADDRESS", OUT_LEFT);
-    out_table_column(at, "count", "COUNT", OUT_RIGHT);
-    out_table_column(at, "module", "MODULE", OUT_LEFT);
-    out_table_column(at, "offset", "OFFSET", OUT_RIGHT);
-    for (size_t i = 0; i < n; i++) {
-        if (where[i] < 0 && map_path) {
-            addr_cell(ut, targets[i].ip);
-            out_table_u64(ut, targets[i].count);
-            out_table_row_end(ut);
-        }
-        if (addresses) {
-            addr_cell(at, targets[i].ip);
-            out_table_u64(at, targets[i].count);
-            if (where[i] >= 0) {
-                out_table_str(at, map.mods[where[i]].name);
-                hex_cell(at, targets[i].ip - map.mods[where[i]].base);
-            } else {
-                out_table_null(at);
-                out_table_null(at);
-            }
-            out_table_row_end(at);
-        }
-    }
-
-    int wr = 0;
-    if (fmt == OUT_JSON) {
-        printf("{\"targets\":%" PRIu64 ",\"tip\":%" PRIu64 ",\"tip_pge\":%" PRIu64
-               ",\"tip_pgd\":%" PRIu64 ",\"fup\":%" PRIu64 ",\"suppressed\":%" PRIu64
-               ",\"psb\":%" PRIu64 ",\"decode_errors\":%" PRIu64 ",\"distinct\":%zu"
-               ",\"bytes\":%" PRIu64,
-               tg.total, tg.by_type[0], tg.by_type[1], tg.by_type[2], tg.by_type[3],
-               tg.suppressed, tg.psbs, tg.errors, n, tg.bytes);
-        if (map_path) {
-            fputs(",\"modules\":", stdout);
-            wr |= render(stdout, mt, OUT_JSON);
-            fputs(",\"unmatched\":", stdout);
-            wr |= render(stdout, ut, OUT_JSON);
-        }
-        if (addresses) {
-            fputs(",\"addresses\":", stdout);
-            wr |= render(stdout, at, OUT_JSON);
-        }
-        fputs("}\n", stdout);
-    } else if (fmt == OUT_CSV) {
-        /* One table per CSV: the addresses when asked for, else the modules. */
-        wr |= render(stdout, addresses ? at : mt, OUT_CSV);
-    } else {
-        printf("%" PRIu64 " targets (TIP %" PRIu64 ", TIP.PGE %" PRIu64 ", TIP.PGD %" PRIu64
-               ", FUP %" PRIu64 "), %zu distinct; %" PRIu64 " suppressed; %" PRIu64
-               " PSB; %" PRIu64 " decode errors\n\n",
-               tg.total, tg.by_type[0], tg.by_type[1], tg.by_type[2], tg.by_type[3], n,
-               tg.suppressed, tg.psbs, tg.errors);
-        if (map_path) {
-            wr |= render(stdout, mt, OUT_TABLE);
-            if (out_table_rows(ut)) {
-                putchar('\n');
-                wr |= render(stdout, ut, OUT_TABLE);
-            }
-        }
-        if (addresses) {
-            if (map_path)
-                putchar('\n');
-            wr |= render(stdout, at, OUT_TABLE);
-        }
-    }
-    out_table_free(mt);
-    out_table_free(ut);
-    out_table_free(at);
-    free(hits);
-    free(where);
-    free(targets);
-    if (wr || fflush(stdout) != 0)
-        status = cli_failf(cmd, "write error");
-out:
-    ntl_ipt_targets_free(&tg);
-    ntl_ipt_module_map_free(&map);
-    return status;
+    scan_free(&sc);
+    return rc;
 }
