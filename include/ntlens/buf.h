@@ -32,7 +32,11 @@ int ntl_buf_put_u64(struct ntl_buf *b, uint64_t v);
 /* Pads with zeros to a multiple of align (a power of two). */
 int ntl_buf_align(struct ntl_buf *b, size_t align);
 
-/* Reads a whole file, refusing files larger than limit bytes. */
+/* Reads a whole file, refusing files larger than limit bytes. Returns 0;
+ * NTL_ERR_IO when it cannot be opened or read (the system's reason in the
+ * message); NTL_ERR_LIMIT when larger than limit; NTL_ERR_NOMEM. The message
+ * does not name the file: the caller, who knows how the user named it, does
+ * (so an error names it once). */
 int ntl_file_read(const char *path, size_t limit, struct ntl_buf *out, struct ntl_error *err);
 /* Writes a whole file (through a temporary name, then rename). */
 int ntl_file_write(const char *path, const void *data, size_t len, struct ntl_error *err);

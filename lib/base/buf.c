@@ -103,22 +103,22 @@ int ntl_file_read(const char *path, size_t limit, struct ntl_buf *out, struct nt
 
     ntl_buf_init(out, limit);
     if (!f)
-        return ntl_error_set(err, NTL_ERR_IO, NULL, NTL_NO_OFFSET, "cannot open %s: %s", path,
+        return ntl_error_set(err, NTL_ERR_IO, NULL, NTL_NO_OFFSET, "cannot open: %s",
                              strerror(errno));
     while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
         rc = ntl_buf_append(out, chunk, n);
         if (rc == NTL_ERR_LIMIT) {
-            rc = ntl_error_set(err, rc, NULL, NTL_NO_OFFSET, "%s is larger than %zu bytes", path,
+            rc = ntl_error_set(err, rc, NULL, NTL_NO_OFFSET, "the file is larger than %zu bytes",
                                out->limit);
             break;
         }
         if (rc < 0) {
-            rc = ntl_error_set(err, rc, NULL, NTL_NO_OFFSET, "reading %s: out of memory", path);
+            rc = ntl_error_set(err, rc, NULL, NTL_NO_OFFSET, "out of memory while reading the file");
             break;
         }
     }
     if (rc == NTL_OK && ferror(f))
-        rc = ntl_error_set(err, NTL_ERR_IO, NULL, NTL_NO_OFFSET, "cannot read %s: %s", path,
+        rc = ntl_error_set(err, NTL_ERR_IO, NULL, NTL_NO_OFFSET, "cannot read: %s",
                            strerror(errno));
     fclose(f);
     if (rc < 0)

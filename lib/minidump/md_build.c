@@ -247,8 +247,10 @@ static int load(struct run *r, size_t i)
     struct ntl_md_built_module *bm = &r->out->modules[i];
     struct mod *m = &r->mods[i];
     int rc;
-    if ((rc = ntl_file_read(bm->path, NTL_MD_MODULE_FILE_LIMIT, &m->file, r->err)) < 0)
-        return rc; /* the message names the file */
+    if ((rc = ntl_file_read(bm->path, NTL_MD_MODULE_FILE_LIMIT, &m->file, r->err)) < 0) {
+        ntl_error_prefix(r->err, "%s", bm->path);
+        return rc;
+    }
     if ((rc = ntl_pe_parse(m->file.data, m->file.len, &m->pe, r->err)) < 0 ||
         (rc = ntl_pe_codeview(&m->pe, &m->cv, r->err)) < 0 ||
         (rc = ntl_pe_map(&m->pe, &m->image, r->err)) < 0 ||

@@ -35,7 +35,7 @@ static int import_titles(const char *cmd, struct ntl_capture_writer *w, const ch
     int rc;
 
     if (ntl_file_read(path, CAPTURE_RAW_LIMIT, &raw, &err) < 0)
-        return cli_fail(cmd, &err, NULL);
+        return cli_fail(cmd, &err, path);
     /* refuse what the reader would refuse later */
     t = ntl_perf_titles_new();
     rc = t ? ntl_perf_titles_add(t, help, raw.data, raw.len, &err) : NTL_ERR_NOMEM;
@@ -56,7 +56,7 @@ static int import_block(const char *cmd, struct ntl_capture_writer *w, const cha
     int rc;
 
     if (ntl_file_read(path, CAPTURE_RAW_LIMIT, &raw, &err) < 0)
-        return cli_fail(cmd, &err, NULL);
+        return cli_fail(cmd, &err, path);
     rc = capture_check_block(cmd, path, raw.data, raw.len, &ns);
     if (rc == EXIT_OK && ntl_capture_writer_snapshot(w, ns, "Global", raw.data, raw.len, &err) < 0)
         rc = cli_fail(cmd, &err, path);

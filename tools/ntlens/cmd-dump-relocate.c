@@ -154,7 +154,7 @@ static int relocate(const char *cmd, const struct relocate_opts *o)
         return cli_failf(cmd, "out of memory");
     if (ntl_file_read(o->in, (size_t)DUMP_FILE_LIMIT, &file, &err) < 0) {
         free(recs);
-        return cli_fail(cmd, &err, NULL); /* the message names the file */
+        return cli_fail(cmd, &err, o->in);
     }
     for (size_t i = 0; i < o->moves.n && rc == EXIT_OK; i++)
         if (move_one(&file, &o->moves.v[i], &recs[i], &err) < 0)

@@ -195,7 +195,7 @@ int cmd_dump_show(int argc, char **argv)
     if ((rc = parse_args(argc, argv, &o, &path)) != CLI_CONTINUE)
         return rc;
     if (ntl_file_read(path, (size_t)DUMP_FILE_LIMIT, &file, &err) < 0)
-        return cli_fail(cmd, &err, NULL); /* the message names the file */
+        return cli_fail(cmd, &err, path);
     /* A cut or damaged dump: show every stream that reads, then name the others. */
     parsed = ntl_md_parse_partial(file.data, file.len, &md, &err);
     if (parsed < 0 && parsed != NTL_MD_INCOMPLETE) {

@@ -30,20 +30,12 @@ static uint64_t shown_offset(const struct input *in, uint64_t off)
     return in->ranged ? off : ntl_ipt_trace_file_offset(&in->trace, off);
 }
 
-/* A failure about a file, naming it once: the reading errors name it already. */
-static int fail_file(const char *cmd, const struct ntl_error *err, const char *path)
-{
-    char buf[512];
-    ntl_error_format(err, buf, sizeof buf);
-    return cli_fail(cmd, err, strstr(buf, path) ? NULL : path);
-}
-
 static int load(const char *cmd, const struct ipt_dump_opts *o, struct input *in)
 {
     struct ntl_error err;
     ntl_error_clear(&err);
     if (ntl_ipt_trace_load(&in->trace, o->path, o->wrapped, o->wrap_pos, &err) < 0)
-        return fail_file(cmd, &err, o->path);
+        return cli_fail(cmd, &err, o->path);
     in->data = in->trace.data;
     in->size = in->trace.size;
     if (!o->ranged)

@@ -83,14 +83,6 @@ static int parse_args(int argc, char **argv, struct modules_opts *o, int *ntrace
     return CLI_CONTINUE;
 }
 
-/* A failure about a file, naming it once: the reading errors name it already. */
-static int fail_file(const char *cmd, const struct ntl_error *err, const char *path)
-{
-    char buf[512];
-    ntl_error_format(err, buf, sizeof buf);
-    return cli_fail(cmd, err, strstr(buf, path) ? NULL : path);
-}
-
 static int load_map(const char *cmd, const char *path, struct ntl_ipt_module_map *map)
 {
     struct ntl_error err;
@@ -101,7 +93,7 @@ static int load_map(const char *cmd, const char *path, struct ntl_ipt_module_map
     if (rc >= 0)
         rc = ntl_ipt_module_map_parse((const char *)b.data, b.len, map, &err);
     ntl_buf_free(&b);
-    return rc < 0 ? fail_file(cmd, &err, path) : EXIT_OK;
+    return rc < 0 ? cli_fail(cmd, &err, path) : EXIT_OK;
 }
 
 /* Every trace into sc->tg; a trace without a PSB is skipped with a warning. */
@@ -123,7 +115,7 @@ static int scan_traces(const char *cmd, char **paths, int npaths, const struct m
             cli_warn(cmd, "%s: no PSB, nothing to scan", paths[i]);
         } else if (rc < 0) {
             progress_end(&prog);
-            return fail_file(cmd, &err, paths[i]);
+            return cli_fail(cmd, &err, paths[i]);
         }
     }
     progress_end(&prog);
