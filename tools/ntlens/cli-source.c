@@ -7,22 +7,6 @@
 #include "cli.h"
 #include "ntlens/msrpc_source.h"
 
-const char cli_source_help[] =
-    "Source options:\n"
-    "  -S, --source SPEC        local (default), a capture file, smb://[DOMAIN;]USER@HOST[:PORT]\n"
-    "                           or \\\\HOST; repeat for several hosts, queried in parallel\n"
-    "  -U, --user [DOMAIN/]USER remote user; the password comes from a prompt, from\n"
-    "                           NTLENS_PASSWORD, or from -A, never from the command line\n"
-    "  -A, --authentication-file FILE\n"
-    "                           smbclient's format: username=, password=, domain= lines\n"
-    "  -k, --kerberos           authenticate with the Kerberos ticket cache\n"
-    "  -N, --no-pass            connect anonymously\n"
-    "      --timeout SECONDS    connect timeout for remote sources (default 10)\n"
-    "      --call-timeout SECONDS\n"
-    "                           how long to wait for one reply of a remote server\n"
-    "                           before giving up on it (default 30)\n"
-    "      --max-block BYTES    largest performance-data answer accepted (default 64 MiB)\n";
-
 void cli_sources_init(struct cli_sources *cs)
 {
     memset(cs, 0, sizeof *cs);
@@ -81,34 +65,18 @@ static int read_auth_file(struct cli_sources *cs, const char *cmd)
     return EXIT_OK;
 }
 
-int cli_sources_add(struct cli_sources *cs, const char *cmd, const char *spec)
+bool cli_sources_add(struct cli_sources *cs, const char *spec)
 {
-    if (cs->nspecs == CLI_SOURCE_MAX) {
-        cli_usage_error(cmd, "at most %d sources", CLI_SOURCE_MAX);
-        return -1;
-    }
+    if (cs->nspecs == CLI_SOURCE_MAX)
+        return false;
     cs->specs[cs->nspecs++] = spec;
-    return 1;
-}
-
-/* --timeout and --call-timeout: whole seconds, 1 to 3600, kept in ms. */
-static int parse_timeout(const char *cmd, const char *name, const char *arg, unsigned *ms)
-{
-    long seconds;
-    if (!cli_parse_int(arg, 1, 3600, &seconds)) {
-        cli_usage_error(cmd, "%s takes seconds from 1 to 3600, not '%s'", name, arg);
-        return -1;
-    }
-    *ms = (unsigned)seconds * 1000;
-    return 1;
+    return true;
 }
 
 int cli_source_option_cb(const struct opt *o, const char *arg, void *cs)
 {
-    struct cli_sources *c = cs;
-    if (c->nspecs == CLI_SOURCE_MAX)
+    if (!cli_sources_add(cs, arg))
         return opt_error(o, "may be given at most %d times", CLI_SOURCE_MAX);
-    c->specs[c->nspecs++] = arg;
     return 0;
 }
 
@@ -116,40 +84,6 @@ int cli_user_option_cb(const struct opt *o, const char *arg, void *cs)
 {
     (void)o;
     set_user(cs, arg);
-    return 0;
-}
-
-int cli_sources_option(struct cli_sources *cs, const char *cmd, int opt, const char *arg)
-{
-    uint64_t bytes;
-
-    switch (opt) {
-    case 'S':
-        return cli_sources_add(cs, cmd, arg);
-    case 'U':
-        set_user(cs, arg);
-        return 1;
-    case 'A':
-        cs->auth_file = arg;
-        return 1;
-    case 'k':
-        cs->opt.kerberos = true;
-        return 1;
-    case 'N':
-        cs->opt.anonymous = true;
-        return 1;
-    case CLI_SOURCE_OPT_TIMEOUT:
-        return parse_timeout(cmd, "--timeout", arg, &cs->opt.connect_timeout_ms);
-    case CLI_SOURCE_OPT_CALL_TIMEOUT:
-        return parse_timeout(cmd, "--call-timeout", arg, &cs->opt.call_timeout_ms);
-    case CLI_SOURCE_OPT_MAX_BLOCK:
-        if (!cli_parse_u64(arg, &bytes) || bytes < 4096 || bytes > (1u << 30)) {
-            cli_usage_error(cmd, "--max-block takes bytes from 4096 to 1 GiB, not '%s'", arg);
-            return -1;
-        }
-        cs->opt.max_block = (size_t)bytes;
-        return 1;
-    }
     return 0;
 }
 

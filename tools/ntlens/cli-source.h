@@ -1,18 +1,9 @@
-/* Options every performance-data command shares, and opening its sources:
- *   -S, --source SPEC        local (default), a capture file, smb://[DOMAIN;]USER@HOST[:PORT],
- *                            \\HOST; repeatable for several hosts at once
- *   -U, --user [DOMAIN/]USER remote user (password: prompt, NTLENS_PASSWORD, or -A)
- *   -A, --authentication-file FILE   smbclient's format: username=, password=, domain=
- *   -k, --kerberos           use the Kerberos ticket cache
- *   -N, --no-pass            anonymous, no password
- *       --timeout SECONDS    connect timeout for remote sources (default 10)
- *       --call-timeout SECONDS   wait for one remote reply at most this long (default 30)
- *       --max-block BYTES    cap on one performance-data answer (default 64 MiB)
- * Passwords never come from argv. */
+/* The source and credential options every performance-data command shares
+ * (OPT_SOURCE_OPTIONS, one entry each in a command's option table), and
+ * opening the sources they name. Passwords never come from argv. */
 #ifndef NTLENS_TOOL_CLI_SOURCE_H
 #define NTLENS_TOOL_CLI_SOURCE_H
 
-#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -20,27 +11,6 @@
 #include "parse-options.h"
 
 #define CLI_SOURCE_MAX 256
-
-enum {
-    CLI_SOURCE_OPT_TIMEOUT = 0x1000,
-    CLI_SOURCE_OPT_CALL_TIMEOUT,
-    CLI_SOURCE_OPT_MAX_BLOCK,
-};
-
-/* Splice into a command's getopt_long tables. */
-#define CLI_SOURCE_SHORTOPTS "S:U:A:kN"
-#define CLI_SOURCE_LONGOPTS                                                   \
-    {"source", required_argument, NULL, 'S'},                                 \
-    {"user", required_argument, NULL, 'U'},                                   \
-    {"authentication-file", required_argument, NULL, 'A'},                    \
-    {"kerberos", no_argument, NULL, 'k'},                                     \
-    {"no-pass", no_argument, NULL, 'N'},                                      \
-    {"timeout", required_argument, NULL, CLI_SOURCE_OPT_TIMEOUT},             \
-    {"call-timeout", required_argument, NULL, CLI_SOURCE_OPT_CALL_TIMEOUT},   \
-    {"max-block", required_argument, NULL, CLI_SOURCE_OPT_MAX_BLOCK}
-
-/* For --help texts. */
-extern const char cli_source_help[];
 
 struct cli_sources {
     const char *specs[CLI_SOURCE_MAX];
@@ -84,11 +54,9 @@ int cli_user_option_cb(const struct opt *o, const char *arg, void *cs);
             "largest performance-data answer accepted (default 64 MiB)")
 
 void cli_sources_init(struct cli_sources *cs);
-/* Handles one getopt result. Returns 1 when it was a source option, 0 when
- * not, or -1 after printing a usage error (the command exits 2). */
-int cli_sources_option(struct cli_sources *cs, const char *cmd, int opt, const char *arg);
-/* Adds a positional source (PsList's \\HOST). */
-int cli_sources_add(struct cli_sources *cs, const char *cmd, const char *spec);
+/* Adds a source named other than by -S (PsList's \\HOST operand, a counter
+ * path's machine). Returns false when CLI_SOURCE_MAX are there already. */
+bool cli_sources_add(struct cli_sources *cs, const char *spec);
 /* Opens every source ("local" when none was given), asking for a password
  * where a remote one needs it. On failure prints the error and returns
  * EXIT_FAIL (or EXIT_USAGE) with nothing left open. */

@@ -665,9 +665,8 @@ static int task_manager(struct host *hosts, size_t n, const struct ps_opts *o, c
 static int add_operand(struct ps_opts *o, struct cli_sources *cs, const char *a)
 {
     if (!strncmp(a, "\\\\", 2)) {
-        if (cs->nspecs == CLI_SOURCE_MAX)
+        if (!cli_sources_add(cs, a))
             return opt_usage_error(&ps_command, "at most %d sources", CLI_SOURCE_MAX);
-        cs->specs[cs->nspecs++] = a;
         return EXIT_OK;
     }
     if (o->filter)

@@ -257,8 +257,7 @@ struct machines {
  * typeperf, and paths without one (or naming this machine) read the local
  * source. With -S, the sources given serve every path; a \\MACHINE then
  * picks the source whose system name it is. */
-static int plan_sources(const char *cmd, struct cli_sources *cs, const struct paths *ps,
-                        struct machines *m)
+static int plan_sources(struct cli_sources *cs, const struct paths *ps, struct machines *m)
 {
     bool any_plain = false;
 
@@ -281,11 +280,11 @@ static int plan_sources(const char *cmd, struct cli_sources *cs, const struct pa
     }
     m->nplain = cs->nspecs;
     if (m->nplain == 0 && any_plain) {
-        cli_sources_add(cs, cmd, "local");
+        cli_sources_add(cs, "local");
         m->nplain = 1;
     }
     for (size_t k = 0; k < m->n; k++)
-        cli_sources_add(cs, cmd, m->specs[k]);
+        cli_sources_add(cs, m->specs[k]);
     return EXIT_OK;
 }
 
@@ -337,9 +336,11 @@ int cmd_sample(int argc, char **argv)
     rc = parse_args(argc, argv, &o, &cs, &ps);
     if (rc == CLI_CONTINUE && o.server) {
         snprintf(server, sizeof server, "\\\\%s", o.server);
-        rc = cli_sources_add(&cs, argv[0], server) < 0 ? EXIT_USAGE : CLI_CONTINUE;
+        rc = cli_sources_add(&cs, server) ? CLI_CONTINUE
+                                          : opt_usage_error(&sample_command, "at most %d sources",
+                                                            CLI_SOURCE_MAX);
     }
-    if (rc == CLI_CONTINUE && (rc = plan_sources(argv[0], &cs, &ps, m)) == EXIT_OK)
+    if (rc == CLI_CONTINUE && (rc = plan_sources(&cs, &ps, m)) == EXIT_OK)
         rc = run_on_sources(argv[0], &o, &cs, m, &ps);
     cli_sources_clear(&cs);
     paths_free(&ps);
