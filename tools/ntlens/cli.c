@@ -91,6 +91,16 @@ bool cli_parse_double(const char *s, double *v)
     return true;
 }
 
+bool cli_is_decimal(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
 bool cli_stderr_is_terminal(void)
 {
     return isatty(2) != 0;

@@ -28,6 +28,8 @@ void cli_warn(const char *cmd, const char *fmt, ...) NTL_PRINTF(2, 3);
 bool cli_parse_u64(const char *s, uint64_t *v);
 bool cli_parse_int(const char *s, long min, long max, long *v);
 bool cli_parse_double(const char *s, double *v);
+/* True when s is one or more decimal digits and nothing else. */
+bool cli_is_decimal(const char *s);
 
 /* True when a progress bar or a password prompt may use the terminal. */
 bool cli_stderr_is_terminal(void);

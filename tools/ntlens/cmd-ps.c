@@ -41,16 +41,6 @@ static const struct opt_command ps_command = {
         "rows carry a Host column.",
 };
 
-static bool all_digits(const char *s)
-{
-    if (!*s)
-        return false;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9')
-            return false;
-    return true;
-}
-
 static bool proc_matches(const struct ps_opts *o, const struct ntl_perf_ps_proc *p)
 {
     size_t n;
@@ -672,7 +662,7 @@ static int add_operand(struct ps_opts *o, struct cli_sources *cs, const char *a)
     if (o->filter)
         return opt_usage_error(&ps_command, "one NAME or PID at most, not '%s' too", a);
     o->filter = a;
-    o->filter_is_pid = all_digits(a) && cli_parse_u64(a, &o->filter_pid);
+    o->filter_is_pid = cli_is_decimal(a) && cli_parse_u64(a, &o->filter_pid);
     return EXIT_OK;
 }
 

@@ -263,14 +263,21 @@ static const struct opt *find_word_alias(const char *word)
     return NULL;
 }
 
-static bool is_number(const char *s)
+/* The argument of an option whose word holds none: the next word, or, for an
+ * optional argument, the next word only when it is a number (PsList's
+ * "-s 5"); *i is moved past a word taken. */
+static int apply_next_word(const struct opt *o, int argc, char **argv, int *i)
 {
-    if (!*s)
-        return false;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9')
-            return false;
-    return true;
+    if (o->flags & OPT_OPTARG) {
+        if ((o->flags & OPT_NEXT_NUMBER) && *i + 1 < argc && cli_is_decimal(argv[*i + 1]))
+            return apply(o, argv[++*i]);
+        return apply(o, NULL);
+    }
+    if (*i + 1 >= argc) {
+        char want[256];
+        return opt_error(o, "needs %s", describe(o, want, sizeof want));
+    }
+    return apply(o, argv[++*i]);
 }
 
 /* ---- the words ---- */
@@ -302,16 +309,7 @@ static int parse_long(int argc, char **argv, int *i)
     }
     if (eq)
         return apply(o, eq + 1);
-    if (o->flags & OPT_OPTARG) {
-        if ((o->flags & OPT_NEXT_NUMBER) && *i + 1 < argc && is_number(argv[*i + 1]))
-            return apply(o, argv[++*i]);
-        return apply(o, NULL);
-    }
-    if (*i + 1 >= argc) {
-        char want[256];
-        return opt_error(o, "needs %s", describe(o, want, sizeof want));
-    }
-    return apply(o, argv[++*i]);
+    return apply_next_word(o, argc, argv, i);
 }
 
 /* "-x", "-abc" (flags clustered), "-rVALUE" or "-r VALUE". */
@@ -337,16 +335,7 @@ static int parse_short(int argc, char **argv, int *i)
         }
         if (p[1])
             return apply(o, p + 1);
-        if (o->flags & OPT_OPTARG) {
-            if ((o->flags & OPT_NEXT_NUMBER) && *i + 1 < argc && is_number(argv[*i + 1]))
-                return apply(o, argv[++*i]);
-            return apply(o, NULL);
-        }
-        if (*i + 1 >= argc) {
-            char want[256];
-            return opt_error(o, "needs %s", describe(o, want, sizeof want));
-        }
-        return apply(o, argv[++*i]);
+        return apply_next_word(o, argc, argv, i);
     }
     return 0;
 }
@@ -358,13 +347,7 @@ static int parse_word_alias(int argc, char **argv, int *i, int *rc)
     if (!o)
         return 0;
     state.spelling = argv[*i];
-    if (!takes_arg(o))
-        *rc = apply(o, NULL);
-    else if (*i + 1 >= argc) {
-        char want[256];
-        *rc = opt_error(o, "needs %s", describe(o, want, sizeof want));
-    } else
-        *rc = apply(o, argv[++*i]);
+    *rc = takes_arg(o) ? apply_next_word(o, argc, argv, i) : apply(o, NULL);
     return 1;
 }
 
