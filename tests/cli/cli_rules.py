@@ -57,9 +57,27 @@ def usage_error(words, args, option):
     check(p.stdout == "", f"{' '.join(words + args)}: nothing on stdout")
 
 
+def letter_table():
+    """docs/cli.md's table: each short letter and the long name it stands for."""
+    root = os.environ["NTLENS_SOURCE_ROOT"]
+    text = open(os.path.join(root, "docs", "cli.md")).read()
+    return dict(re.findall(r"^\| `-(\w)` \| `--([a-z-]+)", text, re.M))
+
+
+LETTERS = letter_table()
+
+
+def check_letters(name, help_text):
+    """A letter means one thing everywhere: the long name docs/cli.md gives it."""
+    for letter, long in re.findall(r"^  -(\w), --([a-z-]+)", help_text, re.M):
+        check(LETTERS.get(letter) == long,
+              f"{name}: -{letter} is --{long}, docs/cli.md says --{LETTERS.get(letter)}")
+
+
 def check_help(words):
     name = " ".join(words)
     p = run(*words, "--help")
+    check_letters(name, p.stdout)
     check(p.returncode == 0 and p.stdout.startswith(f"usage: ntlens {name} "), f"{name} --help")
     check(run("help", *words).stdout == p.stdout, f"ntlens help {name} is {name} --help")
     man = run(*words, "--help-man").stdout
