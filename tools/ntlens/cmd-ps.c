@@ -231,28 +231,47 @@ static size_t find_pid(const struct pid_slot *slots, size_t n, uint64_t pid)
     return lo < n && slots[lo].pid == pid ? slots[lo].idx : SIZE_MAX;
 }
 
-/* Depth-first from each root, children in the source's order. A process is
- * a root when its creator is absent or itself; cycles (possible in hostile
- * data) are broken by visiting each process once. */
-static size_t add_tree_rows(struct out *t, const struct ps_opts *o, const struct ntl_perf_ps_sample *s)
-{
-    size_t n = s->nprocs, rows = 0, sp = 0;
-    struct pid_slot *slots = calloc(n ? n : 1, sizeof *slots);
-    size_t *parent = calloc(n ? n : 1, sizeof *parent), *first = calloc(n ? n : 1, sizeof *first);
-    size_t *next = calloc(n ? n : 1, sizeof *next), *last = calloc(n ? n : 1, sizeof *last);
+/* Each process's creator and children, as indices into the sample. */
+struct proc_tree {
+    size_t n;
+    size_t *parent, *first, *next; /* SIZE_MAX: none */
+    bool *seen;
+    size_t *kids;
     /* shown: display depth of the parent's row, -1 when the parent is hidden
      * (a NAME or PID filter shows each match's subtree from depth 0). */
-    struct { size_t idx; int shown; } *stack = calloc(n ? n : 1, sizeof *stack);
-    bool *seen = calloc(n ? n : 1, sizeof *seen);
-    size_t *kids = calloc(n ? n : 1, sizeof *kids);
+    struct tree_frame { size_t idx; int shown; } *stack;
+};
 
-    if (!slots || !parent || !first || !next || !last || !stack || !seen || !kids) {
-        n = 0; /* out of memory: no rows, and the caller finds no match */
+static void tree_free(struct proc_tree *tr)
+{
+    free(tr->parent);
+    free(tr->first);
+    free(tr->next);
+    free(tr->seen);
+    free(tr->kids);
+    free(tr->stack);
+}
+
+/* Links each process to its creator found by pid. False when out of memory. */
+static bool tree_link(struct proc_tree *tr, const struct ntl_perf_ps_sample *s)
+{
+    size_t n = s->nprocs, m = n ? n : 1;
+    struct pid_slot *slots = calloc(m, sizeof *slots);
+    size_t *last = calloc(m, sizeof *last);
+
+    *tr = (struct proc_tree){n, calloc(m, sizeof(size_t)), calloc(m, sizeof(size_t)),
+                             calloc(m, sizeof(size_t)), calloc(m, sizeof(bool)),
+                             calloc(m, sizeof(size_t)), calloc(m, sizeof(struct tree_frame))};
+    if (!slots || !last || !tr->parent || !tr->first || !tr->next || !tr->seen || !tr->kids ||
+        !tr->stack) {
+        free(slots);
+        free(last);
+        tree_free(tr);
+        return false;
     }
     for (size_t i = 0; i < n; i++) {
-        slots[i].pid = s->procs[i].v[NTL_PERF_PS_PID];
-        slots[i].idx = i;
-        first[i] = next[i] = last[i] = SIZE_MAX;
+        slots[i] = (struct pid_slot){s->procs[i].v[NTL_PERF_PS_PID], i};
+        tr->first[i] = tr->next[i] = last[i] = SIZE_MAX;
     }
     qsort(slots, n, sizeof *slots, by_pid);
     for (size_t i = 0; i < n; i++) {
@@ -260,54 +279,61 @@ static size_t add_tree_rows(struct out *t, const struct ps_opts *o, const struct
         size_t par = SIZE_MAX;
         if ((p->have & (1u << NTL_PERF_PS_PPID)) && p->v[NTL_PERF_PS_PPID] != p->v[NTL_PERF_PS_PID])
             par = find_pid(slots, n, p->v[NTL_PERF_PS_PPID]);
-        parent[i] = par;
+        tr->parent[i] = par;
         if (par != SIZE_MAX) {
-            if (last[par] == SIZE_MAX)
-                first[par] = i;
-            else
-                next[last[par]] = i;
+            *(last[par] == SIZE_MAX ? &tr->first[par] : &tr->next[last[par]]) = i;
             last[par] = i;
         }
     }
-    /* Roots first, then anything a cycle kept unreachable. */
-    for (int pass = 0; pass < 2; pass++)
-        for (size_t r = 0; r < n; r++) {
-            if (seen[r] || (pass == 0 && parent[r] != SIZE_MAX))
-                continue;
-            stack[sp].idx = r;
-            stack[sp].shown = -1;
-            sp++;
-            seen[r] = true;
-            while (sp) {
-                size_t i = stack[--sp].idx;
-                int depth = stack[sp].shown >= 0 ? stack[sp].shown + 1
-                            : proc_matches(o, &s->procs[i]) ? 0 : -1;
-                size_t nk = 0;
-                if (depth >= 0) {
-                    proc_row(t, o, VIEW_TREE, s->host, &s->procs[i], depth);
-                    rows++;
-                }
-                /* Push children in reverse so they pop in source order. */
-                for (size_t c = first[i]; c != SIZE_MAX; c = next[c])
-                    if (!seen[c])
-                        kids[nk++] = c;
-                while (nk) {
-                    size_t c = kids[--nk];
-                    seen[c] = true;
-                    stack[sp].idx = c;
-                    stack[sp].shown = depth < 1000 ? depth : 999;
-                    sp++;
-                }
-            }
-        }
     free(slots);
-    free(parent);
-    free(first);
-    free(next);
     free(last);
-    free(stack);
-    free(seen);
-    free(kids);
+    return true;
+}
+
+/* Depth-first from root r, children in the source's order; returns the rows shown. */
+static size_t tree_walk(struct out *t, const struct ps_opts *o, const struct ntl_perf_ps_sample *s,
+                        struct proc_tree *tr, size_t r)
+{
+    size_t sp = 0, rows = 0;
+    tr->stack[sp++] = (struct tree_frame){r, -1};
+    tr->seen[r] = true;
+    while (sp) {
+        size_t i = tr->stack[--sp].idx, nk = 0;
+        int depth = tr->stack[sp].shown >= 0 ? tr->stack[sp].shown + 1
+                    : proc_matches(o, &s->procs[i]) ? 0 : -1;
+        if (depth >= 0) {
+            proc_row(t, o, VIEW_TREE, s->host, &s->procs[i], depth);
+            rows++;
+        }
+        /* Push children in reverse so they pop in source order. */
+        for (size_t c = tr->first[i]; c != SIZE_MAX; c = tr->next[c])
+            if (!tr->seen[c])
+                tr->kids[nk++] = c;
+        while (nk) {
+            size_t c = tr->kids[--nk];
+            tr->seen[c] = true;
+            tr->stack[sp++] = (struct tree_frame){c, depth < 1000 ? depth : 999};
+        }
+    }
+    return rows;
+}
+
+/* A process is a root when its creator is absent or itself; cycles
+ * (possible in hostile data) are broken by visiting each process once:
+ * roots first, then anything a cycle kept unreachable. Out of memory shows
+ * no rows, and the caller finds no match. */
+static size_t add_tree_rows(struct out *t, const struct ps_opts *o, const struct ntl_perf_ps_sample *s)
+{
+    struct proc_tree tr;
+    size_t rows = 0;
+
+    if (!tree_link(&tr, s))
+        return 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t r = 0; r < tr.n; r++)
+            if (!tr.seen[r] && (pass == 1 || tr.parent[r] == SIZE_MAX))
+                rows += tree_walk(t, o, s, &tr, r);
+    tree_free(&tr);
     return rows;
 }
 
