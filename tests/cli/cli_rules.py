@@ -13,6 +13,9 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, finish  # noqa: E402
+
 NTLENS = os.environ["NTLENS"]
 DATA = os.environ["NTLENS_SHARED_DATA"]
 FORMATS = ["table", "csv", "tsv", "json", "jsonl"]
@@ -25,15 +28,8 @@ SCHEMA = re.compile(r"\\\\[^\\]+\\.+|\(PDH-(CSV|TSV) 4\.0\)$")
 def good_key(k):
     return SNAKE.match(k) or SCHEMA.match(k)
 
-checks = failures = 0
 
 
-def check(ok, what):
-    global checks, failures
-    checks += 1
-    if not ok:
-        failures += 1
-        print(f"FAIL: {what}")
 
 
 def run(*args, timeout=120):
@@ -178,5 +174,4 @@ for name in commands():
 
 check(run().returncode == 2, "ntlens without a command exits 2")
 check("--version" in run("--help").stdout, "--version is in --help")
-print(f"{checks} checks, {failures} failed")
-sys.exit(1 if failures else 0)
+finish()

@@ -23,19 +23,14 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import etl_ref  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, finish  # noqa: E402
+
 NTLENS = os.environ["NTLENS"]
 DATA = os.path.join(os.environ["NTLENS_SHARED_DATA"], "etl")
 GEN, DECOMP = sys.argv[1], sys.argv[2]
-failures = 0
-checks = 0
 
 
-def check(cond, what):
-    global failures, checks
-    checks += 1
-    if not cond:
-        failures += 1
-        print("FAIL:", what)
 
 
 def run(*args, expect=0):
@@ -579,8 +574,7 @@ def main():
         test_truncated(tmp)
         test_errors(tmp)
         test_peers()
-    print("%d checks, %d failed" % (checks, failures))
-    return 1 if failures else 0
+    finish()
 
 
 if __name__ == "__main__":

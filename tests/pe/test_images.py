@@ -32,22 +32,17 @@ SRC = os.environ.get("NTLENS_SOURCE_ROOT", os.path.join(os.path.dirname(__file__
 sys.path.insert(0, os.path.join(SRC, "tests", "dump"))
 import build_images  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, finish  # noqa: E402
+
 try:
     import pefile
 except ImportError:
     print("pefile missing (Debian python3-pefile)")
     sys.exit(77)
 
-failures = 0
-checks = 0
 
 
-def check(cond, what):
-    global failures, checks
-    checks += 1
-    if not cond:
-        failures += 1
-        print("FAIL:", what)
 
 
 def run(*cmd, ok=0):
@@ -541,8 +536,7 @@ def main():
             print("skipping the real-trace check:", real, "missing")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{checks} checks, {failures} failed")
-    return 1 if failures else 0
+    finish()
 
 
 if __name__ == "__main__":

@@ -16,19 +16,14 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, finish  # noqa: E402
+
 NTLENS = os.environ["NTLENS"]
 DATA = os.path.join(os.environ["NTLENS_SHARED_DATA"], "hkpd")
 ENV = dict(os.environ, TZ="UTC")
-failures = 0
-checks = 0
 
 
-def check(cond, what):
-    global failures, checks
-    checks += 1
-    if not cond:
-        failures += 1
-        print("FAIL:", what, file=sys.stderr)
 
 
 def run(*args, ok=0):
@@ -210,5 +205,4 @@ if p.returncode == 0 and '"Process"' in p.stdout:
 else:
     print("local source unavailable; interruption checks skipped", file=sys.stderr)
 
-print(f"{checks} checks, {failures} failed")
-sys.exit(1 if failures else 0)
+finish()

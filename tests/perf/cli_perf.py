@@ -9,11 +9,12 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, finish  # noqa: E402
+
 NTLENS = os.environ["NTLENS"]
 DATA = os.path.join(os.environ["NTLENS_SHARED_DATA"], "hkpd")
 ENV = dict(os.environ, TZ="UTC")
-failures = 0
-checks = 0
 
 
 def run(*args, ok=0):
@@ -23,12 +24,6 @@ def run(*args, ok=0):
     return p
 
 
-def check(cond, what):
-    global failures, checks
-    checks += 1
-    if not cond:
-        failures += 1
-        print("FAIL:", what, file=sys.stderr)
 
 
 def d(name):
@@ -161,5 +156,4 @@ for spec in ("smb://", "smb://user@", "smb://DOM;user@"):
         check(p.returncode == 2 and "no host" in p.stderr and "assword" not in p.stderr,
               f"{c} -S {spec}: {p.returncode} {p.stderr.strip()}")
 
-print(f"{checks} checks, {failures} failed")
-sys.exit(1 if failures else 0)
+finish()

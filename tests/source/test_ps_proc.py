@@ -16,17 +16,12 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, finish  # noqa: E402
+
 NTLENS = os.environ["NTLENS"]
-failures = 0
-checks = 0
 
 
-def check(cond, what):
-    global failures, checks
-    checks += 1
-    if not cond:
-        failures += 1
-        print("FAIL:", what, file=sys.stderr)
 
 
 def ps(*args, expect=0):
@@ -294,5 +289,4 @@ finally:
         os.unlink(os.path.join(tmp, f))
     os.rmdir(tmp)
 
-print(f"{checks} checks, {failures} failed")
-sys.exit(1 if failures else 0)
+finish()

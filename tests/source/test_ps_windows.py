@@ -10,16 +10,12 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, finish  # noqa: E402
+
 NTLENS = os.environ["NTLENS"]
-failures = checks = 0
 
 
-def check(cond, what):
-    global failures, checks
-    checks += 1
-    if not cond:
-        failures += 1
-        print("FAIL:", what, file=sys.stderr)
 
 
 def run(*args, expect=0):
@@ -95,5 +91,4 @@ finally:
         os.unlink(os.path.join(tmp, f))
     os.rmdir(tmp)
 
-print(f"{checks} checks, {failures} failed")
-sys.exit(1 if failures else 0)
+finish()
