@@ -442,6 +442,24 @@ static bool single_threaded(void)
     return threads == 1;
 }
 
+/* What the re-executed helper gets of the environment: only what
+ * libsmbclient and Kerberos read (home, temp, locale, time zone, smb.conf
+ * and krb5 locations, the ticket cache). Credentials come over the socket;
+ * nothing else of the caller's environment is its business. */
+static bool helper_needs(const char *var)
+{
+    static const char *const names[] = {"HOME=", "PATH=", "TMPDIR=", "LANG=", "TZ=",
+                                        "USER=", "LOGNAME=", "SMB_CONF_PATH="};
+    static const char *const prefixes[] = {"LC_", "KRB5"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strncmp(var, names[i], strlen(names[i])))
+            return true;
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (!strncmp(var, prefixes[i], strlen(prefixes[i])))
+            return true;
+    return false;
+}
+
 /* Starts the helper with `sock` as its fd 3: a fork when this process has
  * one thread, otherwise a fork and exec of this program (only
  * async-signal-safe calls between the two). */
@@ -460,7 +478,7 @@ static pid_t spawn_helper(int sock)
         if (!envp)
             return -1;
         for (size_t i = 0; i < n; i++)
-            if (strncmp(environ[i], HELPER_ENV "=", sizeof HELPER_ENV))
+            if (helper_needs(environ[i]))
                 envp[k++] = environ[i];
         envp[k++] = HELPER_ENV "=3";
         envp[k] = NULL;

@@ -88,17 +88,34 @@ int cli_user_option_cb(const struct opt *o, const char *arg, void *cs)
 }
 
 /* A remote source needs a password unless anonymous, Kerberos, or given. */
+/* NTLENS_PASSWORD, taken out of the environment at start. */
+static char env_password[256];
+static bool have_env_password;
+
+static void wipe(char *p, size_t n)
+{
+    volatile char *v = p;
+    while (n--)
+        *v++ = 0;
+}
+
+void cli_sources_take_env_password(void)
+{
+    have_env_password = cli_take_env_secret("NTLENS_PASSWORD", env_password, sizeof env_password);
+}
+
 static int obtain_password(struct cli_sources *cs, const char *cmd)
 {
-    const char *env = getenv("NTLENS_PASSWORD");
     bool remote = false;
 
     for (size_t i = 0; i < cs->nspecs; i++)
         remote = remote || ntl_source_spec_is_remote(cs->specs[i]);
     if (!remote || cs->opt.anonymous || cs->opt.kerberos || cs->password[0])
         return EXIT_OK;
-    if (env) {
-        copy_str(cs->password, sizeof cs->password, env, strlen(env));
+    if (have_env_password) {
+        copy_str(cs->password, sizeof cs->password, env_password, strlen(env_password));
+        wipe(env_password, sizeof env_password);
+        have_env_password = false;
         return EXIT_OK;
     }
     if (!cli_prompt_password("Password: ", cs->password, sizeof cs->password))
@@ -155,8 +172,6 @@ void cli_sources_close(struct ntl_source **sources, size_t n)
 
 void cli_sources_clear(struct cli_sources *cs)
 {
-    volatile char *p = cs->password;
-    for (size_t i = 0; i < sizeof cs->password; i++)
-        p[i] = 0;
+    wipe(cs->password, sizeof cs->password);
     cs->opt.password = NULL;
 }

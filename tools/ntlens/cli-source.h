@@ -65,8 +65,16 @@ void cli_sources_close(struct ntl_source **sources, size_t n);
 /* Wipes the password copy. */
 void cli_sources_clear(struct cli_sources *cs);
 
+/* Takes NTLENS_PASSWORD out of the environment once, at start, before any
+ * thread or SMB helper exists, so no /proc/PID/environ shows it; the sources
+ * opened later use the copy, which is wiped once handed over. */
+void cli_sources_take_env_password(void);
+
 /* Reads a password from the terminal without echo. Returns false when there
  * is no terminal. Platform code: cli-prompt-linux.c, cli-prompt-win32.c. */
 bool cli_prompt_password(const char *prompt, char *buf, size_t size);
+/* Copies environment variable name into buf, wipes its value where the
+ * environment holds it and removes it. False when it was not set. */
+bool cli_take_env_secret(const char *name, char *buf, size_t size);
 
 #endif

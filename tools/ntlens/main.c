@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli-source.h"
 #include "cli.h"
 #include "commands.h"
 
@@ -80,6 +81,7 @@ int main(int argc, char **argv)
 {
     char full[64];
 
+    cli_sources_take_env_password();
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;
