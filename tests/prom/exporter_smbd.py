@@ -1,0 +1,232 @@
+#!/usr/bin/python3
+"""ntlens exporter against real peers: a private smbd filled by
+`ntlens samba-provider` (tests/msrpc/smbd_tests.py's helpers), promtool on
+every page, values that agree with `ntlens ps` on the same host, one SMB
+connection reused across scrapes, reconnection after the server drops it,
+fail-fast probes for a target that is down or refuses the password, bad query
+strings, config errors with FILE:LINE, and SIGHUP reloads."""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "msrpc"))
+from checks import check, finish  # noqa: E402
+import smbd_tests  # noqa: E402
+
+NTLENS = os.environ["NTLENS"]
+
+
+def get(port, path):
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=60) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def promtool_ok(page, what):
+    r = subprocess.run(["promtool", "check", "metrics"], input=page.encode(), capture_output=True)
+    if not check(r.returncode == 0, "promtool accepts " + what):
+        print(r.stdout.decode() + r.stderr.decode(), file=sys.stderr)
+
+
+def samples(page, name):
+    """{labels string: value} of one metric."""
+    out = {}
+    for line in page.splitlines():
+        m = re.match(r"^%s(\{.*\})? (\S+)$" % re.escape(name), line)
+        if m:
+            out[m.group(1) or ""] = float(m.group(2))
+    return out
+
+
+def label(labels, key):
+    m = re.search(r'%s="([^"]*)"' % key, labels)
+    return m.group(1) if m else None
+
+
+def write_config(d, password, port_down):
+    with open(os.path.join(d, "pass"), "w") as f:
+        f.write(password + "\n")
+    with open(os.path.join(d, "wrong"), "w") as f:
+        f.write("not-the-password\n")
+    cfg = os.path.join(d, "exporter.yml")
+    with open(cfg, "w") as f:
+        f.write("""auths:
+  lab:
+    user: ntltest
+    password_file: %s/pass
+  wrong:
+    user: ntltest
+    password_file: %s/wrong
+modules:
+  win:
+    auth: lab
+    collectors: [cpu, memory, process, system]
+    generic: true
+    objects: [2]
+    timeout: 5
+  badpass:
+    auth: wrong
+    collectors: [system]
+""" % (d, d))
+    return cfg
+
+
+def start(cfg, port):
+    p = subprocess.Popen([NTLENS, "exporter", "--config", cfg, "--listen",
+                          "127.0.0.1:%d" % port], stderr=subprocess.PIPE, text=True)
+    for _ in range(50):
+        try:
+            get(port, "/")
+            return p
+        except OSError:
+            time.sleep(0.1)
+    return p
+
+
+def check_config_errors(d):
+    bad = os.path.join(d, "bad.yml")
+    with open(bad, "w") as f:
+        f.write("modules:\n  m:\n    collectors: [cpu, disk]\n")
+    r = subprocess.run([NTLENS, "exporter", "--config", bad, "--check-config"],
+                       capture_output=True, text=True)
+    check(r.returncode == 1 and "bad.yml:3: modules.m.collectors: unknown collector 'disk'"
+          in r.stderr, "config error names line and key (%s)" % r.stderr.strip())
+    with open(bad, "w") as f:
+        f.write("modules:\n  m:\n    auth: lab\n")
+    r = subprocess.run([NTLENS, "exporter", "--config", bad, "--check-config"],
+                       capture_output=True, text=True)
+    check(r.returncode == 1 and "bad.yml:3: modules.m.auth" in r.stderr,
+          "unknown credential set named (%s)" % r.stderr.strip())
+    with open(bad, "w") as f:
+        f.write("auths:\n  a:\n    password: hunter2\nmodules:\n  m: {}\n")
+    r = subprocess.run([NTLENS, "exporter", "--config", bad, "--check-config"],
+                       capture_output=True, text=True)
+    check(r.returncode == 1 and "password_file" in r.stderr and "hunter2" not in r.stderr,
+          "a password in the config is refused without echoing it (%s)" % r.stderr.strip())
+
+
+def check_values(page, srv):
+    ps = smbd_tests.ps_tree([], view=[])
+    procs = samples(page, "windows_process_threads")
+    pids = {int(label(k, "process_id")) for k in procs}
+    common = pids & set(ps)
+    check(len(pids) > 3 and len(common) >= 0.8 * len(pids),
+          "%d of %d probed pids are running locally" % (len(common), len(pids)))
+    nprocs = samples(page, "windows_system_processes").get("", 0)
+    check(abs(nprocs - len(ps)) <= 0.1 * len(ps) + 3,
+          "windows_system_processes %d vs ntlens ps %d" % (nprocs, len(ps)))
+    cpu = {}
+    for k, v in samples(page, "windows_process_cpu_time_total").items():
+        pid = int(label(k, "process_id"))
+        cpu[pid] = cpu.get(pid, 0) + v
+    top = max(common, key=lambda p: ps[p].get("cpu_time") or 0)
+    check(abs(cpu.get(top, -1) - ps[top]["cpu_time"]) <= 0.05 * ps[top]["cpu_time"] + 2,
+          "cpu time of pid %d: exporter %.2f, ps %.2f" % (top, cpu.get(top, -1),
+                                                          ps[top]["cpu_time"]))
+    ws = samples(page, "windows_process_working_set_bytes")
+    # kernel threads have no working set; user processes have one
+    check(len(ws) == len(procs) and sum(v > 0 for v in ws.values()) >= 3,
+          "a working set for every process, non-zero for user processes")
+    check(samples(page, "windows_memory_available_bytes").get("", 0) > 0, "available memory")
+    check("windows_perf_system_processes " in page, "generic mapping of the System object")
+
+
+def main():
+    if not os.path.exists("/usr/sbin/smbd"):
+        print("smbd is not installed (scripts/setup)")
+        sys.exit(77)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    srv = smbd_tests.Smbd()
+    d = tempfile.mkdtemp(prefix="ntlens-exporter-")
+    port = smbd_tests.free_port()
+    p = None
+    try:
+        srv.provide()
+        check_config_errors(d)
+        cfg = write_config(d, srv.password, smbd_tests.free_port())
+        r = subprocess.run([NTLENS, "exporter", "--config", cfg, "--check-config"],
+                           capture_output=True, text=True)
+        check(r.returncode == 0, "--check-config accepts the config (%s)" % r.stderr.strip())
+        p = start(cfg, port)
+        target = "127.0.0.1:%d" % srv.port
+        code, page = get(port, "/probe?target=%s&module=win" % target)
+        check(code == 200 and "probe_success 1" in page, "probe succeeds (%d)" % code)
+        promtool_ok(page, "the probe page")
+        check_values(page, srv)
+        code, page = get(port, "/probe?target=%s&module=win" % target)
+        check("probe_success 1" in page, "second probe succeeds")
+        check(len(srv.connection_pids()) == 1, "one SMB connection across scrapes (%d)"
+              % len(srv.connection_pids()))
+        code, page = get(port, "/metrics")
+        promtool_ok(page, "/metrics")
+        check("ntlens_exporter_probes_total 2" in page, "own metrics count the probes")
+        check("windows_process_threads{" in page, "/metrics serves this host too")
+
+        # the server drops the connection: one failed scrape at most, then back
+        for pid in srv.connection_pids():
+            os.kill(pid, signal.SIGKILL)
+        get(port, "/probe?target=%s&module=win" % target)
+        time.sleep(1.2)
+        code, page = get(port, "/probe?target=%s&module=win" % target)
+        check("probe_success 1" in page, "reconnects after the server dropped the connection")
+
+        t0 = time.monotonic()
+        code, page = get(port, "/probe?target=127.0.0.1:%d&module=win" % smbd_tests.free_port())
+        took = time.monotonic() - t0
+        check('probe_success{error_kind="connect"} 0' in page and took < 2,
+              "a target that is down fails fast (%.2fs)" % took)
+        promtool_ok(page, "a failed probe's page")
+        code, page = get(port, "/probe?target=%s&module=badpass" % target)
+        check('probe_success{error_kind="auth"} 0' in page, "a wrong password shows as auth")
+
+        for path, want in [("/probe", "missing parameter: target"),
+                           ("/probe?target=a&target=b", "more than once"),
+                           ("/probe?target=x&module=nope", "unknown module"),
+                           ("/probe?target=u%40h%2Fx", "host name or address"),
+                           ("/probe?target=" + "a" * 5000, "at most 255"),
+                           ("/probe?target=h&evil=%22%0a", "unknown parameter")]:
+            code, body = get(port, path)
+            check(code == 400 and want in body, "%s: 400 %r (%d %r)" % (path[:40], want, code,
+                                                                         body.strip()[:80]))
+        code, body = get(port, "/nope")
+        check(code == 404, "unknown path is 404")
+
+        with open(cfg, "a") as f:
+            f.write("  broken:\n    collectors: [nope]\n")
+        p.send_signal(signal.SIGHUP)
+        time.sleep(0.6)
+        code, page = get(port, "/probe?target=%s&module=win" % target)
+        check("probe_success 1" in page, "a bad reload keeps the old config")
+        code, page = get(port, "/metrics")
+        check("ntlens_exporter_config_reload_failures_total 1" in page, "the failed reload counted")
+    finally:
+        if p:
+            p.send_signal(signal.SIGTERM)
+            try:
+                _, err = p.communicate(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                _, err = p.communicate()
+            check(p.returncode == 0, "SIGTERM stops the exporter with status 0 (%s)" % p.returncode)
+            check("level=info msg=listening" in err, "logs in logfmt")
+            check(srv.password not in err and "not-the-password" not in err,
+                  "no password in the log")
+            check("config reload failed" in err and "modules.broken.collectors" in err,
+                  "the failed reload is logged with its line and key")
+        srv.stop()
+        shutil.rmtree(d, ignore_errors=True)
+    finish()
+
+
+main()

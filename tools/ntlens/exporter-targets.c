@@ -1,0 +1,309 @@
+/* One long-lived source per (module, host). libsmbclient is not thread-safe,
+ * but every remote source runs in its own helper process (lib/msrpc/
+ * transport-linux.c), so targets scrape in parallel on the HTTP server's
+ * threads, each under its own lock. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "exporter.h"
+#include "ntlens/msrpc_source.h"
+#include "ntlens/prom.h"
+#include "ntlens/source_perf.h"
+
+#define BACKOFF_MIN_MS 1000
+#define BACKOFF_MAX_MS 60000
+
+struct target {
+    char *module, *host;
+    pthread_mutex_t lock;
+    struct ntl_source *src;
+    struct ntl_perf_titles *titles;
+    struct ntl_buf raw;
+    double retry_at;          /* monotonic seconds; no attempt before */
+    unsigned backoff_ms;
+    char error_kind[32];      /* of the last failure */
+    struct target *next;
+};
+
+struct exp_targets {
+    pthread_mutex_t lock;     /* the list and the statistics */
+    struct target *list;
+    struct exp_stats stats;
+};
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct exp_targets *exp_targets_new(void)
+{
+    struct exp_targets *t = calloc(1, sizeof *t);
+    if (t)
+        pthread_mutex_init(&t->lock, NULL);
+    return t;
+}
+
+static void disconnect(struct target *g)
+{
+    ntl_source_close(g->src);
+    ntl_perf_titles_free(g->titles);
+    g->src = NULL;
+    g->titles = NULL;
+}
+
+static void free_list(struct target *g)
+{
+    while (g) {
+        struct target *next = g->next;
+        disconnect(g);
+        ntl_buf_free(&g->raw);
+        pthread_mutex_destroy(&g->lock);
+        free(g->module);
+        free(g->host);
+        free(g);
+        g = next;
+    }
+}
+
+void exp_targets_reset(struct exp_targets *t)
+{
+    pthread_mutex_lock(&t->lock);
+    /* Each target is locked and unlinked, so no probe still uses one. */
+    for (struct target *g = t->list; g; g = g->next) {
+        pthread_mutex_lock(&g->lock);
+        pthread_mutex_unlock(&g->lock);
+    }
+    free_list(t->list);
+    t->list = NULL;
+    pthread_mutex_unlock(&t->lock);
+}
+
+void exp_targets_free(struct exp_targets *t)
+{
+    if (!t)
+        return;
+    free_list(t->list);
+    pthread_mutex_destroy(&t->lock);
+    free(t);
+}
+
+static struct target *find(struct exp_targets *t, const char *module, const char *host)
+{
+    struct target *g;
+    pthread_mutex_lock(&t->lock);
+    for (g = t->list; g; g = g->next)
+        if (!strcmp(g->module, module) && !strcmp(g->host, host))
+            break;
+    if (!g && (g = calloc(1, sizeof *g)) != NULL) {
+        g->module = strdup(module);
+        g->host = strdup(host);
+        if (!g->module || !g->host) {
+            free(g->module);
+            free(g->host);
+            free(g);
+            g = NULL;
+        } else {
+            pthread_mutex_init(&g->lock, NULL);
+            ntl_buf_init(&g->raw, 0);
+            g->next = t->list;
+            t->list = g;
+        }
+    }
+    if (g)
+        pthread_mutex_lock(&g->lock);
+    pthread_mutex_unlock(&t->lock);
+    return g;
+}
+
+/* smb://[DOMAIN;]USER@HOST[:PORT]; "local" for this machine. The password
+ * goes through the options, never into the spec. */
+static void make_spec(const struct exp_module *m, const char *host, char *spec, size_t size)
+{
+    const struct exp_auth *a = m->auth;
+    char port[16] = "";
+    if (!strcmp(host, "local")) {
+        snprintf(spec, size, "local");
+        return;
+    }
+    if (m->port && !strchr(host, ':'))
+        snprintf(port, sizeof port, ":%u", m->port);
+    if (a && a->user[0] && !a->anonymous)
+        snprintf(spec, size, "smb://%s%s%s@%s%s", a->domain, a->domain[0] ? ";" : "", a->user,
+                 host, port);
+    else
+        snprintf(spec, size, "smb://%s%s", host, port);
+}
+
+static int connect_target(struct target *g, const struct exp_module *m, struct ntl_error *err)
+{
+    struct ntl_source_options opt = {0};
+    char spec[700];
+    bool missing = false;
+    int rc;
+
+    opt.connect_timeout_ms = m->connect_timeout_ms;
+    opt.call_timeout_ms = m->call_timeout_ms;
+    if (m->auth) {
+        opt.password = m->auth->password[0] ? m->auth->password : NULL;
+        opt.kerberos = m->auth->kerberos;
+        opt.anonymous = m->auth->anonymous;
+    } else {
+        opt.anonymous = true;
+    }
+    make_spec(m, g->host, spec, sizeof spec);
+    if ((rc = ntl_msrpc_source_open(spec, &opt, &g->src, err)) < 0)
+        return rc;
+    if (!(g->titles = ntl_perf_titles_new()))
+        return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
+    rc = ntl_source_load_titles(g->src, NTL_TITLES_COUNTER, NTL_PERF_LANG_ENGLISH,
+                                NTL_SOURCE_TITLES_OWN, g->titles, &missing, err);
+    if (rc == 0 && missing)
+        rc = ntl_perf_titles_add_standard(g->titles);
+    if (rc == 0 && m->generic) /* help texts only serve the generic mapping's HELP lines */
+        ntl_source_load_titles(g->src, NTL_TITLES_HELP, NTL_PERF_LANG_ENGLISH,
+                               NTL_SOURCE_TITLES_OWN, g->titles, NULL, NULL);
+    return rc;
+}
+
+static int write_metrics(const struct exp_module *m, struct target *g,
+                         const struct ntl_perf_block *b, struct ntl_buf *out,
+                         struct ntl_error *err)
+{
+    struct ntl_prom_page pg = {b, g->titles, NULL, 0};
+    struct ntl_prom_generic gen = {.detail = m->detail, .objects = m->objects,
+                                   .nobjects = m->nobjects};
+    int rc = ntl_prom_write_windows(&pg, m->collectors, out, err);
+    if (rc == 0 && m->generic)
+        rc = ntl_prom_write_generic(&pg, &gen, out, err);
+    return rc;
+}
+
+/* Gathers one snapshot into page (a buffer of its own, so a failure halfway
+ * leaves nothing of it in the answer). Returns 0 or a negative status. */
+static int scrape(struct target *g, const struct exp_module *m, struct ntl_buf *page,
+                  struct ntl_error *err)
+{
+    struct ntl_perf_block *b = NULL;
+    int rc = 0;
+    if (!g->src) {
+        if (now() < g->retry_at)
+            return ntl_error_set(err, NTL_ERR_CONNECT, NULL, NTL_NO_OFFSET,
+                                 "waiting before reconnecting");
+        if ((rc = connect_target(g, m, err)) < 0) {
+            disconnect(g);
+            return rc;
+        }
+    }
+    g->raw.len = 0;
+    if ((rc = ntl_source_snapshot(g->src, "Global", &g->raw, &b, err)) == 0)
+        rc = write_metrics(m, g, b, page, err);
+    ntl_perf_block_free(b);
+    if (rc < 0 && rc != NTL_ERR_LIMIT)
+        disconnect(g); /* the connection may be broken: the next scrape reconnects */
+    return rc;
+}
+
+/* The error_kind label: what an alert rule tells apart. */
+static const char *error_kind(int rc)
+{
+    switch (rc) {
+    case NTL_ERR_CONNECT: return "connect";
+    case NTL_ERR_AUTH: return "auth";
+    case NTL_ERR_ACCESS: return "access";
+    case NTL_ERR_TIMEOUT: return "timeout";
+    case NTL_ERR_REMOTE: return "remote";
+    case NTL_ERR_IO: return "io";
+    case NTL_ERR_TRUNCATED:
+    case NTL_ERR_FORMAT: return "malformed_data";
+    case NTL_ERR_LIMIT: return "limit";
+    case NTL_ERR_NOMEM: return "out_of_memory";
+    default: return "other";
+    }
+}
+
+static void note_result(struct target *g, int rc, const struct ntl_error *err)
+{
+    if (rc == 0) {
+        g->backoff_ms = 0;
+        g->error_kind[0] = '\0';
+        return;
+    }
+    if (!g->src) {
+        g->backoff_ms = g->backoff_ms ? g->backoff_ms * 2 : BACKOFF_MIN_MS;
+        if (g->backoff_ms > BACKOFF_MAX_MS)
+            g->backoff_ms = BACKOFF_MAX_MS;
+        g->retry_at = now() + g->backoff_ms / 1000.0;
+    }
+    /* "waiting before reconnecting" keeps the kind of the failure behind it */
+    if (strcmp(err->message, "waiting before reconnecting") != 0 || !g->error_kind[0])
+        snprintf(g->error_kind, sizeof g->error_kind, "%s", error_kind(rc));
+}
+
+static int probe_lines(struct ntl_buf *out, bool ok, const char *kind, double seconds)
+{
+    struct ntl_prom_label l = {"error_kind", kind};
+    if (ntl_prom_family(out, "probe_success", "Whether the target was read.", NTL_PROM_GAUGE,
+                        NULL) < 0 ||
+        ntl_prom_sample(out, "probe_success", l.value[0] ? &l : NULL, l.value[0] ? 1 : 0,
+                        ok ? 1 : 0, NULL) < 0 ||
+        ntl_prom_family(out, "probe_duration_seconds", "How long the probe took.",
+                        NTL_PROM_GAUGE, NULL) < 0 ||
+        ntl_prom_sample(out, "probe_duration_seconds", NULL, 0, seconds, NULL) < 0)
+        return -1;
+    return 0;
+}
+
+int exp_targets_probe(struct exp_targets *t, const struct exp_module *m, const char *host,
+                      struct ntl_buf *out)
+{
+    struct ntl_error err = {0};
+    struct ntl_buf page;
+    double start = now();
+    struct target *g = find(t, m->name, host ? host : "local");
+    int rc;
+
+    if (!g)
+        return -1;
+    ntl_buf_init(&page, out->limit);
+    rc = scrape(g, m, &page, &err);
+    note_result(g, rc, &err);
+    double took = now() - start;
+    if (rc < 0)
+        exp_log("warn", "probe failed", "target", g->host, "module", m->name, "error_kind",
+                g->error_kind, "err", err.message, (char *)NULL);
+    int wrc = probe_lines(out, rc == 0, rc == 0 ? "" : g->error_kind, took);
+    if (wrc == 0 && rc == 0 && ntl_buf_append(out, page.data, page.len) < 0)
+        wrc = -1;
+    pthread_mutex_unlock(&g->lock);
+    ntl_buf_free(&page);
+    pthread_mutex_lock(&t->lock);
+    t->stats.probes++;
+    t->stats.failures += rc < 0;
+    t->stats.probe_seconds += took;
+    pthread_mutex_unlock(&t->lock);
+    return wrc;
+}
+
+void exp_targets_stats(struct exp_targets *t, struct exp_stats *s)
+{
+    pthread_mutex_lock(&t->lock);
+    *s = t->stats;
+    s->connected = 0;
+    for (struct target *g = t->list; g; g = g->next)
+        s->connected += g->src != NULL; /* read without g->lock: a gauge may lag a scrape */
+    pthread_mutex_unlock(&t->lock);
+}
+
+void exp_targets_count_reload(struct exp_targets *t, bool ok)
+{
+    pthread_mutex_lock(&t->lock);
+    t->stats.reloads++;
+    t->stats.reload_failures += !ok;
+    pthread_mutex_unlock(&t->lock);
+}
