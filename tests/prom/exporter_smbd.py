@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """ntlens exporter against real peers: a private smbd filled by
-`ntlens samba-provider` (tests/msrpc/smbd_tests.py's helpers), promtool on
-every page, values that agree with `ntlens ps` on the same host, one SMB
+`ntlens samba-provider` (tests/msrpc/smbd_tests.py's helpers), a real
+Prometheus scraping the exporter (PromQL), promtool on every page, values that agree with `ntlens ps` on the same host, one SMB
 connection reused across scrapes, reconnection after the server drops it,
 fail-fast probes for a target that is down or refuses the password, bad query
 strings, config errors with FILE:LINE, and SIGHUP reloads."""
@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
@@ -142,6 +143,66 @@ def check_values(page, srv):
     check("windows_perf_system_processes " in page, "generic mapping of the System object")
 
 
+def promql(port, q):
+    url = "/api/v1/query?query=" + urllib.parse.quote(q)
+    code, body = get(port, url)
+    try:
+        res = json.loads(body)["data"]["result"]
+    except (ValueError, KeyError):
+        return []
+    return [(r["metric"], float(r["value"][1])) for r in res]
+
+
+def real_prometheus(d, exporter_port, target):
+    """A real Prometheus scrapes the exporter's /probe, relabelled the way
+    blackbox_exporter is; PromQL answers agree with ntlens ps."""
+    port = smbd_tests.free_port()
+    cfg = os.path.join(d, "prometheus.yml")
+    with open(cfg, "w") as f:
+        f.write("""global: {scrape_interval: 1s, scrape_timeout: 1s}
+scrape_configs:
+  - job_name: windows
+    metrics_path: /probe
+    params: {module: [win]}
+    static_configs: [{targets: ['%s']}]
+    relabel_configs:
+      - {source_labels: [__address__], target_label: __param_target}
+      - {source_labels: [__param_target], target_label: instance}
+      - {target_label: __address__, replacement: '127.0.0.1:%d'}
+""" % (target, exporter_port))
+    p = subprocess.Popen(["prometheus", "--config.file=" + cfg,
+                          "--storage.tsdb.path=" + os.path.join(d, "tsdb"),
+                          "--web.listen-address=127.0.0.1:%d" % port],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        up = []
+        for _ in range(100):
+            time.sleep(0.3)
+            try:
+                up = promql(port, 'probe_success{job="windows"}')
+            except OSError:
+                continue
+            if up and up[0][1] == 1:
+                break
+        check(up and up[0][1] == 1, "Prometheus scraped probe_success 1 (%s)" % up)
+        ps = smbd_tests.ps_tree([], view=[])
+        n = promql(port, 'count(windows_process_threads{instance="%s"})' % target)
+        check(n and abs(n[0][1] - len(ps)) <= 0.1 * len(ps) + 3,
+              "PromQL process count %s vs ntlens ps %d" % (n and n[0][1], len(ps)))
+        cpu = {int(m["process_id"]): v for m, v in promql(
+            port, "sum by (process_id) (windows_process_cpu_time_total)")}
+        top = max(set(cpu) & set(ps), key=lambda p: ps[p].get("cpu_time") or 0, default=None)
+        check(top is not None and abs(cpu[top] - ps[top]["cpu_time"])
+              <= 0.05 * ps[top]["cpu_time"] + 2,
+              "PromQL cpu time of pid %s: %s vs ntlens ps %s" % (
+                  top, cpu.get(top), top and ps[top]["cpu_time"]))
+        mem = promql(port, "windows_memory_available_bytes")
+        check(mem and mem[0][1] > 0, "PromQL available memory (%s)" % mem)
+    finally:
+        p.terminate()
+        p.wait(timeout=30)
+
+
 def main():
     if not os.path.exists("/usr/sbin/smbd"):
         print("smbd is not installed (scripts/setup)")
@@ -168,9 +229,13 @@ def main():
         check("probe_success 1" in page, "second probe succeeds")
         check(len(srv.connection_pids()) == 1, "one SMB connection across scrapes (%d)"
               % len(srv.connection_pids()))
+        real_prometheus(d, port, target)
+        check(len(srv.connection_pids()) == 1, "still one SMB connection after Prometheus' "
+              "scrapes (%d)" % len(srv.connection_pids()))
         code, page = get(port, "/metrics")
         promtool_ok(page, "/metrics")
-        check("ntlens_exporter_probes_total 2" in page, "own metrics count the probes")
+        probes = samples(page, "ntlens_exporter_probes_total").get("", 0)
+        check(probes >= 3, "own metrics count the probes (%d)" % probes)
         check("windows_process_threads{" in page, "/metrics serves this host too")
 
         # the server drops the connection: one failed scrape at most, then back
