@@ -1,5 +1,7 @@
 /* ntlens exporter: serves performance data to Prometheus, /metrics for this
  * host and /probe for any target over SMB (docs/exporter.md). */
+#define _GNU_SOURCE /* pthread_rwlockattr_setkind_np */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,7 +107,13 @@ int cmd_exporter(int argc, char **argv)
     }
     const char *listen = o.listen ? o.listen : s.cfg.listen[0] ? s.cfg.listen : ":9182";
     long conc = o.concurrency ? o.concurrency : s.cfg.concurrency ? s.cfg.concurrency : 16;
-    pthread_rwlock_init(&s.lock, NULL);
+    /* Writer-preferring: a reload under a steady stream of scrapes still gets
+     * its turn (glibc's default lets readers starve it). */
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&s.lock, &attr);
+    pthread_rwlockattr_destroy(&attr);
     if (!(s.targets = exp_targets_new())) {
         exp_config_free(&s.cfg);
         return cli_failf(argv[0], "out of memory");

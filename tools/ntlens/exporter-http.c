@@ -165,8 +165,11 @@ static enum MHD_Result metrics(struct exp_server *s, struct MHD_Connection *c)
     ntl_buf_init(&page, PAGE_LIMIT);
     int rc = own_metrics(s, &page);
     /* this host through the same collectors, as windows_exporter serves its own */
-    if (rc == 0)
+    if (rc == 0) {
+        pthread_rwlock_rdlock(&s->lock); /* a reload waits: it frees targets */
         rc = exp_targets_probe(s->targets, &local, NULL, &page);
+        pthread_rwlock_unlock(&s->lock);
+    }
     return send_page(c, &page, rc);
 }
 

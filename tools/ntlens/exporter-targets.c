@@ -3,6 +3,7 @@
  * transport-linux.c), so targets scrape in parallel on the HTTP server's
  * threads, each under its own lock. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@ struct exp_targets {
     pthread_mutex_t lock;     /* the list and the statistics */
     struct target *list;
     struct exp_stats stats;
+    atomic_size_t connected;  /* targets with a source, kept without the lock */
 };
 
 static double now(void)
@@ -49,19 +51,21 @@ struct exp_targets *exp_targets_new(void)
     return t;
 }
 
-static void disconnect(struct target *g)
+static void disconnect(struct exp_targets *t, struct target *g)
 {
+    if (g->src)
+        atomic_fetch_sub(&t->connected, 1);
     ntl_source_close(g->src);
     ntl_perf_titles_free(g->titles);
     g->src = NULL;
     g->titles = NULL;
 }
 
-static void free_list(struct target *g)
+static void free_list(struct exp_targets *t, struct target *g)
 {
     while (g) {
         struct target *next = g->next;
-        disconnect(g);
+        disconnect(t, g);
         ntl_buf_free(&g->raw);
         pthread_mutex_destroy(&g->lock);
         free(g->module);
@@ -74,12 +78,7 @@ static void free_list(struct target *g)
 void exp_targets_reset(struct exp_targets *t)
 {
     pthread_mutex_lock(&t->lock);
-    /* Each target is locked and unlinked, so no probe still uses one. */
-    for (struct target *g = t->list; g; g = g->next) {
-        pthread_mutex_lock(&g->lock);
-        pthread_mutex_unlock(&g->lock);
-    }
-    free_list(t->list);
+    free_list(t, t->list);
     t->list = NULL;
     pthread_mutex_unlock(&t->lock);
 }
@@ -88,11 +87,28 @@ void exp_targets_free(struct exp_targets *t)
 {
     if (!t)
         return;
-    free_list(t->list);
+    free_list(t, t->list);
     pthread_mutex_destroy(&t->lock);
     free(t);
 }
 
+/* Waits at most wait_ms for the target's lock: a second scraper of the same
+ * target (an HA pair of Prometheus servers) waits for the first scrape, but
+ * a target that hangs holds no more than one server thread for long. */
+static bool lock_target(struct target *g, unsigned wait_ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += wait_ms / 1000;
+    until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    return pthread_mutex_timedlock(&g->lock, &until) == 0;
+}
+
+/* The target, found or added, or NULL when out of memory. */
 static struct target *find(struct exp_targets *t, const char *module, const char *host)
 {
     struct target *g;
@@ -115,8 +131,6 @@ static struct target *find(struct exp_targets *t, const char *module, const char
             t->list = g;
         }
     }
-    if (g)
-        pthread_mutex_lock(&g->lock);
     pthread_mutex_unlock(&t->lock);
     return g;
 }
@@ -140,7 +154,8 @@ static void make_spec(const struct exp_module *m, const char *host, char *spec, 
         snprintf(spec, size, "smb://%s%s", host, port);
 }
 
-static int connect_target(struct target *g, const struct exp_module *m, struct ntl_error *err)
+static int connect_target(struct target *g, const struct exp_module *m, atomic_size_t *connected,
+                          struct ntl_error *err)
 {
     struct ntl_source_options opt = {0};
     char spec[700];
@@ -159,6 +174,7 @@ static int connect_target(struct target *g, const struct exp_module *m, struct n
     make_spec(m, g->host, spec, sizeof spec);
     if ((rc = ntl_msrpc_source_open(spec, &opt, &g->src, err)) < 0)
         return rc;
+    atomic_fetch_add(connected, 1);
     if (!(g->titles = ntl_perf_titles_new()))
         return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
     rc = ntl_source_load_titles(g->src, NTL_TITLES_COUNTER, NTL_PERF_LANG_ENGLISH,
@@ -186,8 +202,8 @@ static int write_metrics(const struct exp_module *m, struct target *g,
 
 /* Gathers one snapshot into page (a buffer of its own, so a failure halfway
  * leaves nothing of it in the answer). Returns 0 or a negative status. */
-static int scrape(struct target *g, const struct exp_module *m, struct ntl_buf *page,
-                  struct ntl_error *err)
+static int scrape(struct exp_targets *t, struct target *g, const struct exp_module *m,
+                  struct ntl_buf *page, struct ntl_error *err)
 {
     struct ntl_perf_block *b = NULL;
     int rc = 0;
@@ -195,8 +211,8 @@ static int scrape(struct target *g, const struct exp_module *m, struct ntl_buf *
         if (now() < g->retry_at)
             return ntl_error_set(err, NTL_ERR_CONNECT, NULL, NTL_NO_OFFSET,
                                  "waiting before reconnecting");
-        if ((rc = connect_target(g, m, err)) < 0) {
-            disconnect(g);
+        if ((rc = connect_target(g, m, &t->connected, err)) < 0) {
+            disconnect(t, g);
             return rc;
         }
     }
@@ -205,7 +221,7 @@ static int scrape(struct target *g, const struct exp_module *m, struct ntl_buf *
         rc = write_metrics(m, g, b, page, err);
     ntl_perf_block_free(b);
     if (rc < 0 && rc != NTL_ERR_LIMIT)
-        disconnect(g); /* the connection may be broken: the next scrape reconnects */
+        disconnect(t, g); /* the connection may be broken: the next scrape reconnects */
     return rc;
 }
 
@@ -270,8 +286,15 @@ int exp_targets_probe(struct exp_targets *t, const struct exp_module *m, const c
 
     if (!g)
         return -1;
+    if (!lock_target(g, m->connect_timeout_ms ? m->connect_timeout_ms : 10000)) {
+        pthread_mutex_lock(&t->lock);
+        t->stats.probes++;
+        t->stats.failures++;
+        pthread_mutex_unlock(&t->lock);
+        return probe_lines(out, false, "busy", now() - start);
+    }
     ntl_buf_init(&page, out->limit);
-    rc = scrape(g, m, &page, &err);
+    rc = scrape(t, g, m, &page, &err);
     note_result(g, rc, &err);
     double took = now() - start;
     if (rc < 0)
@@ -294,10 +317,8 @@ void exp_targets_stats(struct exp_targets *t, struct exp_stats *s)
 {
     pthread_mutex_lock(&t->lock);
     *s = t->stats;
-    s->connected = 0;
-    for (struct target *g = t->list; g; g = g->next)
-        s->connected += g->src != NULL; /* read without g->lock: a gauge may lag a scrape */
     pthread_mutex_unlock(&t->lock);
+    s->connected = atomic_load(&t->connected);
 }
 
 void exp_targets_count_reload(struct exp_targets *t, bool ok)

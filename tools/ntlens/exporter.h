@@ -72,7 +72,9 @@ struct exp_stats {
 
 struct exp_targets *exp_targets_new(void);
 void exp_targets_free(struct exp_targets *t);
-/* Closes every source (a reload: modules and credentials may have changed). */
+/* Closes every source (a reload: modules and credentials may have changed).
+ * The caller makes sure no probe runs meanwhile (exp_server's rwlock, which
+ * every probe holds for reading). */
 void exp_targets_reset(struct exp_targets *t);
 /* Appends one target's page to out: probe_success, probe_duration_seconds,
  * and, on success, the module's metrics. host NULL is this machine
