@@ -17,6 +17,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "msrpc"))
@@ -76,6 +77,10 @@ modules:
     generic: true
     objects: [2]
     timeout: 5
+    call_timeout: 2
+  other:
+    auth: lab
+    collectors: [system]
   badpass:
     auth: wrong
     collectors: [system]
@@ -117,22 +122,30 @@ def check_config_errors(d):
           "a password in the config is refused without echoing it (%s)" % r.stderr.strip())
 
 
+def remote_ps(srv):
+    """ntlens ps on the same smbd: the same snapshot of the store the
+    exporter reads, so values must agree exactly (a live local ps would see
+    this test's own processes come and go)."""
+    return smbd_tests.ps_tree(["-S", srv.spec], env=srv.env(), view=[])
+
+
 def check_values(page, srv):
-    ps = smbd_tests.ps_tree([], view=[])
+    ps = remote_ps(srv)
     procs = samples(page, "windows_process_threads")
     pids = {int(label(k, "process_id")) for k in procs}
     common = pids & set(ps)
-    check(len(pids) > 3 and len(common) >= 0.8 * len(pids),
-          "%d of %d probed pids are running locally" % (len(common), len(pids)))
+    check(len(pids) > 3 and pids == set(ps),
+          "the same %d pids as ntlens ps (%d)" % (len(pids), len(ps)))
     nprocs = samples(page, "windows_system_processes").get("", 0)
-    check(abs(nprocs - len(ps)) <= 0.1 * len(ps) + 3,
-          "windows_system_processes %d vs ntlens ps %d" % (nprocs, len(ps)))
+    # ps lists the Idle process (pid 0), which System\Processes does not count
+    real = len([p for p in ps if p != 0])
+    check(nprocs == real, "windows_system_processes %d vs ntlens ps %d" % (nprocs, real))
     cpu = {}
     for k, v in samples(page, "windows_process_cpu_time_total").items():
         pid = int(label(k, "process_id"))
         cpu[pid] = cpu.get(pid, 0) + v
     top = max(common, key=lambda p: ps[p].get("cpu_time") or 0)
-    check(abs(cpu.get(top, -1) - ps[top]["cpu_time"]) <= 0.05 * ps[top]["cpu_time"] + 2,
+    check(abs(cpu.get(top, -1) - ps[top]["cpu_time"]) <= 0.01,
           "cpu time of pid %d: exporter %.2f, ps %.2f" % (top, cpu.get(top, -1),
                                                           ps[top]["cpu_time"]))
     ws = samples(page, "windows_process_working_set_bytes")
@@ -153,7 +166,7 @@ def promql(port, q):
     return [(r["metric"], float(r["value"][1])) for r in res]
 
 
-def real_prometheus(d, exporter_port, target):
+def real_prometheus(d, exporter_port, target, srv):
     """A real Prometheus scrapes the exporter's /probe, relabelled the way
     blackbox_exporter is; PromQL answers agree with ntlens ps."""
     port = smbd_tests.free_port()
@@ -185,15 +198,14 @@ scrape_configs:
             if up and up[0][1] == 1:
                 break
         check(up and up[0][1] == 1, "Prometheus scraped probe_success 1 (%s)" % up)
-        ps = smbd_tests.ps_tree([], view=[])
+        ps = remote_ps(srv)
         n = promql(port, 'count(windows_process_threads{instance="%s"})' % target)
-        check(n and abs(n[0][1] - len(ps)) <= 0.1 * len(ps) + 3,
+        check(n and n[0][1] == len(ps),
               "PromQL process count %s vs ntlens ps %d" % (n and n[0][1], len(ps)))
         cpu = {int(m["process_id"]): v for m, v in promql(
             port, "sum by (process_id) (windows_process_cpu_time_total)")}
         top = max(set(cpu) & set(ps), key=lambda p: ps[p].get("cpu_time") or 0, default=None)
-        check(top is not None and abs(cpu[top] - ps[top]["cpu_time"])
-              <= 0.05 * ps[top]["cpu_time"] + 2,
+        check(top is not None and abs(cpu[top] - ps[top]["cpu_time"]) <= 0.01,
               "PromQL cpu time of pid %s: %s vs ntlens ps %s" % (
                   top, cpu.get(top), top and ps[top]["cpu_time"]))
         mem = promql(port, "windows_memory_available_bytes")
@@ -201,6 +213,39 @@ scrape_configs:
     finally:
         p.terminate()
         p.wait(timeout=30)
+
+
+def hang_test(port, srv, target):
+    """A target whose server stops answering mid-scrape fails with
+    error_kind timeout after the module's call_timeout, and another
+    target scraped meanwhile is not delayed."""
+    before = set(srv.connection_pids())
+    code, page = get(port, "/probe?target=%s&module=other" % target)
+    check("probe_success 1" in page, "the second module connects")
+    other = set(srv.connection_pids()) - before
+    check(len(before) == 1 and len(other) == 1, "one connection per module (%s, %s)"
+          % (before, other))
+    hung = before.pop()
+    os.kill(hung, signal.SIGSTOP)
+    try:
+        with ThreadPoolExecutor(1) as ex:
+            t0 = time.monotonic()
+            slow = ex.submit(get, port, "/probe?target=%s&module=win" % target)
+            time.sleep(0.3)
+            t1 = time.monotonic()
+            code, page = get(port, "/probe?target=%s&module=other" % target)
+            quick = time.monotonic() - t1
+            code, hung_page = slow.result()
+            took = time.monotonic() - t0
+        check("probe_success 1" in page and quick < 1,
+              "another target is not delayed by a hung one (%.2fs)" % quick)
+        check('probe_success{error_kind="timeout"} 0' in hung_page and took < 5,
+              "a server that stops answering fails after call_timeout (%.2fs)" % took)
+    finally:
+        os.kill(hung, signal.SIGCONT)
+    time.sleep(1.2)
+    code, page = get(port, "/probe?target=%s&module=win" % target)
+    check("probe_success 1" in page, "the hung target reconnects once it answers again")
 
 
 def main():
@@ -229,7 +274,7 @@ def main():
         check("probe_success 1" in page, "second probe succeeds")
         check(len(srv.connection_pids()) == 1, "one SMB connection across scrapes (%d)"
               % len(srv.connection_pids()))
-        real_prometheus(d, port, target)
+        real_prometheus(d, port, target, srv)
         check(len(srv.connection_pids()) == 1, "still one SMB connection after Prometheus' "
               "scrapes (%d)" % len(srv.connection_pids()))
         code, page = get(port, "/metrics")
@@ -245,6 +290,7 @@ def main():
         time.sleep(1.2)
         code, page = get(port, "/probe?target=%s&module=win" % target)
         check("probe_success 1" in page, "reconnects after the server dropped the connection")
+        hang_test(port, srv, target)
 
         t0 = time.monotonic()
         code, page = get(port, "/probe?target=127.0.0.1:%d&module=win" % smbd_tests.free_port())
