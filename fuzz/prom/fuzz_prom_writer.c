@@ -82,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t *copy = malloc(bn ? bn : 1);
     if (copy && (memcpy(copy, data + 2 + tn, bn), ntl_perf_block_parse(copy, bn, &blk, &err)) == 0) {
         struct ntl_prom_label host = {"host", blk->system_name};
-        struct ntl_prom_page pg = {blk, t, &host, 1};
+        struct ntl_prom_page pg = {.block = blk, .titles = t, .labels = &host, .nlabels = 1};
         struct ntl_buf b;
         ntl_buf_init(&b, 1 << 22);
         if (ntl_prom_write_windows(&pg, NTL_PROM_ALL, &b, &err) == 0 &&

@@ -74,13 +74,19 @@ int ntl_prom_sample(struct ntl_buf *out, const char *name, const struct ntl_prom
  * Performance data
  * ------------------------------------------------------------------------ */
 
-/* A constant label every sample of a page carries (the exporter's "host"
- * for /metrics of several sources, for example); NULL for none. */
+/* One page's data. `labels` are constant labels every sample carries (the
+ * exporter's "host" for /metrics of several sources, for example); NULL for
+ * none. `keep`, when set, chooses the instances written: a sample of an
+ * object with instances is written only when keep(keep_arg, object, instance)
+ * is true (a module's instance regex). */
 struct ntl_prom_page {
     const struct ntl_perf_block *block;
     const struct ntl_perf_titles *titles; /* names of the block's indices */
     const struct ntl_prom_label *labels;  /* added to every sample */
     size_t nlabels;
+    bool (*keep)(void *keep_arg, const struct ntl_perf_object *object,
+                 const struct ntl_perf_instance *instance);
+    void *keep_arg;
 };
 
 /* Generic mapping. Names are "<prefix>_<object>_<counter><unit>", object

@@ -198,6 +198,8 @@ static int write_family(struct ctx *x, const struct ntl_perf_object *o, size_t c
         else if (!convert(&r, conv->how, scale, &v))
             continue;
         if (!o->counters_block) {
+            if (pg->keep && !pg->keep(pg->keep_arg, o, &o->instances[i]))
+                continue;
             ntl_perf_instance_path_name(&o->instances[i], inst, sizeof inst);
             if ((rc = prom_seen_add(&x->seen, name, inst)) <= 0) {
                 if (rc < 0)

@@ -378,7 +378,7 @@ static bool instance_labels(const struct ntl_prom_page *pg, const struct collect
     if (!col->label)
         return true;
     const struct ntl_perf_instance *in = &o->instances[i];
-    if (strstr(in->name, "_Total"))
+    if (strstr(in->name, "_Total") || (pg->keep && !pg->keep(pg->keep_arg, o, in)))
         return false;
     snprintf(ls->name, sizeof ls->name, "%s", in->name);
     if (col->bit == NTL_PROM_PHYSICAL_DISK)

@@ -81,6 +81,10 @@ modules:
   other:
     auth: lab
     collectors: [system]
+  smbd:
+    auth: lab
+    collectors: [process]
+    instances: "^smbd$"
   badpass:
     auth: wrong
     collectors: [system]
@@ -114,6 +118,12 @@ def check_config_errors(d):
                        capture_output=True, text=True)
     check(r.returncode == 1 and "bad.yml:3: modules.m.auth" in r.stderr,
           "unknown credential set named (%s)" % r.stderr.strip())
+    with open(bad, "w") as f:
+        f.write("modules:\n  m:\n    collectors: [cpu]\n    instances: '(a'\n")
+    r = subprocess.run([NTLENS, "exporter", "--config", bad, "--check-config"],
+                       capture_output=True, text=True)
+    check(r.returncode == 1 and "bad.yml:4: modules.m.instances: not a regular expression"
+          in r.stderr, "a bad instance regex is named (%s)" % r.stderr.strip())
     with open(bad, "w") as f:
         f.write("auths:\n  a:\n    password: hunter2\nmodules:\n  m: {}\n")
     r = subprocess.run([NTLENS, "exporter", "--config", bad, "--check-config"],
@@ -291,6 +301,10 @@ def main():
         code, page = get(port, "/probe?target=%s&module=win" % target)
         check("probe_success 1" in page, "reconnects after the server dropped the connection")
         hang_test(port, srv, target)
+        code, page = get(port, "/probe?target=%s&module=smbd" % target)
+        names = {label(k, "process") for k in samples(page, "windows_process_threads")}
+        check(names == {"smbd"}, "a module's instance regex keeps only its processes (%s)"
+              % sorted(names)[:5])
 
         t0 = time.monotonic()
         code, page = get(port, "/probe?target=127.0.0.1:%d&module=win" % smbd_tests.free_port())

@@ -217,6 +217,29 @@ static void test_windows(const struct ntl_prom_page *pg)
     CHECK(ntl_prom_collector_name(3) == NULL);
 }
 
+static bool keep_svchost(void *arg, const struct ntl_perf_object *o,
+                         const struct ntl_perf_instance *in)
+{
+    (void)arg;
+    return o->name_index != 230 || strcmp(in->name, "svchost") == 0;
+}
+
+static void test_keep(struct ntl_prom_page pg)
+{
+    struct ntl_buf b;
+    struct ntl_error err;
+    pg.keep = keep_svchost;
+    ntl_buf_init(&b, 0);
+    CHECK_EQ_INT(ntl_prom_write_windows(&pg, NTL_PROM_ALL, &b, &err), 0);
+    CHECK_EQ_INT(ntl_prom_write_generic(&pg, NULL, &b, &err), 0);
+    ntl_buf_append(&b, "", 1);
+    CHECK(has(&b, "process_id=\"20\"} 8192\n"));
+    CHECK(!has(&b, "evil"));
+    CHECK(has(&b, "perf_instance=\"svchost#1\"} 20\n"));
+    CHECK(has(&b, "windows_perf_odd_things_same_name{job_host=\"h\",perf_instance=\"a\"} 11\n"));
+    ntl_buf_free(&b);
+}
+
 static void write_pages(const struct ntl_prom_page *pg, const char *path)
 {
     struct ntl_buf b;
@@ -238,11 +261,12 @@ int main(int argc, char **argv)
     CHECK_EQ_INT(ntl_perf_block_parse(raw.data, raw.len, &blk, &err), 0);
     struct ntl_perf_titles *t = titles();
     struct ntl_prom_label host = {"job_host", "h"};
-    struct ntl_prom_page pg = {blk, t, &host, 1};
+    struct ntl_prom_page pg = {.block = blk, .titles = t, .labels = &host, .nlabels = 1};
     test_text();
     if (blk) {
         test_generic(&pg);
         test_windows(&pg);
+        test_keep(pg);
         if (argc > 1)
             write_pages(&pg, argv[1]);
     }

@@ -268,14 +268,29 @@ static int module_key(struct loader *l, const char *path, const char *key, yaml_
         *(key[0] == 't' ? &m->connect_timeout_ms : &m->call_timeout_ms) = (unsigned)x * 1000;
         return 0;
     }
+    if (!strcmp(key, "instances")) {
+        char why[160];
+        int rc;
+        if (!scalar(v))
+            return fail(l, v, path, "must be a regular expression");
+        if (m->has_instances)
+            regfree(&m->instances);
+        m->has_instances = false;
+        if ((rc = regcomp(&m->instances, scalar(v), REG_EXTENDED | REG_NOSUB)) != 0) {
+            regerror(rc, &m->instances, why, sizeof why);
+            return fail(l, v, path, "not a regular expression: %s", why);
+        }
+        m->has_instances = true;
+        return 0;
+    }
     if (!strcmp(key, "port")) {
         if (get_long(l, path, v, 1, 65535, &x) < 0)
             return -1;
         m->port = (unsigned)x;
         return 0;
     }
-    return fail(l, v, path, "unknown key (auth, collectors, generic, objects, detail, timeout, "
-                            "call_timeout, port)");
+    return fail(l, v, path, "unknown key (auth, collectors, generic, objects, detail, instances, "
+                            "timeout, call_timeout, port)");
 }
 
 static void module_defaults(struct exp_module *m)
@@ -384,6 +399,8 @@ void exp_config_free(struct exp_config *cfg)
     for (size_t i = 0; i < cfg->nmodules; i++) {
         free(cfg->modules[i].name);
         free(cfg->modules[i].objects);
+        if (cfg->modules[i].has_instances)
+            regfree(&cfg->modules[i].instances);
     }
     free(cfg->auths);
     free(cfg->modules);

@@ -187,11 +187,24 @@ static int connect_target(struct target *g, const struct exp_module *m, atomic_s
     return rc;
 }
 
+/* The module's instance regex, matched against the name without "#N". */
+static bool keep_instance(void *arg, const struct ntl_perf_object *o,
+                          const struct ntl_perf_instance *in)
+{
+    const struct exp_module *m = arg;
+    (void)o;
+    return regexec(&m->instances, in->name, 0, NULL, 0) == 0;
+}
+
 static int write_metrics(const struct exp_module *m, struct target *g,
                          const struct ntl_perf_block *b, struct ntl_buf *out,
                          struct ntl_error *err)
 {
-    struct ntl_prom_page pg = {b, g->titles, NULL, 0};
+    struct ntl_prom_page pg = {b, g->titles, NULL, 0, NULL, NULL};
+    if (m->has_instances) {
+        pg.keep = keep_instance;
+        pg.keep_arg = (void *)m;
+    }
     struct ntl_prom_generic gen = {.detail = m->detail, .objects = m->objects,
                                    .nobjects = m->nobjects};
     int rc = ntl_prom_write_windows(&pg, m->collectors, out, err);

@@ -6,6 +6,7 @@
 #define NTLENS_TOOL_EXPORTER_H
 
 #include <pthread.h>
+#include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,6 +33,8 @@ struct exp_module {
     uint32_t detail;               /* generic detail level */
     unsigned connect_timeout_ms, call_timeout_ms;
     unsigned port;                 /* 0: 445 */
+    bool has_instances;            /* instances was given */
+    regex_t instances;             /* instance names written (POSIX extended) */
 };
 
 struct exp_config {
