@@ -335,6 +335,19 @@ def main():
         check("probe_success 1" in page, "a bad reload keeps the old config")
         code, page = get(port, "/metrics")
         check("ntlens_exporter_config_reload_failures_total 1" in page, "the failed reload counted")
+        with open(cfg) as f:
+            text = f.read().replace("  broken:\n    collectors: [nope]\n",
+                                    "  added:\n    auth: lab\n    collectors: [memory]\n")
+        with open(cfg, "w") as f:
+            f.write(text)
+        req = urllib.request.Request("http://127.0.0.1:%d/-/reload" % port, method="POST")
+        with urllib.request.urlopen(req, timeout=60) as r:
+            check(r.status == 200, "POST /-/reload of a valid config")
+        code, page = get(port, "/probe?target=%s&module=added" % target)
+        check("probe_success 1" in page and "windows_memory_available_bytes" in page,
+              "a module added by the reload serves")
+        code, page = get(port, "/-/reload")
+        check(code == 405, "GET /-/reload is refused (%d)" % code)
     finally:
         if p:
             p.send_signal(signal.SIGTERM)
