@@ -117,9 +117,11 @@ try:
         ok = sum(ex.map(lambda i: scrape(port, "m%d" % (i % ntargets)),
                         range(rounds * ntargets)))
     took, cpu = time.monotonic() - t0, cpu_s(tree(exp.pid)) - c0
+    after = pss_mb(tree(exp.pid))
     print("%d targets x %d rounds, 16 in parallel: %.0f target-scrapes/s, %.0f per CPU-second "
           "(exporter and helpers; smbd not counted), %d ok" % (
               ntargets, rounds, rounds * ntargets / took, rounds * ntargets / max(cpu, 1e-9), ok))
+    print("PSS after the rounds: %.1f MB (%+.1f MB)" % (after, after - total))
 finally:
     exp.terminate()
     exp.wait(timeout=30)

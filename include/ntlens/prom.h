@@ -149,7 +149,8 @@ const char *ntl_prom_collector_name(unsigned collector);
  * names, labels and units: counters as totals (100 ns timers in seconds),
  * "_Total" instances left out, processes labelled process and process_id.
  * Objects or counters the block lacks are left out (a Linux or Samba source
- * has no PhysicalDisk). Returns 0; NTL_ERR_LIMIT or NTL_ERR_NOMEM (err set). */
+ * has no PhysicalDisk). Returns 0; NTL_ERR_ARGUMENT for an invalid page
+ * label name; NTL_ERR_LIMIT or NTL_ERR_NOMEM (err set for all). */
 int ntl_prom_write_windows(const struct ntl_prom_page *page, unsigned collectors,
                            struct ntl_buf *out, struct ntl_error *err);
 

@@ -51,13 +51,20 @@ struct exp_targets *exp_targets_new(void)
     return t;
 }
 
+/* Closes the connection. The title database stays: a reconnection (after
+ * the server dropped us, or restarted) reuses it, and only a reload or a
+ * failure to read it drops it. */
 static void disconnect(struct exp_targets *t, struct target *g)
 {
     if (g->src)
         atomic_fetch_sub(&t->connected, 1);
     ntl_source_close(g->src);
-    ntl_perf_titles_free(g->titles);
     g->src = NULL;
+}
+
+static void drop_titles(struct target *g)
+{
+    ntl_perf_titles_free(g->titles);
     g->titles = NULL;
 }
 
@@ -66,6 +73,7 @@ static void free_list(struct exp_targets *t, struct target *g)
     while (g) {
         struct target *next = g->next;
         disconnect(t, g);
+        drop_titles(g);
         ntl_buf_free(&g->raw);
         pthread_mutex_destroy(&g->lock);
         free(g->module);
@@ -175,6 +183,8 @@ static int connect_target(struct target *g, const struct exp_module *m, atomic_s
     if ((rc = ntl_msrpc_source_open(spec, &opt, &g->src, err)) < 0)
         return rc;
     atomic_fetch_add(connected, 1);
+    if (g->titles)
+        return 0;
     if (!(g->titles = ntl_perf_titles_new()))
         return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
     rc = ntl_source_load_titles(g->src, NTL_TITLES_COUNTER, NTL_PERF_LANG_ENGLISH,
@@ -184,6 +194,8 @@ static int connect_target(struct target *g, const struct exp_module *m, atomic_s
     if (rc == 0 && m->generic) /* help texts only serve the generic mapping's HELP lines */
         ntl_source_load_titles(g->src, NTL_TITLES_HELP, NTL_PERF_LANG_ENGLISH,
                                NTL_SOURCE_TITLES_OWN, g->titles, NULL, NULL);
+    if (rc < 0)
+        drop_titles(g);
     return rc;
 }
 
