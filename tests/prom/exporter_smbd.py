@@ -56,7 +56,7 @@ def label(labels, key):
     return m.group(1) if m else None
 
 
-def write_config(d, password, port_down):
+def write_config(d, password, smbd_port):
     with open(os.path.join(d, "pass"), "w") as f:
         f.write(password + "\n")
     with open(os.path.join(d, "wrong"), "w") as f:
@@ -70,6 +70,10 @@ def write_config(d, password, port_down):
   wrong:
     user: ntltest
     password_file: %s/wrong
+targets:
+  "127.0.0.1":
+    port: %d
+    auth: lab
 modules:
   win:
     auth: lab
@@ -88,7 +92,7 @@ modules:
   badpass:
     auth: wrong
     collectors: [system]
-""" % (d, d))
+""" % (d, d, smbd_port))
     return cfg
 
 
@@ -270,7 +274,7 @@ def main():
     try:
         srv.provide()
         check_config_errors(d)
-        cfg = write_config(d, srv.password, smbd_tests.free_port())
+        cfg = write_config(d, srv.password, srv.port)
         r = subprocess.run([NTLENS, "exporter", "--config", cfg, "--check-config"],
                            capture_output=True, text=True)
         check(r.returncode == 0, "--check-config accepts the config (%s)" % r.stderr.strip())
@@ -314,6 +318,8 @@ def main():
         promtool_ok(page, "a failed probe's page")
         code, page = get(port, "/probe?target=%s&module=badpass" % target)
         check('probe_success{error_kind="auth"} 0' in page, "a wrong password shows as auth")
+        code, page = get(port, "/probe?target=127.0.0.1&module=badpass")
+        check("probe_success 1" in page, "a target's overrides (port, auth) apply in any module")
 
         for path, want in [("/probe", "missing parameter: target"),
                            ("/probe?target=a&target=b", "more than once"),

@@ -194,6 +194,18 @@ static int add_auth(struct loader *l, const char *path, const char *key, yaml_no
     return each_pair(l, v, path, auth_key, a);
 }
 
+static int find_auth(struct loader *l, const char *path, yaml_node_t *v,
+                     const struct exp_auth **out)
+{
+    for (size_t i = 0; i < l->cfg->nauths; i++)
+        if (scalar(v) && !strcmp(scalar(v), l->cfg->auths[i].name)) {
+            *out = &l->cfg->auths[i];
+            return 0;
+        }
+    return fail(l, v, path, "no credential set '%s' under auths (before modules and targets)",
+                scalar(v) ? scalar(v) : "?");
+}
+
 static int collectors(struct loader *l, const char *path, yaml_node_t *v, unsigned *mask)
 {
     if (!v || v->type != YAML_SEQUENCE_NODE)
@@ -245,15 +257,8 @@ static int module_key(struct loader *l, const char *path, const char *key, yaml_
 {
     struct exp_module *m = arg;
     long x;
-    if (!strcmp(key, "auth")) {
-        for (size_t i = 0; i < l->cfg->nauths; i++)
-            if (scalar(v) && !strcmp(scalar(v), l->cfg->auths[i].name)) {
-                m->auth = &l->cfg->auths[i];
-                return 0;
-            }
-        return fail(l, v, path, "no credential set '%s' under auths (before modules)",
-                    scalar(v) ? scalar(v) : "?");
-    }
+    if (!strcmp(key, "auth"))
+        return find_auth(l, path, v, &m->auth);
     if (!strcmp(key, "collectors"))
         return collectors(l, path, v, &m->collectors);
     if (!strcmp(key, "generic"))
@@ -313,6 +318,41 @@ static int add_module(struct loader *l, const char *path, const char *key, yaml_
     return each_pair(l, v, path, module_key, m);
 }
 
+static int override_key(struct loader *l, const char *path, const char *key, yaml_node_t *v,
+                        void *arg)
+{
+    struct exp_override *o = arg;
+    long x;
+    if (!strcmp(key, "auth"))
+        return find_auth(l, path, v, &o->auth);
+    if (!strcmp(key, "port")) {
+        if (get_long(l, path, v, 1, 65535, &x) < 0)
+            return -1;
+        o->port = (unsigned)x;
+        return 0;
+    }
+    if (!strcmp(key, "timeout") || !strcmp(key, "call_timeout")) {
+        if (get_long(l, path, v, 1, 3600, &x) < 0)
+            return -1;
+        *(key[0] == 't' ? &o->connect_timeout_ms : &o->call_timeout_ms) = (unsigned)x * 1000;
+        return 0;
+    }
+    return fail(l, v, path, "unknown key (auth, port, timeout, call_timeout)");
+}
+
+static int add_override(struct loader *l, const char *path, const char *key, yaml_node_t *v,
+                        void *arg)
+{
+    (void)arg;
+    struct exp_config *c = l->cfg;
+    struct exp_override *o = &c->overrides[c->noverrides];
+    memset(o, 0, sizeof *o);
+    if (!(o->target = strdup(key)))
+        return fail(l, v, path, "out of memory");
+    c->noverrides++;
+    return each_pair(l, v, path, override_key, o);
+}
+
 static size_t mapping_size(yaml_node_t *n)
 {
     return n && n->type == YAML_MAPPING_NODE
@@ -325,8 +365,14 @@ static int top_key(struct loader *l, const char *path, const char *key, yaml_nod
 {
     (void)arg;
     struct exp_config *c = l->cfg;
-    if ((!strcmp(key, "auths") && c->auths) || (!strcmp(key, "modules") && c->modules))
+    if ((!strcmp(key, "auths") && c->auths) || (!strcmp(key, "modules") && c->modules) ||
+        (!strcmp(key, "targets") && c->overrides))
         return fail(l, v, path, "given twice");
+    if (!strcmp(key, "targets")) {
+        if (!(c->overrides = calloc(mapping_size(v) + 1, sizeof *c->overrides)))
+            return fail(l, v, path, "out of memory");
+        return each_pair(l, v, path, add_override, NULL);
+    }
     if (!strcmp(key, "auths")) {
         if (!(c->auths = calloc(mapping_size(v) + 1, sizeof *c->auths)))
             return fail(l, v, path, "out of memory");
@@ -341,7 +387,7 @@ static int top_key(struct loader *l, const char *path, const char *key, yaml_nod
         return copy(l, path, v, c->listen, sizeof c->listen);
     if (!strcmp(key, "concurrency"))
         return get_long(l, path, v, 1, 1024, &c->concurrency);
-    return fail(l, v, path, "unknown key (listen, concurrency, auths, modules)");
+    return fail(l, v, path, "unknown key (listen, concurrency, auths, modules, targets)");
 }
 
 int exp_config_load(const char *path, struct exp_config *cfg, char *msg, size_t size)
@@ -402,6 +448,9 @@ void exp_config_free(struct exp_config *cfg)
         if (cfg->modules[i].has_instances)
             regfree(&cfg->modules[i].instances);
     }
+    for (size_t i = 0; i < cfg->noverrides; i++)
+        free(cfg->overrides[i].target);
+    free(cfg->overrides);
     free(cfg->auths);
     free(cfg->modules);
     memset(cfg, 0, sizeof *cfg);
@@ -413,4 +462,22 @@ const struct exp_module *exp_config_module(const struct exp_config *cfg, const c
         if (!strcmp(cfg->modules[i].name, name))
             return &cfg->modules[i];
     return NULL;
+}
+
+void exp_config_apply_target(const struct exp_config *cfg, const char *target,
+                             struct exp_module *m)
+{
+    for (size_t i = 0; i < cfg->noverrides; i++) {
+        const struct exp_override *o = &cfg->overrides[i];
+        if (strcmp(o->target, target) != 0)
+            continue;
+        if (o->auth)
+            m->auth = o->auth;
+        if (o->port)
+            m->port = o->port;
+        if (o->connect_timeout_ms)
+            m->connect_timeout_ms = o->connect_timeout_ms;
+        if (o->call_timeout_ms)
+            m->call_timeout_ms = o->call_timeout_ms;
+    }
 }

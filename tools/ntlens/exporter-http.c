@@ -111,8 +111,10 @@ static enum MHD_Result probe(struct exp_server *s, struct MHD_Connection *c)
         pthread_rwlock_unlock(&s->lock);
         return text(c, 400, "unknown module (see the modules of the config file)");
     }
+    struct exp_module eff = *m; /* the module as this target overrides it */
+    exp_config_apply_target(&s->cfg, q.target, &eff);
     ntl_buf_init(&page, PAGE_LIMIT);
-    int rc = exp_targets_probe(s->targets, m, q.target, &page);
+    int rc = exp_targets_probe(s->targets, &eff, q.target, &page);
     pthread_rwlock_unlock(&s->lock);
     return send_page(c, &page, rc);
 }

@@ -37,9 +37,18 @@ struct exp_module {
     regex_t instances;             /* instance names written (POSIX extended) */
 };
 
+/* Settings one target overrides in every module (targets: in the config). */
+struct exp_override {
+    char *target;                  /* as /probe's target names it */
+    const struct exp_auth *auth;   /* NULL: the module's */
+    unsigned port, connect_timeout_ms, call_timeout_ms; /* 0: the module's */
+};
+
 struct exp_config {
     struct exp_auth *auths;
     size_t nauths;
+    struct exp_override *overrides;
+    size_t noverrides;
     struct exp_module *modules;
     size_t nmodules;
     char listen[128];              /* "" when the file does not set it */
@@ -54,6 +63,9 @@ int exp_config_load(const char *path, struct exp_config *cfg, char *msg, size_t 
 int exp_config_default(struct exp_config *cfg);
 void exp_config_free(struct exp_config *cfg);
 const struct exp_module *exp_config_module(const struct exp_config *cfg, const char *name);
+/* Applies the overrides the config has for target to m (a copy of a module). */
+void exp_config_apply_target(const struct exp_config *cfg, const char *target,
+                             struct exp_module *m);
 
 /* logfmt on stderr: "ts=... level=info msg=... k=v ...", values quoted
  * when needed. kv is a NULL-terminated list of key, value pairs. */
