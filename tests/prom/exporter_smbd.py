@@ -108,6 +108,23 @@ def start(cfg, port):
     return p
 
 
+def check_example_config(d):
+    """docs/exporter.example.yml stays valid (its secret files made here)."""
+    root = os.path.join(os.path.dirname(__file__), "..", "..")
+    with open(os.path.join(root, "docs", "exporter.example.yml")) as f:
+        text = f.read()
+    for name in ("corp.password", "lab.auth"):
+        with open(os.path.join(d, name), "w") as f:
+            f.write("username=u\npassword=p\n" if name.endswith(".auth") else "p\n")
+        text = text.replace("/etc/ntlens/" + name, os.path.join(d, name))
+    example = os.path.join(d, "example.yml")
+    with open(example, "w") as f:
+        f.write(text)
+    r = subprocess.run([NTLENS, "exporter", "--config", example, "--check-config"],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, "docs/exporter.example.yml is valid (%s)" % r.stderr.strip())
+
+
 def check_config_errors(d):
     bad = os.path.join(d, "bad.yml")
     with open(bad, "w") as f:
@@ -274,6 +291,7 @@ def main():
     try:
         srv.provide()
         check_config_errors(d)
+        check_example_config(d)
         cfg = write_config(d, srv.password, srv.port)
         r = subprocess.run([NTLENS, "exporter", "--config", cfg, "--check-config"],
                            capture_output=True, text=True)
