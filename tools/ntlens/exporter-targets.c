@@ -326,7 +326,7 @@ int exp_targets_probe(struct exp_targets *t, const struct exp_module *m, const c
         exp_log("warn", "probe failed", "target", g->host, "module", m->name, "error_kind",
                 g->error_kind, "err", err.message, (char *)NULL);
     int wrc = probe_lines(out, rc == 0, rc == 0 ? "" : g->error_kind, took);
-    if (wrc == 0 && rc == 0 && ntl_buf_append(out, page.data, page.len) < 0)
+    if (wrc == 0 && rc == 0 && page.len && ntl_buf_append(out, page.data, page.len) < 0)
         wrc = -1;
     pthread_mutex_unlock(&g->lock);
     ntl_buf_free(&page);
