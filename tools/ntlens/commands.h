@@ -5,12 +5,22 @@
 #ifndef NTLENS_TOOL_COMMANDS_H
 #define NTLENS_TOOL_COMMANDS_H
 
+/* The exporter needs libmicrohttpd and libyaml, which the mingw-w64
+ * toolchain lacks: tools/ntlens/meson.build builds it where they are found. */
+#ifdef NTLENS_HAVE_EXPORTER
+#define NTLENS_EXPORTER_COMMAND(X)                                                            \
+    X("exporter", cmd_exporter, "serve performance data of many hosts to Prometheus")
+#else
+#define NTLENS_EXPORTER_COMMAND(X)
+#endif
+
 #define NTLENS_COMMANDS(X)                                                                    \
     X("ps", cmd_ps, "list processes and threads (PsList)")                                    \
     X("counters", cmd_counters, "list performance objects, counters and instances")           \
     X("sample", cmd_sample, "sample counter paths over time (typeperf)")                      \
     X("capture", cmd_capture, "record performance-data snapshots to a file")                  \
     X("samba-provider", cmd_samba_provider, "fill Samba's perfmon store with this host's data") \
+    NTLENS_EXPORTER_COMMAND(X)                                                                \
     X("ipt dump", cmd_ipt_dump, "print Intel PT packets (ptdump)")                            \
     X("ipt modules", cmd_ipt_modules, "count Intel PT branch targets per module")             \
     X("etl info", cmd_etl_info, "summarise an ETW trace file")                                \

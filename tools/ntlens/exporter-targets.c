@@ -1,0 +1,355 @@
+/* One long-lived source per (module, host). libsmbclient is not thread-safe,
+ * but every remote source runs in its own helper process (lib/msrpc/
+ * transport-linux.c), so targets scrape in parallel on the HTTP server's
+ * threads, each under its own lock. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "exporter.h"
+#include "ntlens/msrpc_source.h"
+#include "ntlens/prom.h"
+#include "ntlens/source_perf.h"
+
+#define BACKOFF_MIN_MS 1000
+#define BACKOFF_MAX_MS 60000
+
+struct target {
+    char *module, *host;
+    pthread_mutex_t lock;
+    struct ntl_source *src;
+    struct ntl_perf_titles *titles;
+    struct ntl_buf raw;
+    double retry_at;          /* monotonic seconds; no attempt before */
+    unsigned backoff_ms;
+    char error_kind[32];      /* of the last failure */
+    struct target *next;
+};
+
+struct exp_targets {
+    pthread_mutex_t lock;     /* the list and the statistics */
+    struct target *list;
+    struct exp_stats stats;
+    atomic_size_t connected;  /* targets with a source, kept without the lock */
+};
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct exp_targets *exp_targets_new(void)
+{
+    struct exp_targets *t = calloc(1, sizeof *t);
+    if (t)
+        pthread_mutex_init(&t->lock, NULL);
+    return t;
+}
+
+/* Closes the connection. The title database stays: a reconnection (after
+ * the server dropped us, or restarted) reuses it, and only a reload or a
+ * failure to read it drops it. */
+static void disconnect(struct exp_targets *t, struct target *g)
+{
+    if (g->src)
+        atomic_fetch_sub(&t->connected, 1);
+    ntl_source_close(g->src);
+    g->src = NULL;
+}
+
+static void drop_titles(struct target *g)
+{
+    ntl_perf_titles_free(g->titles);
+    g->titles = NULL;
+}
+
+static void free_list(struct exp_targets *t, struct target *g)
+{
+    while (g) {
+        struct target *next = g->next;
+        disconnect(t, g);
+        drop_titles(g);
+        ntl_buf_free(&g->raw);
+        pthread_mutex_destroy(&g->lock);
+        free(g->module);
+        free(g->host);
+        free(g);
+        g = next;
+    }
+}
+
+void exp_targets_reset(struct exp_targets *t)
+{
+    pthread_mutex_lock(&t->lock);
+    free_list(t, t->list);
+    t->list = NULL;
+    pthread_mutex_unlock(&t->lock);
+}
+
+void exp_targets_free(struct exp_targets *t)
+{
+    if (!t)
+        return;
+    free_list(t, t->list);
+    pthread_mutex_destroy(&t->lock);
+    free(t);
+}
+
+/* Waits at most wait_ms for the target's lock: a second scraper of the same
+ * target (an HA pair of Prometheus servers) waits for the first scrape, but
+ * a target that hangs holds no more than one server thread for long. */
+static bool lock_target(struct target *g, unsigned wait_ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += wait_ms / 1000;
+    until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    return pthread_mutex_timedlock(&g->lock, &until) == 0;
+}
+
+/* The target, found or added, or NULL when out of memory. */
+static struct target *find(struct exp_targets *t, const char *module, const char *host)
+{
+    struct target *g;
+    pthread_mutex_lock(&t->lock);
+    for (g = t->list; g; g = g->next)
+        if (!strcmp(g->module, module) && !strcmp(g->host, host))
+            break;
+    if (!g && (g = calloc(1, sizeof *g)) != NULL) {
+        g->module = strdup(module);
+        g->host = strdup(host);
+        if (!g->module || !g->host) {
+            free(g->module);
+            free(g->host);
+            free(g);
+            g = NULL;
+        } else {
+            pthread_mutex_init(&g->lock, NULL);
+            ntl_buf_init(&g->raw, 0);
+            g->next = t->list;
+            t->list = g;
+        }
+    }
+    pthread_mutex_unlock(&t->lock);
+    return g;
+}
+
+/* smb://[DOMAIN;]USER@HOST[:PORT]; "local" for this machine. The password
+ * goes through the options, never into the spec. */
+static void make_spec(const struct exp_module *m, const char *host, char *spec, size_t size)
+{
+    const struct exp_auth *a = m->auth;
+    char port[16] = "";
+    if (!strcmp(host, "local")) {
+        snprintf(spec, size, "local");
+        return;
+    }
+    if (m->port && !strchr(host, ':'))
+        snprintf(port, sizeof port, ":%u", m->port);
+    if (a && a->user[0] && !a->anonymous)
+        snprintf(spec, size, "smb://%s%s%s@%s%s", a->domain, a->domain[0] ? ";" : "", a->user,
+                 host, port);
+    else
+        snprintf(spec, size, "smb://%s%s", host, port);
+}
+
+static int connect_target(struct target *g, const struct exp_module *m, atomic_size_t *connected,
+                          struct ntl_error *err)
+{
+    struct ntl_source_options opt = {0};
+    char spec[700];
+    bool missing = false;
+    int rc;
+
+    opt.connect_timeout_ms = m->connect_timeout_ms;
+    opt.call_timeout_ms = m->call_timeout_ms;
+    if (m->auth) {
+        opt.password = m->auth->password[0] ? m->auth->password : NULL;
+        opt.kerberos = m->auth->kerberos;
+        opt.anonymous = m->auth->anonymous;
+    } else {
+        opt.anonymous = true;
+    }
+    make_spec(m, g->host, spec, sizeof spec);
+    if ((rc = ntl_msrpc_source_open(spec, &opt, &g->src, err)) < 0)
+        return rc;
+    atomic_fetch_add(connected, 1);
+    if (g->titles)
+        return 0;
+    if (!(g->titles = ntl_perf_titles_new()))
+        return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
+    rc = ntl_source_load_titles(g->src, NTL_TITLES_COUNTER, NTL_PERF_LANG_ENGLISH,
+                                NTL_SOURCE_TITLES_OWN, g->titles, &missing, err);
+    if (rc == 0 && missing)
+        rc = ntl_perf_titles_add_standard(g->titles);
+    if (rc == 0 && m->generic) /* help texts only serve the generic mapping's HELP lines */
+        ntl_source_load_titles(g->src, NTL_TITLES_HELP, NTL_PERF_LANG_ENGLISH,
+                               NTL_SOURCE_TITLES_OWN, g->titles, NULL, NULL);
+    if (rc < 0)
+        drop_titles(g);
+    return rc;
+}
+
+/* The module's instance regex, matched against the name without "#N". */
+static bool keep_instance(void *arg, const struct ntl_perf_object *o,
+                          const struct ntl_perf_instance *in)
+{
+    const struct exp_module *m = arg;
+    (void)o;
+    return regexec(&m->instances, in->name, 0, NULL, 0) == 0;
+}
+
+static int write_metrics(const struct exp_module *m, struct target *g,
+                         const struct ntl_perf_block *b, struct ntl_buf *out,
+                         struct ntl_error *err)
+{
+    struct ntl_prom_page pg = {b, g->titles, NULL, 0, NULL, NULL};
+    if (m->has_instances) {
+        pg.keep = keep_instance;
+        pg.keep_arg = (void *)m;
+    }
+    struct ntl_prom_generic gen = {.detail = m->detail, .objects = m->objects,
+                                   .nobjects = m->nobjects};
+    int rc = ntl_prom_write_windows(&pg, m->collectors, out, err);
+    if (rc == 0 && m->generic)
+        rc = ntl_prom_write_generic(&pg, &gen, out, err);
+    return rc;
+}
+
+/* Gathers one snapshot into page (a buffer of its own, so a failure halfway
+ * leaves nothing of it in the answer). Returns 0 or a negative status. */
+static int scrape(struct exp_targets *t, struct target *g, const struct exp_module *m,
+                  struct ntl_buf *page, struct ntl_error *err)
+{
+    struct ntl_perf_block *b = NULL;
+    int rc = 0;
+    if (!g->src) {
+        if (now() < g->retry_at)
+            return ntl_error_set(err, NTL_ERR_CONNECT, NULL, NTL_NO_OFFSET,
+                                 "waiting before reconnecting");
+        if ((rc = connect_target(g, m, &t->connected, err)) < 0) {
+            disconnect(t, g);
+            return rc;
+        }
+    }
+    g->raw.len = 0;
+    if ((rc = ntl_source_snapshot(g->src, "Global", &g->raw, &b, err)) == 0)
+        rc = write_metrics(m, g, b, page, err);
+    ntl_perf_block_free(b);
+    if (rc < 0 && rc != NTL_ERR_LIMIT)
+        disconnect(t, g); /* the connection may be broken: the next scrape reconnects */
+    return rc;
+}
+
+/* The error_kind label: what an alert rule tells apart. */
+static const char *error_kind(int rc)
+{
+    switch (rc) {
+    case NTL_ERR_CONNECT: return "connect";
+    case NTL_ERR_AUTH: return "auth";
+    case NTL_ERR_ACCESS: return "access";
+    case NTL_ERR_TIMEOUT: return "timeout";
+    case NTL_ERR_REMOTE: return "remote";
+    case NTL_ERR_IO: return "io";
+    case NTL_ERR_TRUNCATED:
+    case NTL_ERR_FORMAT: return "malformed_data";
+    case NTL_ERR_LIMIT: return "limit";
+    case NTL_ERR_NOMEM: return "out_of_memory";
+    default: return "other";
+    }
+}
+
+static void note_result(struct target *g, int rc, const struct ntl_error *err)
+{
+    if (rc == 0) {
+        g->backoff_ms = 0;
+        g->error_kind[0] = '\0';
+        return;
+    }
+    if (!g->src) {
+        g->backoff_ms = g->backoff_ms ? g->backoff_ms * 2 : BACKOFF_MIN_MS;
+        if (g->backoff_ms > BACKOFF_MAX_MS)
+            g->backoff_ms = BACKOFF_MAX_MS;
+        g->retry_at = now() + g->backoff_ms / 1000.0;
+    }
+    /* "waiting before reconnecting" keeps the kind of the failure behind it */
+    if (strcmp(err->message, "waiting before reconnecting") != 0 || !g->error_kind[0])
+        snprintf(g->error_kind, sizeof g->error_kind, "%s", error_kind(rc));
+}
+
+static int probe_lines(struct ntl_buf *out, bool ok, const char *kind, double seconds)
+{
+    struct ntl_prom_label l = {"error_kind", kind};
+    if (ntl_prom_family(out, "probe_success", "Whether the target was read.", NTL_PROM_GAUGE,
+                        NULL) < 0 ||
+        ntl_prom_sample(out, "probe_success", l.value[0] ? &l : NULL, l.value[0] ? 1 : 0,
+                        ok ? 1 : 0, NULL) < 0 ||
+        ntl_prom_family(out, "probe_duration_seconds", "How long the probe took.",
+                        NTL_PROM_GAUGE, NULL) < 0 ||
+        ntl_prom_sample(out, "probe_duration_seconds", NULL, 0, seconds, NULL) < 0)
+        return -1;
+    return 0;
+}
+
+int exp_targets_probe(struct exp_targets *t, const struct exp_module *m, const char *host,
+                      struct ntl_buf *out)
+{
+    struct ntl_error err = {0};
+    struct ntl_buf page;
+    double start = now();
+    struct target *g = find(t, m->name, host ? host : "local");
+    int rc;
+
+    if (!g)
+        return -1;
+    if (!lock_target(g, m->connect_timeout_ms ? m->connect_timeout_ms : 10000)) {
+        pthread_mutex_lock(&t->lock);
+        t->stats.probes++;
+        t->stats.failures++;
+        pthread_mutex_unlock(&t->lock);
+        return probe_lines(out, false, "busy", now() - start);
+    }
+    ntl_buf_init(&page, out->limit);
+    rc = scrape(t, g, m, &page, &err);
+    note_result(g, rc, &err);
+    double took = now() - start;
+    if (rc < 0)
+        exp_log("warn", "probe failed", "target", g->host, "module", m->name, "error_kind",
+                g->error_kind, "err", err.message, (char *)NULL);
+    int wrc = probe_lines(out, rc == 0, rc == 0 ? "" : g->error_kind, took);
+    if (wrc == 0 && rc == 0 && page.len && ntl_buf_append(out, page.data, page.len) < 0)
+        wrc = -1;
+    pthread_mutex_unlock(&g->lock);
+    ntl_buf_free(&page);
+    pthread_mutex_lock(&t->lock);
+    t->stats.probes++;
+    t->stats.failures += rc < 0;
+    t->stats.probe_seconds += took;
+    pthread_mutex_unlock(&t->lock);
+    return wrc;
+}
+
+void exp_targets_stats(struct exp_targets *t, struct exp_stats *s)
+{
+    pthread_mutex_lock(&t->lock);
+    *s = t->stats;
+    pthread_mutex_unlock(&t->lock);
+    s->connected = atomic_load(&t->connected);
+}
+
+void exp_targets_count_reload(struct exp_targets *t, bool ok)
+{
+    pthread_mutex_lock(&t->lock);
+    t->stats.reloads++;
+    t->stats.reload_failures += !ok;
+    pthread_mutex_unlock(&t->lock);
+}

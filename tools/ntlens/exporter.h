@@ -1,0 +1,122 @@
+/* ntlens exporter: a Prometheus multi-target exporter of performance data
+ * (docs/exporter.md). exporter-config.c reads the YAML config, exporter-
+ * targets.c keeps one long-lived source per target, exporter-http.c serves
+ * the pages with libmicrohttpd, exporter-log.c writes logfmt on stderr. */
+#ifndef NTLENS_TOOL_EXPORTER_H
+#define NTLENS_TOOL_EXPORTER_H
+
+#include <pthread.h>
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ntlens/buf.h"
+#include "ntlens/perf.h"
+
+/* A credential set. The password (read from password_file or the
+ * authentication file) never leaves this struct: not in pages, logs or
+ * errors. */
+struct exp_auth {
+    char *name;
+    char user[256], domain[256], password[256];
+    bool kerberos, anonymous;
+};
+
+struct exp_module {
+    char *name;
+    const struct exp_auth *auth;   /* NULL: anonymous */
+    unsigned collectors;           /* enum ntl_prom_collector mask */
+    bool generic;                  /* also every object through the generic mapping */
+    uint32_t *objects;             /* generic: object indices; NULL: all */
+    size_t nobjects;
+    uint32_t detail;               /* generic detail level */
+    unsigned connect_timeout_ms, call_timeout_ms;
+    unsigned port;                 /* 0: 445 */
+    bool has_instances;            /* instances was given */
+    regex_t instances;             /* instance names written (POSIX extended) */
+};
+
+/* Settings one target overrides in every module (targets: in the config). */
+struct exp_override {
+    char *target;                  /* as /probe's target names it */
+    const struct exp_auth *auth;   /* NULL: the module's */
+    unsigned port, connect_timeout_ms, call_timeout_ms; /* 0: the module's */
+};
+
+struct exp_config {
+    struct exp_auth *auths;
+    size_t nauths;
+    struct exp_override *overrides;
+    size_t noverrides;
+    struct exp_module *modules;
+    size_t nmodules;
+    char listen[128];              /* "" when the file does not set it */
+    long concurrency;              /* 0 when the file does not set it */
+};
+
+/* Reads and validates path. Returns 0, or -1 with msg set to
+ * "FILE:LINE: KEY: what is wrong" (never a secret). */
+int exp_config_load(const char *path, struct exp_config *cfg, char *msg, size_t size);
+/* The built-in config without a file: module "default", every collector,
+ * anonymous. */
+int exp_config_default(struct exp_config *cfg);
+void exp_config_free(struct exp_config *cfg);
+const struct exp_module *exp_config_module(const struct exp_config *cfg, const char *name);
+/* Applies the overrides the config has for target to m (a copy of a module). */
+void exp_config_apply_target(const struct exp_config *cfg, const char *target,
+                             struct exp_module *m);
+
+/* logfmt on stderr: "ts=... level=info msg=... k=v ...", values quoted
+ * when needed. kv is a NULL-terminated list of key, value pairs. */
+void exp_log(const char *level, const char *msg, ...);
+
+#endif
+
+/* ------------------------------------------------------------------------
+ * Targets (exporter-targets.c): one long-lived source per (module, host),
+ * reused across scrapes; after a failure the source is closed and the next
+ * attempt waits (1 s, doubling to 60 s), during which probes fail at once.
+ * ------------------------------------------------------------------------ */
+struct exp_targets;
+struct exp_stats {
+    uint64_t probes, failures, reloads, reload_failures;
+    double probe_seconds;
+    size_t connected;
+};
+
+struct exp_targets *exp_targets_new(void);
+void exp_targets_free(struct exp_targets *t);
+/* Closes every source (a reload: modules and credentials may have changed).
+ * The caller makes sure no probe runs meanwhile (exp_server's rwlock, which
+ * every probe holds for reading). */
+void exp_targets_reset(struct exp_targets *t);
+/* Appends one target's page to out: probe_success, probe_duration_seconds,
+ * and, on success, the module's metrics. host NULL is this machine
+ * ("local"). Never fails the page for a target error: it shows as
+ * probe_success 0 with an error_kind label. Returns 0, or -1 when out of
+ * memory or the page limit was hit. */
+int exp_targets_probe(struct exp_targets *t, const struct exp_module *m, const char *host,
+                      struct ntl_buf *out);
+void exp_targets_stats(struct exp_targets *t, struct exp_stats *s);
+void exp_targets_count_reload(struct exp_targets *t, bool ok);
+
+/* ------------------------------------------------------------------------
+ * The server (exporter-http.c)
+ * ------------------------------------------------------------------------ */
+struct exp_server {
+    pthread_rwlock_t lock;          /* cfg: probes read it, a reload swaps it */
+    struct exp_config cfg;
+    const char *config_path;        /* NULL: the built-in config */
+    struct exp_targets *targets;
+    struct MHD_Daemon *daemon;
+};
+
+/* Starts serving on addr ("HOST:PORT", "[V6]:PORT" or ":PORT") with
+ * `threads` worker threads. Returns 0, or -1 with msg set. */
+int exp_server_start(struct exp_server *s, const char *addr, unsigned threads, char *msg,
+                     size_t size);
+void exp_server_stop(struct exp_server *s);
+/* Loads the config file again and, when it is valid, swaps it in and drops
+ * every connection. Returns 0, or -1 with msg set (the old config stays). */
+int exp_server_reload(struct exp_server *s, char *msg, size_t size);
