@@ -1,0 +1,108 @@
+/* ELF symbols through elfutils' libelf. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model.h"
+
+static int elf_fail(struct ntl_error *err, const char *what)
+{
+    return ntl_error_set(err, NTL_ERR_FORMAT, "ELF", NTL_NO_OFFSET, "%s: %s", what,
+                         elf_errmsg(-1));
+}
+
+/* The address file offset 0 maps at, as the first PT_LOAD places it. */
+static int load_origin(Elf *e, uint64_t *origin, struct ntl_error *err)
+{
+    size_t n;
+    GElf_Phdr ph;
+    if (elf_getphdrnum(e, &n) != 0)
+        return elf_fail(err, "program headers");
+    for (size_t i = 0; i < n; i++) {
+        if (!gelf_getphdr(e, (int)i, &ph))
+            return elf_fail(err, "program header");
+        if (ph.p_type == PT_LOAD) {
+            *origin = ph.p_vaddr - ph.p_offset;
+            return 0;
+        }
+    }
+    *origin = 0;
+    return 0;
+}
+
+/* The section of type type, or NULL. */
+static Elf_Scn *find_section(Elf *e, Elf64_Word type)
+{
+    Elf_Scn *scn = NULL;
+    GElf_Shdr sh;
+    while ((scn = elf_nextscn(e, scn)))
+        if (gelf_getshdr(scn, &sh) && sh.sh_type == type)
+            return scn;
+    return NULL;
+}
+
+static int add_functions(Elf *e, Elf_Scn *scn, uint64_t origin, struct ntl_profile_symtab *t,
+                         struct ntl_error *err)
+{
+    GElf_Shdr sh;
+    GElf_Sym sym;
+    Elf_Data *d = elf_getdata(scn, NULL);
+    if (!gelf_getshdr(scn, &sh) || !d || !sh.sh_entsize)
+        return elf_fail(err, "symbol table");
+    size_t n = d->d_size / sh.sh_entsize;
+    for (size_t i = 0; i < n; i++) {
+        if (!gelf_getsym(d, (int)i, &sym))
+            return elf_fail(err, "symbol");
+        if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
+            sym.st_value < origin)
+            continue;
+        const char *name = elf_strptr(e, sh.sh_link, sym.st_name);
+        if (!name || !*name)
+            continue;
+        int rc = ntl_profile_symtab_add(t, name, sym.st_value - origin, sym.st_size, err);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int read_elf(Elf *e, struct ntl_profile_symtab *t, struct ntl_error *err)
+{
+    uint64_t origin;
+    int rc;
+    if (elf_kind(e) != ELF_K_ELF)
+        return ntl_error_set(err, NTL_ERR_FORMAT, "ELF", 0, "not an ELF file");
+    if ((rc = load_origin(e, &origin, err)) < 0)
+        return rc;
+    Elf_Scn *scn = find_section(e, SHT_SYMTAB);
+    if (!scn)
+        scn = find_section(e, SHT_DYNSYM);
+    return scn ? add_functions(e, scn, origin, t, err) : 0;
+}
+
+int ntl_profile_symtab_from_elf(const char *path, struct ntl_profile_symtab **out,
+                                struct ntl_error *err)
+{
+    struct ntl_profile_symtab *t;
+    int rc;
+    if (elf_version(EV_CURRENT) == EV_NONE)
+        return ntl_error_set(err, NTL_ERR_UNSUPPORTED, "ELF", NTL_NO_OFFSET,
+                             "libelf: %s", elf_errmsg(-1));
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return ntl_error_set(err, NTL_ERR_IO, NULL, NTL_NO_OFFSET, "%s", strerror(errno));
+    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    if (!e)
+        rc = elf_fail(err, "open");
+    else if ((rc = ntl_profile_symtab_new(&t, err)) >= 0 && (rc = read_elf(e, t, err)) < 0)
+        ntl_profile_symtab_free(t);
+    if (e)
+        elf_end(e);
+    close(fd);
+    if (rc >= 0)
+        *out = t;
+    return rc < 0 ? rc : 0;
+}

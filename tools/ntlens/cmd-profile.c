@@ -1,0 +1,214 @@
+/* ntlens profile: Kernrate's report of a sampling profile; from the
+ * SampledProfile events of an ETW trace (--etl). */
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "etl-common.h"
+#include "ntlens/buf.h"
+#include "ntlens/profile_etl.h"
+#include "ntlens/profile_report.h"
+#include "ntlens/profile_symbols.h"
+#include "profile-cli.h"
+
+static const struct opt_command profile_command = {
+    .name = "profile",
+    .synopsis = "--etl TRACE.etl",
+    .summary = "sampling profile: hits per module, function and bucket (Kernrate)",
+    .description =
+        "Report a sampling profile the way Kernrate does: hits per module (with\n"
+        "percent and hits per second), per process, then per function and per\n"
+        "bucket inside the modules you zoom into (--zoom NAME, --top N).\n"
+        "With --etl, the samples are the SampledProfile events of an ETW trace\n"
+        "(PerfInfo group, opcode 46), placed in the modules its image events load\n"
+        "at the time of each sample and attributed to the sampled thread's process;\n"
+        "samples outside every module count as 'unknown'. --modules DIR names\n"
+        "functions from the exports of the module files found in DIR.\n"
+        "CSV, TSV and JSON lines hold one table: the modules unless --report\n"
+        "chooses another.",
+};
+
+static const char *const table_names[] = {"all", "modules", "processes", "threads",
+                                          "functions", "buckets", NULL};
+
+struct profile_opts {
+    struct profile_report_opts ro;
+    const char *etl;
+    const char *modules_dir;
+    uint64_t bucket_size;
+    bool pid_set, tid_set;
+    uint64_t pid, tid;
+};
+
+static int parse_args(int argc, char **argv, struct etl_cli *c, struct profile_opts *po)
+{
+    struct opt opts[] = {
+        OPT_GROUP("Producer"),
+        OPT_STRING(0, "etl", &po->etl, "TRACE.etl", "the SampledProfile events of an ETW trace"),
+        OPT_U64(0, "pid", &po->pid, "PID", 0, UINT32_MAX, "only samples of this process"),
+        OPT_U64(0, "tid", &po->tid, "TID", 0, UINT32_MAX, "only samples of this thread"),
+        OPT_GROUP("Report"),
+        OPT_LIST(0, "zoom", &po->ro.zoom, "NAME",
+                 "functions of this module too (repeatable; case-insensitive)"),
+        OPT_U64(0, "top", &po->ro.top, "N", 0, 1000, "functions of the N modules with most hits"),
+        OPT_FLAG(0, "buckets", &po->ro.buckets, "the bucket list of zoomed modules too"),
+        OPT_U64(0, "bucket-size", &po->bucket_size, "BYTES", 4, 1ull << 31,
+                "bytes per bucket, a power of two from 4 to 2^31 (default 4)"),
+        OPT_STRING(0, "modules", &po->modules_dir, "DIR",
+                   "name functions from the exports of the module files in DIR"),
+        OPT_CHOICE(0, "report", &po->ro.table, "TABLE", table_names,
+                   "all (default for table and json), modules (default for csv,\n"
+                   "tsv, jsonl), processes, threads, functions or buckets"),
+        OPT_OUTPUT_OPTIONS(&po->ro.fmt),
+        OPT_ETL_OPTIONS(c),
+        OPT_END(),
+    };
+    int n = parse_options(&profile_command, opts, argc, argv);
+    if (n < 0)
+        return parse_options_exit(n);
+    if (n != 0)
+        return opt_usage_error(&profile_command, "unexpected operand '%s'", argv[1]);
+    if (!po->etl)
+        return opt_usage_error(&profile_command, "expected --etl TRACE.etl");
+    if (po->bucket_size & (po->bucket_size - 1))
+        return opt_usage_error(&profile_command,
+                               "option '--bucket-size' needs a power of two, not %" PRIu64,
+                               po->bucket_size);
+    if (po->ro.table == PROFILE_ALL && po->ro.fmt != OUT_TABLE && po->ro.fmt != OUT_JSON) {
+        if (opt_given(opts, "report"))
+            return opt_usage_error(&profile_command, "--report all prints several tables; "
+                                   "%s holds one: choose one, or --format json",
+                                   out_format_names[po->ro.fmt]);
+        po->ro.table = PROFILE_MODULES;
+    }
+    po->pid_set = opt_given(opts, "pid");
+    po->tid_set = opt_given(opts, "tid");
+    return CLI_CONTINUE;
+}
+
+static unsigned log2u(uint64_t v)
+{
+    unsigned s = 0;
+    while (v > 1) {
+        v >>= 1;
+        s++;
+    }
+    return s;
+}
+
+/* The file in dir whose name is the module's (case-insensitive, as
+ * Windows names them); NULL when none. */
+static char *find_module_file(const char *dir, const char *name)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char *found = NULL;
+    if (!d)
+        return NULL;
+    while (!found && (e = readdir(d)))
+        if (!strcasecmp(e->d_name, name) &&
+            (found = malloc(strlen(dir) + strlen(e->d_name) + 2)))
+            sprintf(found, "%s/%s", dir, e->d_name);
+    closedir(d);
+    return found;
+}
+
+/* Symbols from --modules DIR for every module with hits, each path once. */
+static void load_exports(const char *cmd, struct ntl_profile *p, const char *dir)
+{
+    struct ntl_profile_module_row *rows;
+    struct ntl_error err = {0};
+    size_t n;
+    if (ntl_profile_modules(p, &rows, &n, &err) < 0)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        const struct ntl_profile_range *g = rows[i].r;
+        bool seen = false;
+        for (size_t k = 0; g && k < i; k++)
+            seen |= rows[k].r && !strcmp(rows[k].r->path, g->path);
+        char *file = g && !seen ? find_module_file(dir, g->name) : NULL;
+        if (!file)
+            continue;
+        struct ntl_buf b;
+        struct ntl_profile_symtab *t;
+        ntl_buf_init(&b, 1u << 30);
+        if (ntl_file_read(file, 1u << 30, &b, &err) < 0 ||
+            ntl_profile_symtab_from_pe(b.data, b.len, &t, &err) < 0)
+            fprintf(stderr, "ntlens %s: warning: %s: %s; its functions are offsets\n", cmd, file,
+                    err.message);
+        else if (ntl_profile_use_symbols(p, g->path, t, &err) < 0)
+            fprintf(stderr, "ntlens %s: warning: %s\n", cmd, err.message);
+        ntl_buf_free(&b);
+        free(file);
+    }
+    free(rows);
+}
+
+static int read_trace(struct etl_cli *c, struct ntl_profile *p, const struct profile_opts *po)
+{
+    struct ntl_profile_etl_options opt = {
+        .bucket_shift = po->bucket_size ? log2u(po->bucket_size) : 0,
+        .pid_set = po->pid_set, .pid = (uint32_t)po->pid,
+        .tid_set = po->tid_set, .tid = (uint32_t)po->tid};
+    struct ntl_etl_event ev;
+    struct ntl_error err = {0};
+    uint64_t first = 0, last = 0, samples = 0;
+    int rc;
+    while ((rc = etl_cli_next(c, &ev)) > 0) {
+        int k = ntl_profile_etl_feed(p, c->t, &ev, &opt, &err);
+        if (k == NTL_ERR_NOMEM || k == NTL_ERR_LIMIT) {
+            etl_cli_error(c, &err, NULL);
+            return EXIT_FAIL;
+        }
+        if (k < 0) {
+            if (!c->keep_going) {
+                etl_cli_error(c, &err, " (--keep-going skips bad events)");
+                return EXIT_FAIL;
+            }
+            etl_cli_skip(c, &err, "skipped");
+        } else if (k == NTL_PROFILE_ETL_SAMPLE) {
+            first = samples++ ? first : ev.timestamp;
+            last = ev.timestamp;
+        }
+    }
+    struct ntl_profile_info *info = ntl_profile_info(p);
+    snprintf(info->source, sizeof info->source, "SampledProfile");
+    info->cpus = ntl_etl_logfile(c->t)->number_of_processors;
+    if (samples > 1)
+        info->duration_ns = (ntl_etl_time_to_filetime(c->t, last) -
+                             ntl_etl_time_to_filetime(c->t, first)) * 100;
+    return rc < 0 ? EXIT_FAIL : EXIT_OK;
+}
+
+int cmd_profile(int argc, char **argv)
+{
+    struct etl_cli c = {.cmd = argv[0]};
+    struct profile_opts po = {.ro = {.fmt = OUT_TABLE}};
+    struct ntl_profile *p;
+    struct ntl_error err = {0};
+    int rc;
+
+    if ((rc = parse_args(argc, argv, &c, &po)) != CLI_CONTINUE)
+        return rc;
+    /* Each sample must meet the modules and threads of its time. */
+    c.sorted = true;
+    if ((rc = etl_cli_open(&c, po.etl)))
+        return rc;
+    if (ntl_profile_new(&p, &err) < 0) {
+        etl_cli_close(&c);
+        return cli_fail(argv[0], &err, NULL);
+    }
+    rc = read_trace(&c, p, &po);
+    etl_cli_close(&c);
+    if (rc == EXIT_OK && po.modules_dir)
+        load_exports(argv[0], p, po.modules_dir);
+    if (rc == EXIT_OK)
+        rc = profile_report(argv[0], p, &po.ro);
+    ntl_profile_free(p);
+    return rc;
+}

@@ -1,0 +1,33 @@
+/* What `ntlens profile` shares between its producers and its report. */
+#ifndef NTLENS_TOOL_PROFILE_CLI_H
+#define NTLENS_TOOL_PROFILE_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ntlens/profile.h"
+#include "out.h"
+#include "parse-options.h"
+
+/* Which tables the report prints (--report). */
+enum profile_table {
+    PROFILE_ALL,        /* modules, processes, then functions (and buckets) of the zoomed */
+    PROFILE_MODULES,
+    PROFILE_PROCESSES,
+    PROFILE_THREADS,
+    PROFILE_FUNCTIONS,
+    PROFILE_BUCKETS,
+};
+
+struct profile_report_opts {
+    int fmt;                  /* enum out_format */
+    int table;                /* enum profile_table */
+    struct opt_list zoom;     /* module names to zoom into */
+    uint64_t top;             /* zoom into the N modules with most hits */
+    bool buckets;             /* the bucket list of zoomed modules too */
+};
+
+/* Writes the report; 0, or EXIT_FAIL after printing the error. */
+int profile_report(const char *cmd, struct ntl_profile *p, const struct profile_report_opts *ro);
+
+#endif
