@@ -40,8 +40,9 @@ size_t ntl_profile_symtab_count(const struct ntl_profile_symtab *t);
 const struct ntl_profile_symbol *ntl_profile_symtab_lookup(struct ntl_profile_symtab *t,
                                                            uint64_t offset, uint64_t *disp);
 
-/* The functions of an ELF file (STT_FUNC of .symtab, else .dynsym),
- * relative to the address its first PT_LOAD's file offset 0 maps at.
+/* The functions of an ELF file (STT_FUNC of .symtab, else .dynsym), at
+ * their file offsets (through the PT_LOAD holding each), so that they
+ * apply to a range based where the file's offset 0 is mapped.
  * Returns 0 (the table may be empty: a stripped file without .dynsym), or:
  *   NTL_ERR_IO           the file cannot be opened (err: the system's reason;
  *                        the path is left to the caller to name)

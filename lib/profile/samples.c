@@ -171,11 +171,11 @@ static uint64_t get64(const uint8_t *b)
 int ntl_profile_stack_next(const struct ntl_profile *p, size_t *pos,
                            struct ntl_profile_sample *s)
 {
-    const uint8_t *b = p->stacks.data + *pos;
     uint32_t v32[2];
     /* Records were written by keep_stack only, whole. */
     if (*pos + 32 > p->stacks.len)
         return 0;
+    const uint8_t *b = p->stacks.data + *pos;
     memcpy(v32, b, 8);
     s->pid = v32[0];
     s->tid = v32[1];

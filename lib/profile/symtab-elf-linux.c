@@ -14,23 +14,39 @@ static int elf_fail(struct ntl_error *err, const char *what)
                          elf_errmsg(-1));
 }
 
-/* The address file offset 0 maps at, as the first PT_LOAD places it. */
-static int load_origin(Elf *e, uint64_t *origin, struct ntl_error *err)
+/* The PT_LOAD segments: a symbol's address becomes a file offset through
+ * the one holding it, since a mapping places a file offset, not an
+ * address (lld's segments do not keep vaddr - offset constant). */
+struct segs {
+    GElf_Phdr v[64];
+    size_t n;
+};
+
+static int load_segments(Elf *e, struct segs *s, struct ntl_error *err)
 {
     size_t n;
     GElf_Phdr ph;
+    s->n = 0;
     if (elf_getphdrnum(e, &n) != 0)
         return elf_fail(err, "program headers");
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && s->n < sizeof s->v / sizeof *s->v; i++) {
         if (!gelf_getphdr(e, (int)i, &ph))
             return elf_fail(err, "program header");
-        if (ph.p_type == PT_LOAD) {
-            *origin = ph.p_vaddr - ph.p_offset;
-            return 0;
-        }
+        if (ph.p_type == PT_LOAD)
+            s->v[s->n++] = ph;
     }
-    *origin = 0;
     return 0;
+}
+
+/* The file offset of addr, or false when no segment holds it. */
+static bool file_offset(const struct segs *s, uint64_t addr, uint64_t *off)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (addr >= s->v[i].p_vaddr && addr - s->v[i].p_vaddr < s->v[i].p_memsz) {
+            *off = addr - s->v[i].p_vaddr + s->v[i].p_offset;
+            return true;
+        }
+    return false;
 }
 
 /* The section of type type, or NULL. */
@@ -44,11 +60,12 @@ static Elf_Scn *find_section(Elf *e, Elf64_Word type)
     return NULL;
 }
 
-static int add_functions(Elf *e, Elf_Scn *scn, uint64_t origin, struct ntl_profile_symtab *t,
-                         struct ntl_error *err)
+static int add_functions(Elf *e, Elf_Scn *scn, const struct segs *segs,
+                         struct ntl_profile_symtab *t, struct ntl_error *err)
 {
     GElf_Shdr sh;
     GElf_Sym sym;
+    uint64_t off;
     Elf_Data *d = elf_getdata(scn, NULL);
     if (!gelf_getshdr(scn, &sh) || !d || !sh.sh_entsize)
         return elf_fail(err, "symbol table");
@@ -57,12 +74,12 @@ static int add_functions(Elf *e, Elf_Scn *scn, uint64_t origin, struct ntl_profi
         if (!gelf_getsym(d, (int)i, &sym))
             return elf_fail(err, "symbol");
         if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
-            sym.st_value < origin)
+            !file_offset(segs, sym.st_value, &off))
             continue;
         const char *name = elf_strptr(e, sh.sh_link, sym.st_name);
         if (!name || !*name)
             continue;
-        int rc = ntl_profile_symtab_add(t, name, sym.st_value - origin, sym.st_size, err);
+        int rc = ntl_profile_symtab_add(t, name, off, sym.st_size, err);
         if (rc < 0)
             return rc;
     }
@@ -71,16 +88,16 @@ static int add_functions(Elf *e, Elf_Scn *scn, uint64_t origin, struct ntl_profi
 
 static int read_elf(Elf *e, struct ntl_profile_symtab *t, struct ntl_error *err)
 {
-    uint64_t origin;
+    struct segs segs;
     int rc;
     if (elf_kind(e) != ELF_K_ELF)
         return ntl_error_set(err, NTL_ERR_FORMAT, "ELF", 0, "not an ELF file");
-    if ((rc = load_origin(e, &origin, err)) < 0)
+    if ((rc = load_segments(e, &segs, err)) < 0)
         return rc;
     Elf_Scn *scn = find_section(e, SHT_SYMTAB);
     if (!scn)
         scn = find_section(e, SHT_DYNSYM);
-    return scn ? add_functions(e, scn, origin, t, err) : 0;
+    return scn ? add_functions(e, scn, &segs, t, err) : 0;
 }
 
 int ntl_profile_symtab_from_elf(const char *path, struct ntl_profile_symtab **out,

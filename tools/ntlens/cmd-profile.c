@@ -1,5 +1,6 @@
-/* ntlens profile: Kernrate's report of a sampling profile; from the
- * SampledProfile events of an ETW trace (--etl). */
+/* ntlens profile: Kernrate's report of a sampling profile, from the
+ * SampledProfile events of an ETW trace (--etl) or sampled live
+ * (profile-live-*.c: perf_event on Linux). */
 #include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,13 +13,14 @@
 #include "etl-common.h"
 #include "ntlens/buf.h"
 #include "ntlens/profile_etl.h"
+#include "ntlens/profile_perf.h"
 #include "ntlens/profile_report.h"
 #include "ntlens/profile_symbols.h"
 #include "profile-cli.h"
 
 static const struct opt_command profile_command = {
     .name = "profile",
-    .synopsis = "--etl TRACE.etl",
+    .synopsis = "--etl TRACE.etl | -p PID | -a | -- COMMAND [ARG...]",
     .summary = "sampling profile: hits per module, function and bucket (Kernrate)",
     .description =
         "Report a sampling profile the way Kernrate does: hits per module (with\n"
@@ -29,6 +31,11 @@ static const struct opt_command profile_command = {
         "at the time of each sample and attributed to the sampled thread's process;\n"
         "samples outside every module count as 'unknown'. --modules DIR names\n"
         "functions from the exports of the module files found in DIR.\n"
+        "Live, on Linux, perf_event samples a process (-p), a command it starts\n"
+        "(-- COMMAND), or every process (-a) with the software cpu-clock at -F HZ,\n"
+        "until the command ends, --duration passes or Ctrl-C; modules come from\n"
+        "/proc/PID/maps and mmap records, function names from their ELF symbols.\n"
+        "Samples the kernel lost, and throttling, are reported on stderr.\n"
         "CSV, TSV and JSON lines hold one table: the modules unless --report\n"
         "chooses another.",
 };
@@ -38,6 +45,7 @@ static const char *const table_names[] = {"all", "modules", "processes", "thread
 
 struct profile_opts {
     struct profile_report_opts ro;
+    struct profile_live_opts live;
     const char *etl;
     const char *modules_dir;
     uint64_t bucket_size;
@@ -50,8 +58,15 @@ static int parse_args(int argc, char **argv, struct etl_cli *c, struct profile_o
     struct opt opts[] = {
         OPT_GROUP("Producer"),
         OPT_STRING(0, "etl", &po->etl, "TRACE.etl", "the SampledProfile events of an ETW trace"),
-        OPT_U64(0, "pid", &po->pid, "PID", 0, UINT32_MAX, "only samples of this process"),
-        OPT_U64(0, "tid", &po->tid, "TID", 0, UINT32_MAX, "only samples of this thread"),
+        OPT_U64(0, "pid", &po->pid, "PID", 0, UINT32_MAX,
+                "live: sample this process; with --etl: only its samples", .aliases = "-p"),
+        OPT_U64(0, "tid", &po->tid, "TID", 0, UINT32_MAX, "with --etl: only this thread's samples"),
+        OPT_FLAG(0, "all-cpus", &po->live.all, "live: sample every process (system-wide)",
+                 .aliases = "-a"),
+        OPT_U64(0, "freq", &po->live.freq, "HZ", 1, 100000,
+                "live: samples per second per CPU (default 4000)", .aliases = "-F"),
+        OPT_U64(0, "duration", &po->live.duration, "SECONDS", 1, 86400,
+                "live: stop after SECONDS (default: when the command ends, or Ctrl-C)"),
         OPT_GROUP("Report"),
         OPT_LIST(0, "zoom", &po->ro.zoom, "NAME",
                  "functions of this module too (repeatable; case-insensitive)"),
@@ -71,10 +86,20 @@ static int parse_args(int argc, char **argv, struct etl_cli *c, struct profile_o
     int n = parse_options(&profile_command, opts, argc, argv);
     if (n < 0)
         return parse_options_exit(n);
-    if (n != 0)
-        return opt_usage_error(&profile_command, "unexpected operand '%s'", argv[1]);
-    if (!po->etl)
-        return opt_usage_error(&profile_command, "expected --etl TRACE.etl");
+    po->pid_set = opt_given(opts, "pid");
+    po->tid_set = opt_given(opts, "tid");
+    int modes = !!po->etl + (po->pid_set && !po->etl) + po->live.all + (n > 0);
+    if (modes != 1)
+        return opt_usage_error(&profile_command, "%s",
+                               modes ? "choose one of --etl, -p, -a and a command"
+                                     : "expected --etl TRACE.etl, -p PID, -a or -- COMMAND");
+    if (po->etl && (opt_given(opts, "freq") || opt_given(opts, "duration")))
+        return opt_usage_error(&profile_command, "--freq and --duration are for live sampling");
+    if (!po->etl && po->tid_set)
+        return opt_usage_error(&profile_command, "--tid filters the samples of --etl");
+    po->live.pid = po->pid;
+    po->live.argc = n;
+    po->live.argv = argv + 1;
     if (po->bucket_size & (po->bucket_size - 1))
         return opt_usage_error(&profile_command,
                                "option '--bucket-size' needs a power of two, not %" PRIu64,
@@ -86,8 +111,6 @@ static int parse_args(int argc, char **argv, struct etl_cli *c, struct profile_o
                                    out_format_names[po->ro.fmt]);
         po->ro.table = PROFILE_MODULES;
     }
-    po->pid_set = opt_given(opts, "pid");
-    po->tid_set = opt_given(opts, "tid");
     return CLI_CONTINUE;
 }
 
@@ -149,6 +172,27 @@ static void load_exports(const char *cmd, struct ntl_profile *p, const char *dir
     free(rows);
 }
 
+/* ELF symbols for every range with hits whose path is a file, each once. */
+static void load_elf_symbols(struct ntl_profile *p)
+{
+    struct ntl_profile_module_row *rows;
+    struct ntl_error err = {0};
+    size_t n;
+    if (ntl_profile_modules(p, &rows, &n, &err) < 0)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        const struct ntl_profile_range *g = rows[i].r;
+        bool seen = false;
+        for (size_t k = 0; g && k < i; k++)
+            seen |= rows[k].r && !strcmp(rows[k].r->path, g->path);
+        struct ntl_profile_symtab *t;
+        /* Files only: "[vdso]", "[kernel.kallsyms]" are not. */
+        if (g && !seen && g->path[0] == '/' && ntl_profile_symtab_from_elf(g->path, &t, &err) == 0)
+            ntl_profile_use_symbols(p, g->path, t, &err);
+    }
+    free(rows);
+}
+
 static int read_trace(struct etl_cli *c, struct ntl_profile *p, const struct profile_opts *po)
 {
     struct ntl_profile_etl_options opt = {
@@ -185,6 +229,40 @@ static int read_trace(struct etl_cli *c, struct ntl_profile *p, const struct pro
     return rc < 0 ? EXIT_FAIL : EXIT_OK;
 }
 
+static int from_trace(struct etl_cli *c, struct ntl_profile *p, const struct profile_opts *po)
+{
+    /* Each sample must meet the modules and threads of its time. */
+    c->sorted = true;
+    int rc = etl_cli_open(c, po->etl);
+    if (rc)
+        return rc;
+    rc = read_trace(c, p, po);
+    etl_cli_close(c);
+    if (rc == EXIT_OK && po->modules_dir)
+        load_exports(c->cmd, p, po->modules_dir);
+    return rc;
+}
+
+/* Samples live, then says what the kernel dropped and names functions from
+ * the modules' ELF symbols. */
+static int from_live(const char *cmd, struct ntl_profile *p, struct profile_opts *po)
+{
+    struct ntl_profile_perf_stats st = {0};
+    po->live.bucket_shift = po->bucket_size ? log2u(po->bucket_size) : 2;
+    if (!po->live.freq)
+        po->live.freq = 4000;
+    int rc = profile_live(cmd, p, &po->live, &st);
+    if (rc)
+        return rc;
+    if (st.lost)
+        fprintf(stderr, "ntlens %s: warning: the kernel lost %" PRIu64 " samples\n", cmd, st.lost);
+    if (st.throttled)
+        fprintf(stderr, "ntlens %s: warning: sampling was throttled %" PRIu64 " times "
+                "(perf_event_max_sample_rate); lower -F\n", cmd, st.throttled);
+    load_elf_symbols(p);
+    return 0;
+}
+
 int cmd_profile(int argc, char **argv)
 {
     struct etl_cli c = {.cmd = argv[0]};
@@ -195,18 +273,9 @@ int cmd_profile(int argc, char **argv)
 
     if ((rc = parse_args(argc, argv, &c, &po)) != CLI_CONTINUE)
         return rc;
-    /* Each sample must meet the modules and threads of its time. */
-    c.sorted = true;
-    if ((rc = etl_cli_open(&c, po.etl)))
-        return rc;
-    if (ntl_profile_new(&p, &err) < 0) {
-        etl_cli_close(&c);
+    if (ntl_profile_new(&p, &err) < 0)
         return cli_fail(argv[0], &err, NULL);
-    }
-    rc = read_trace(&c, p, &po);
-    etl_cli_close(&c);
-    if (rc == EXIT_OK && po.modules_dir)
-        load_exports(argv[0], p, po.modules_dir);
+    rc = po.etl ? from_trace(&c, p, &po) : from_live(argv[0], p, &po);
     if (rc == EXIT_OK)
         rc = profile_report(argv[0], p, &po.ro);
     ntl_profile_free(p);

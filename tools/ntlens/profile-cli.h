@@ -27,6 +27,25 @@ struct profile_report_opts {
     bool buckets;             /* the bucket list of zoomed modules too */
 };
 
+/* What to sample live (-p, -a, -- COMMAND). */
+struct profile_live_opts {
+    uint64_t pid;
+    bool all;
+    uint64_t freq;            /* samples per second per CPU */
+    uint64_t duration;        /* seconds; 0: until the command ends or Ctrl-C */
+    unsigned bucket_shift;
+    int argc;                 /* the command to start, or 0 */
+    char **argv;
+};
+
+struct ntl_profile_perf_stats;
+
+/* Samples into p (platform code: profile-live-linux.c, -win32.c) and
+ * fills *st (Linux: lost and throttled samples). 0, or EXIT_FAIL after
+ * printing the error. */
+int profile_live(const char *cmd, struct ntl_profile *p, const struct profile_live_opts *lo,
+                 struct ntl_profile_perf_stats *st);
+
 /* Writes the report; 0, or EXIT_FAIL after printing the error. */
 int profile_report(const char *cmd, struct ntl_profile *p, const struct profile_report_opts *ro);
 
