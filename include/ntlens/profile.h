@@ -120,8 +120,8 @@ uint32_t ntl_profile_pid_of(const struct ntl_profile *p, uint32_t tid);
 
 /* Counts a sample: in the bucket of the range its ip falls in (its
  * process's space first, then the kernel's), in its process's and thread's
- * totals, and its stack (depth <= NTL_PROFILE_MAX_DEPTH, more is cut) for
- * ntl_profile_stack_next. Returns 1 when the ip fell in a range, 0 when in
+ * totals, and keeps it with its stack (depth <= NTL_PROFILE_MAX_DEPTH, more
+ * is cut) for ntl_profile_stack_next. Returns 1 when the ip fell in a range, 0 when in
  * none (counted as unknown), or NTL_ERR_LIMIT (more than 2^28 distinct
  * buckets, or 2^30 stack entries), NTL_ERR_NOMEM. */
 int ntl_profile_add_sample(struct ntl_profile *p, const struct ntl_profile_sample *s,
@@ -131,8 +131,9 @@ int ntl_profile_add_sample(struct ntl_profile *p, const struct ntl_profile_sampl
 uint64_t ntl_profile_total(const struct ntl_profile *p);
 uint64_t ntl_profile_unknown(const struct ntl_profile *p);
 
-/* The stacks of the samples that had one, in the order they were added:
- * *pos starts at 0. 1 with *s filled (s->ip, pid, tid, weight, stack and
+/* Every sample added (not the hits of ntl_profile_add_hits), with its
+ * stack (depth 0 when it had none), in the order they were added: *pos
+ * starts at 0. 1 with *s filled (s->ip, pid, tid, weight, stack and
  * depth; pointers valid until the next add), 0 when there are no more. */
 int ntl_profile_stack_next(const struct ntl_profile *p, size_t *pos,
                            struct ntl_profile_sample *s);

@@ -64,6 +64,9 @@ struct ntl_profile {
     struct ntl_buf stacks;
 };
 
+/* The index of the active range of pid's space holding addr, or -1. */
+long model_range_at(const struct ntl_profile *p, uint32_t pid, uint64_t addr);
+
 /* Grows an array of elem-sized items to hold n + 1. 0, or -1 out of memory. */
 int model_reserve(void **v, size_t *cap, size_t n, size_t elem);
 

@@ -1,4 +1,6 @@
 /* Kernrate's tables over the model. */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,4 +164,25 @@ int ntl_profile_functions(struct ntl_profile *p, size_t range,
     *rows = v;
     *n = k;
     return 0;
+}
+
+int ntl_profile_symbolize(struct ntl_profile *p, uint32_t pid, uint64_t addr, char *buf,
+                          size_t size)
+{
+    long r = model_range_at(p, pid, addr);
+    if (r < 0)
+        r = model_range_at(p, NTL_PROFILE_KERNEL_PID, addr);
+    if (r < 0) {
+        snprintf(buf, size, "0x%" PRIx64, addr);
+        return 0;
+    }
+    const struct model_range *g = &p->ranges[r];
+    uint64_t off = addr - g->pub.base, disp;
+    const struct ntl_profile_symbol *s = g->syms ? ntl_profile_symtab_lookup(g->syms, off, &disp)
+                                                 : NULL;
+    if (s)
+        snprintf(buf, size, "%s", s->name);
+    else
+        snprintf(buf, size, "%s+0x%" PRIx64, g->pub.name, off);
+    return 1;
 }

@@ -87,8 +87,7 @@ uint32_t ntl_profile_pid_of(const struct ntl_profile *p, uint32_t tid)
     return i ? p->threads[*i].pid : NTL_PROFILE_NO_PID;
 }
 
-/* The active range of s holding addr, or -1. */
-static long range_at(const struct ntl_profile *p, uint32_t pid, uint64_t addr)
+long model_range_at(const struct ntl_profile *p, uint32_t pid, uint64_t addr)
 {
     const uint64_t *si = u64map_get(&p->space_of, pid);
     if (!si)
@@ -138,10 +137,10 @@ int ntl_profile_add_sample(struct ntl_profile *p, const struct ntl_profile_sampl
         return err ? err->status : NTL_ERR_NOMEM;
     if (t->pid == NTL_PROFILE_NO_PID)
         t->pid = pid;
-    long r = range_at(p, pid, s->ip);
+    long r = model_range_at(p, pid, s->ip);
     if (r < 0)
-        r = range_at(p, NTL_PROFILE_KERNEL_PID, s->ip);
-    if (s->depth && (rc = keep_stack(p, s, pid, weight, err)) < 0)
+        r = model_range_at(p, NTL_PROFILE_KERNEL_PID, s->ip);
+    if ((rc = keep_stack(p, s, pid, weight, err)) < 0)
         return rc;
     if (r >= 0) {
         const struct ntl_profile_range *rg = &p->ranges[r].pub;

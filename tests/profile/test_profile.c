@@ -103,6 +103,8 @@ static void test_stacks(void)
     CHECK_EQ_U64(got.depth, 3);
     CHECK_EQ_U64(got.stack[2], 0x30);
     CHECK_EQ_U64(got.weight, 1);
+    CHECK_EQ_INT(ntl_profile_stack_next(p, &pos, &got), 1);   /* kept without a stack too */
+    CHECK_EQ_U64(got.depth, 0);
     CHECK_EQ_INT(ntl_profile_stack_next(p, &pos, &got), 0);
     ntl_profile_free(p);
 }

@@ -64,6 +64,12 @@ def main():
     check(all(f["function"].startswith("ntoskrnl.exe+0x") for f in funcs),
           "without --modules, functions are offsets")
 
+    folded = ntlens("-f", "folded").stdout.splitlines()
+    total = sum(int(line.rpartition(" ")[2]) for line in folded)
+    check(total == ref["samples"], "folded stacks count %d samples" % total)
+    check(all(line.count(";") == 1 for line in folded), "ETW samples: process;function lines")
+    ntlens("-f", "folded", "--report", "modules", code=2)
+
     csv = ntlens("-f", "csv").stdout.splitlines()
     check(csv[0].startswith("pid,name,base,size,hits,percent"), "csv header: " + csv[0])
     ntlens("-f", "csv", "--report", "all", code=2)

@@ -105,6 +105,19 @@ def main():
         check(abs(ours.get(f, 0) - theirs.get(f, 0)) < 12,
               "%s: ntlens %.1f%%, perf %.1f%%" % (f, ours.get(f, 0), theirs.get(f, 0)))
 
+    # Folded stacks read back: hot_lib and hot_exe are called by main.
+    r = subprocess.run([NTLENS, "profile", "-f", "folded", "--", HOTPROG, "3000"],
+                       capture_output=True, text=True)
+    stacks = {}
+    for line in r.stdout.splitlines():
+        frames, _, count = line.rpartition(" ")
+        check(frames and count.isdigit(), "a folded line: %r" % line)
+        stacks[frames] = stacks.get(frames, 0) + int(count)
+    for f in ("hot_lib", "hot_exe"):
+        mine = {k: v for k, v in stacks.items() if k.endswith(";" + f)}
+        check(mine and all(k.startswith("hotprog;") and k.endswith(";main;" + f) for k in mine),
+              "folded: every %s stack is hotprog;...;main;%s: %s" % (f, f, list(mine)[:3]))
+
     # -p: a running process and its threads; -a: every process.
     prog = subprocess.Popen([HOTPROG, "1000000"])
     try:

@@ -112,6 +112,10 @@ static void test_records(struct ntl_buf *b)
     CHECK_EQ_INT(ntl_profile_stack_next(p, &sp, &s), 1);
     CHECK_EQ_U64(s.depth, 1);
     CHECK_EQ_U64(s.stack[0], 0x401010);
+    for (int i = 0; i < 2; i++) {
+        CHECK_EQ_INT(ntl_profile_stack_next(p, &sp, &s), 1);
+        CHECK_EQ_U64(s.depth, 0);
+    }
     CHECK_EQ_INT(ntl_profile_stack_next(p, &sp, &s), 0);
 
     struct ntl_profile_process_row *pr;

@@ -37,8 +37,12 @@ static const struct opt_command profile_command = {
         "/proc/PID/maps and mmap records, function names from their ELF symbols.\n"
         "Samples the kernel lost, and throttling, are reported on stderr.\n"
         "CSV, TSV and JSON lines hold one table: the modules unless --report\n"
-        "chooses another.",
+        "chooses another. --format folded writes every sample's stack, root first\n"
+        "('process;caller;function COUNT'), for flame-graph tools.",
 };
+
+static const char *const format_names[] = {"table", "csv", "tsv", "json", "jsonl", "folded",
+                                           NULL};
 
 static const char *const table_names[] = {"all", "modules", "processes", "threads",
                                           "functions", "buckets", NULL};
@@ -79,7 +83,13 @@ static int parse_args(int argc, char **argv, struct etl_cli *c, struct profile_o
         OPT_CHOICE(0, "report", &po->ro.table, "TABLE", table_names,
                    "all (default for table and json), modules (default for csv,\n"
                    "tsv, jsonl), processes, threads, functions or buckets"),
-        OPT_OUTPUT_OPTIONS(&po->ro.fmt),
+        /* OPT_OUTPUT_OPTIONS, plus folded stacks. */
+        OPT_GROUP("Output options"),
+        OPT_CHOICE('f', "format", &po->ro.fmt, "FORMAT", format_names,
+                   "table (default), csv, tsv, json (one document), jsonl (JSON lines)\n"
+                   "or folded (one 'a;b;c COUNT' line per stack, for flame graphs)"),
+        OPT_CALLBACK(0, "local-time", NULL, out_local_time_cb, NULL,
+                     "times in local time with their UTC offset (default: UTC)"),
         OPT_ETL_OPTIONS(c),
         OPT_END(),
     };
@@ -104,7 +114,10 @@ static int parse_args(int argc, char **argv, struct etl_cli *c, struct profile_o
         return opt_usage_error(&profile_command,
                                "option '--bucket-size' needs a power of two, not %" PRIu64,
                                po->bucket_size);
-    if (po->ro.table == PROFILE_ALL && po->ro.fmt != OUT_TABLE && po->ro.fmt != OUT_JSON) {
+    if (po->ro.fmt == PROFILE_FOLDED && opt_given(opts, "report"))
+        return opt_usage_error(&profile_command, "--format folded prints stacks, not a --report");
+    if (po->ro.table == PROFILE_ALL && po->ro.fmt != OUT_TABLE && po->ro.fmt != OUT_JSON &&
+        po->ro.fmt != PROFILE_FOLDED) {
         if (opt_given(opts, "report"))
             return opt_usage_error(&profile_command, "--report all prints several tables; "
                                    "%s holds one: choose one, or --format json",
@@ -277,7 +290,8 @@ int cmd_profile(int argc, char **argv)
         return cli_fail(argv[0], &err, NULL);
     rc = po.etl ? from_trace(&c, p, &po) : from_live(argv[0], p, &po);
     if (rc == EXIT_OK)
-        rc = profile_report(argv[0], p, &po.ro);
+        rc = po.ro.fmt == PROFILE_FOLDED ? profile_folded(argv[0], p)
+                                         : profile_report(argv[0], p, &po.ro);
     ntl_profile_free(p);
     return rc;
 }

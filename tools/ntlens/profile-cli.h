@@ -46,6 +46,13 @@ struct ntl_profile_perf_stats;
 int profile_live(const char *cmd, struct ntl_profile *p, const struct profile_live_opts *lo,
                  struct ntl_profile_perf_stats *st);
 
+/* --format's values: out.h's, then folded stacks. */
+#define PROFILE_FOLDED (OUT_JSONL + 1)
+
+/* Writes every sample's stack in folded form; 0, or EXIT_FAIL after
+ * printing the error. */
+int profile_folded(const char *cmd, struct ntl_profile *p);
+
 /* Writes the report; 0, or EXIT_FAIL after printing the error. */
 int profile_report(const char *cmd, struct ntl_profile *p, const struct profile_report_opts *ro);
 
