@@ -13,6 +13,7 @@
 #include "etl-common.h"
 #include "ntlens/buf.h"
 #include "ntlens/profile_etl.h"
+#include "ntlens/profile_nt.h"
 #include "ntlens/profile_perf.h"
 #include "ntlens/profile_report.h"
 #include "ntlens/profile_symbols.h"
@@ -57,6 +58,16 @@ struct profile_opts {
     uint64_t pid, tid;
 };
 
+static int source_cb(const struct opt *o, const char *arg, void *ctx)
+{
+    int s = ntl_profile_nt_source_parse(arg);
+    if (s < 0)
+        return opt_error(o, "needs NAME, a KPROFILE_SOURCE (Time, TotalCycles, ...) or a number "
+                         "from 0 to %d, not '%s'", NTL_PROFILE_NT_SOURCES - 1, arg);
+    *(int *)ctx = s;
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, struct etl_cli *c, struct profile_opts *po)
 {
     struct opt opts[] = {
@@ -71,6 +82,9 @@ static int parse_args(int argc, char **argv, struct etl_cli *c, struct profile_o
                 "live: samples per second per CPU (default 4000)", .aliases = "-F"),
         OPT_U64(0, "duration", &po->live.duration, "SECONDS", 1, 86400,
                 "live: stop after SECONDS (default: when the command ends, or Ctrl-C)"),
+        OPT_CALLBACK(0, "source", "NAME", source_cb, &po->live.source,
+                     "Windows: the KPROFILE_SOURCE to sample on, by name (Time,\n"
+                     "TotalCycles, CacheMisses, ...) or number; Linux samples cpu-clock"),
         OPT_GROUP("Report"),
         OPT_LIST(0, "zoom", &po->ro.zoom, "NAME",
                  "functions of this module too (repeatable; case-insensitive)"),
@@ -105,6 +119,8 @@ static int parse_args(int argc, char **argv, struct etl_cli *c, struct profile_o
                                      : "expected --etl TRACE.etl, -p PID, -a or -- COMMAND");
     if (po->etl && (opt_given(opts, "freq") || opt_given(opts, "duration")))
         return opt_usage_error(&profile_command, "--freq and --duration are for live sampling");
+    if (po->etl && opt_given(opts, "source"))
+        return opt_usage_error(&profile_command, "--source is for live sampling");
     if (!po->etl && po->tid_set)
         return opt_usage_error(&profile_command, "--tid filters the samples of --etl");
     po->live.pid = po->pid;

@@ -33,6 +33,7 @@ struct profile_live_opts {
     bool all;
     uint64_t freq;            /* samples per second per CPU */
     uint64_t duration;        /* seconds; 0: until the command ends or Ctrl-C */
+    int source;               /* Windows: KPROFILE_SOURCE (0, ProfileTime, by default) */
     unsigned bucket_shift;
     int argc;                 /* the command to start, or 0 */
     char **argv;
@@ -40,8 +41,9 @@ struct profile_live_opts {
 
 struct ntl_profile_perf_stats;
 
-/* Samples into p (platform code: profile-live-linux.c, -win32.c) and
- * fills *st (Linux: lost and throttled samples). 0, or EXIT_FAIL after
+/* Samples into p (platform code: profile-live-linux.c with perf_event,
+ * -win32.c with NT profile objects) and fills *st (Linux: lost and
+ * throttled samples). 0, or EXIT_FAIL after
  * printing the error. */
 int profile_live(const char *cmd, struct ntl_profile *p, const struct profile_live_opts *lo,
                  struct ntl_profile_perf_stats *st);

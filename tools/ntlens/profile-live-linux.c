@@ -14,6 +14,7 @@
 #include "cli-stop.h"
 #include "cli.h"
 #include "ntlens/buf.h"
+#include "ntlens/profile_nt.h"
 #include "ntlens/profile_perf.h"
 #include "profile-cli.h"
 
@@ -160,6 +161,9 @@ int profile_live(const char *cmd, struct ntl_profile *p, const struct profile_li
     struct ntl_profile_perf *h;
     struct ntl_error err = {0};
     int rc;
+    if (lo->source != 0)
+        return cli_failf(cmd, "--source %s: Linux samples cpu-clock only (ProfileTime)",
+                         ntl_profile_nt_source_name(lo->source));
     if (lo->argc && (rc = start_child(cmd, lo->argv, &c)))
         return rc;
     if (lo->argc) {
