@@ -1,6 +1,7 @@
 /* The ETW profile reader on arbitrary bytes: every event of a trace (sorted
- * or in file order, skipping bad buffers) fed to a profile, then the whole
- * report. The first byte picks the order, the bucket size and a pid filter. */
+ * or in file order, skipping bad buffers) fed to a profile with its
+ * StackWalk stacks, then the whole report and the named stacks. The first
+ * byte picks the order, the bucket size and a pid filter. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,6 +31,12 @@ static void report(struct ntl_profile *p)
             free(f);
     }
     free(m);
+    struct ntl_profile_sample s;
+    char name[128];
+    size_t pos = 0;
+    while (ntl_profile_stack_next(p, &pos, &s) > 0)
+        for (size_t i = 0; i < s.depth; i++)
+            ntl_profile_symbolize(p, s.pid, s.stack[i], name, sizeof name);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -38,6 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct ntl_profile_etl_options po = {0};
     struct ntl_etl *t;
     struct ntl_profile *p;
+    struct ntl_profile_etl_stacks *st;
+    struct ntl_profile_etl_stack_counts counts;
     struct ntl_error err;
     struct ntl_etl_event ev;
     int rc;
@@ -49,7 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     po.pid_set = data[0] & 0x80;
     if (ntl_etl_open_mem(data + 1, size - 1, &opt, &t, &err) < 0)
         return 0;
-    if (ntl_profile_new(&p, &err) < 0) {
+    if (ntl_profile_new(&p, &err) < 0 || ntl_profile_etl_stacks_new(&st, &err) < 0) {
         ntl_etl_close(t);
         return 0;
     }
@@ -59,8 +68,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 break;
             continue;
         }
-        ntl_profile_etl_feed(p, t, &ev, &po, &err);
+        ntl_profile_etl_feed(p, st, t, &ev, &po, &err);
     }
+    ntl_profile_etl_stacks_finish(p, st, &counts, &err);
+    ntl_profile_etl_stacks_free(st);
     report(p);
     ntl_profile_free(p);
     ntl_etl_close(t);

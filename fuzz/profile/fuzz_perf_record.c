@@ -1,10 +1,12 @@
 /* The perf ring-buffer record parser on arbitrary bytes: every record up
- * to the first bad one fed to a profile, the same bytes as /proc/PID/maps
- * text, then the report and the stacks. */
+ * to the first bad one fed to a profile; the same bytes as /proc/PID/maps,
+ * /proc/kallsyms and /proc/modules text and as a SystemModuleInformation
+ * answer; then the report and the stacks. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "ntlens/profile_nt.h"
 #include "ntlens/profile_perf.h"
 #include "ntlens/profile_report.h"
 
@@ -28,6 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     /* /proc/PID/maps text from the same bytes. */
     ntl_profile_maps_parse(p, 1, (const char *)data, size, 12, &err);
+    ntl_profile_kernel_parse(p, (const char *)data, size, (const char *)data, size, 12, &err);
+    ntl_profile_nt_modules_parse(p, data, size, size & 1, 12, &err);
     if (ntl_profile_modules(p, &m, &n, &err) == 0) {
         for (size_t i = 0; i < n && i < 4; i++) {
             struct ntl_profile_function_row *f;

@@ -91,7 +91,7 @@ int ntl_profile_add_range(struct ntl_profile *p, uint32_t pid, const char *name,
 
 /* Ends the active range at base in pid's space (an unload): it keeps its
  * hits but receives no more. 0, or NTL_ERR_NOT_FOUND (err untouched) when
- * no active range starts there. */
+ * no active range starts there, NTL_ERR_NOMEM. */
 int ntl_profile_end_range(struct ntl_profile *p, uint32_t pid, uint64_t base);
 
 size_t ntl_profile_range_count(const struct ntl_profile *p);
@@ -126,6 +126,14 @@ uint32_t ntl_profile_pid_of(const struct ntl_profile *p, uint32_t tid);
  * buckets, or 2^30 stack entries), NTL_ERR_NOMEM. */
 int ntl_profile_add_sample(struct ntl_profile *p, const struct ntl_profile_sample *s,
                            struct ntl_error *err);
+
+/* How many samples were added: the next one's index. */
+size_t ntl_profile_sample_count(const struct ntl_profile *p);
+/* Gives sample index the stack a producer learns after the sample (ETW's
+ * StackWalk events follow theirs). 0, or NTL_ERR_ARGUMENT (no such
+ * sample), NTL_ERR_LIMIT, NTL_ERR_NOMEM. */
+int ntl_profile_set_stack(struct ntl_profile *p, size_t sample, const uint64_t *stack,
+                          size_t depth, struct ntl_error *err);
 
 /* Totals: every hit, and those that fell in no range. */
 uint64_t ntl_profile_total(const struct ntl_profile *p);

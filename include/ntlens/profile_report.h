@@ -74,9 +74,11 @@ int ntl_profile_functions(struct ntl_profile *p, size_t range,
                           struct ntl_profile_function_row **rows, size_t *n,
                           struct ntl_error *err);
 
-/* Names addr as seen from pid's space (then the kernel's): "function"
- * when a symbol covers it, else "module+0xOFFSET", else "0xADDRESS"; cut
- * to size - 1 bytes. Returns 1 when a range holds addr, 0 when none does. */
+/* Names addr as seen from pid's space (then the kernel's), in the module
+ * active there or, failing that, the last one that held it (a stack kept
+ * past its module's unload): "function" when a symbol covers it, else
+ * "module+0xOFFSET", else "0xADDRESS"; cut to size - 1 bytes. Returns 1
+ * when a range holds addr, 0 when none does. */
 int ntl_profile_symbolize(struct ntl_profile *p, uint32_t pid, uint64_t addr, char *buf,
                           size_t size);
 

@@ -1,6 +1,7 @@
 /* ETW events into a profile: SampledProfile, Image, Process and Thread. */
 #include <string.h>
 
+#include "etl-stacks.h"
 #include "model.h"
 #include "ntlens/etl_images.h"
 #include "ntlens/profile_etl.h"
@@ -8,6 +9,7 @@
 #define GROUP_PROCESS 0x03
 #define GROUP_THREAD 0x05
 #define GROUP_PERFINFO 0x0F
+#define GROUP_STACKWALK 0x18
 #define OP_SAMPLED_PROFILE 46
 #define OP_START 1
 #define OP_DCSTART 3
@@ -39,8 +41,9 @@ static bool wanted(const struct ntl_etl_event *ev, uint32_t pid, uint32_t tid,
  * the number of profile interrupts the kernel coalesced before logging,
  * which is 1 in every trace we have seen, and the event is the unit
  * xperf's and WPA's sample counts use. */
-static int sample(struct ntl_profile *p, const struct ntl_etl_event *ev,
-                  const struct ntl_profile_etl_options *opt, struct ntl_error *err)
+static int sample(struct ntl_profile *p, struct ntl_profile_etl_stacks *stacks,
+                  const struct ntl_etl_event *ev, const struct ntl_profile_etl_options *opt,
+                  struct ntl_error *err)
 {
     unsigned psz = ev->is64 ? 8 : 4;
     if (ev->payload_size < psz + 4)
@@ -50,7 +53,10 @@ static int sample(struct ntl_profile *p, const struct ntl_etl_event *ev,
     s.pid = ntl_profile_pid_of(p, s.tid);
     if (!wanted(ev, s.pid, s.tid, opt))
         return NTL_PROFILE_ETL_FILTERED;
+    size_t index = ntl_profile_sample_count(p);
     int rc = ntl_profile_add_sample(p, &s, err);
+    if (rc >= 0 && stacks)
+        rc = etl_stacks_sample(stacks, ev->timestamp, s.tid, index, err);
     return rc < 0 ? rc : NTL_PROFILE_ETL_SAMPLE;
 }
 
@@ -116,9 +122,9 @@ static int thread(struct ntl_profile *p, const struct ntl_etl_event *ev, struct 
     return rc < 0 ? rc : NTL_PROFILE_ETL_THREAD;
 }
 
-int ntl_profile_etl_feed(struct ntl_profile *p, const struct ntl_etl *t,
-                         const struct ntl_etl_event *ev, const struct ntl_profile_etl_options *opt,
-                         struct ntl_error *err)
+int ntl_profile_etl_feed(struct ntl_profile *p, struct ntl_profile_etl_stacks *stacks,
+                         const struct ntl_etl *t, const struct ntl_etl_event *ev,
+                         const struct ntl_profile_etl_options *opt, struct ntl_error *err)
 {
     unsigned shift = opt->bucket_shift ? opt->bucket_shift : NTL_PROFILE_MIN_BUCKET_SHIFT;
     struct ntl_etl_image img;
@@ -132,7 +138,12 @@ int ntl_profile_etl_feed(struct ntl_profile *p, const struct ntl_etl *t,
         ev->kind != NTL_ETL_KIND_PERFINFO)
         return NTL_PROFILE_ETL_OTHER;
     if (ev->group == GROUP_PERFINFO && ev->opcode == OP_SAMPLED_PROFILE)
-        return sample(p, ev, opt, err);
+        return sample(p, stacks, ev, opt, err);
+    if (ev->group == GROUP_STACKWALK && stacks &&
+        (ev->opcode == 32 || (ev->opcode >= 34 && ev->opcode <= 38))) {
+        int rc = etl_stacks_event(stacks, ev, err);
+        return rc < 0 ? rc : NTL_PROFILE_ETL_STACK;
+    }
     if (ev->opcode != OP_START && ev->opcode != OP_DCSTART)
         return NTL_PROFILE_ETL_OTHER;
     if (ev->group == GROUP_PROCESS)

@@ -12,6 +12,7 @@
 #define MODEL_MAX_BUCKETS (1u << 28)
 #define MODEL_MAX_IDS (1u << 24)
 #define MODEL_MAX_STACK_BYTES ((size_t)8 << 30)
+#define MODEL_MAX_SAMPLES ((size_t)1 << 30)
 
 struct model_range {
     struct ntl_profile_range pub;
@@ -19,11 +20,15 @@ struct model_range {
     struct ntl_profile_symtab *syms;
 };
 
-/* A process's (or the kernel's) active ranges, sorted by base, disjoint. */
+/* A process's (or the kernel's) active ranges, sorted by base, disjoint,
+ * and those it no longer has, in the order they went (for addresses of a
+ * stack symbolized after its module was unloaded). */
 struct model_space {
     uint32_t pid;
     size_t *idx;
     size_t n, cap;
+    size_t *gone;
+    size_t ngone, cap_gone;
 };
 
 struct model_proc {
@@ -35,6 +40,14 @@ struct model_proc {
 struct model_thread {
     uint32_t tid, pid;
     uint64_t hits;
+};
+
+/* A sample as kept: its stack is depth addresses at frames[off]. */
+struct model_sample {
+    uint32_t pid, tid;
+    uint64_t weight, ip;
+    size_t off;
+    size_t depth;
 };
 
 struct model_symtab {
@@ -59,13 +72,22 @@ struct ntl_profile {
     struct model_symtab *symtabs;
     size_t nsymtabs, cap_symtabs;
     uint64_t total, unknown;
-    /* Stacks: per sample u32 pid, u32 tid, u64 weight, u64 ip, u64 depth,
-     * then depth u64 addresses. */
-    struct ntl_buf stacks;
+    struct model_sample *samples;
+    size_t nsamples, cap_samples;
+    struct ntl_buf frames;     /* the samples' stacks, u64 addresses */
 };
 
 /* The index of the active range of pid's space holding addr, or -1. */
 long model_range_at(const struct ntl_profile *p, uint32_t pid, uint64_t addr);
+
+/* The range of pid's space holding addr: an active one, else the last
+ * that went; -1 when none. */
+long model_range_any(const struct ntl_profile *p, uint32_t pid, uint64_t addr);
+
+/* Keeps a sample (and its stack) for ntl_profile_stack_next. 0, or
+ * NTL_ERR_LIMIT, NTL_ERR_NOMEM with err set. */
+int model_keep_sample(struct ntl_profile *p, const struct ntl_profile_sample *s, uint32_t pid,
+                      uint64_t weight, struct ntl_error *err);
 
 /* Grows an array of elem-sized items to hold n + 1. 0, or -1 out of memory. */
 int model_reserve(void **v, size_t *cap, size_t n, size_t elem);

@@ -98,9 +98,9 @@ int ntl_profile_nt_modules_parse(struct ntl_profile *p, const void *data, size_t
     const uint8_t *b = data;
     unsigned psz = is64 ? 8 : 4;
     size_t first = psz, entry = 3 * psz + 16 + 256;
-    if (size < 4)
+    if (size < first)
         return ntl_error_set(err, NTL_ERR_TRUNCATED, "RTL_PROCESS_MODULES", 0,
-                             "%zu bytes, the count needs 4", size);
+                             "%zu bytes, the count needs %zu", size, first);
     uint64_t count = le(b, 4);
     if (count > (size - first) / entry)
         return ntl_error_set(err, NTL_ERR_TRUNCATED, "RTL_PROCESS_MODULES", 0,

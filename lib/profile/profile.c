@@ -27,7 +27,7 @@ int ntl_profile_new(struct ntl_profile **out, struct ntl_error *err)
     u64map_init(&p->buckets, MODEL_MAX_BUCKETS);
     u64map_init(&p->proc_of, MODEL_MAX_IDS);
     u64map_init(&p->thread_of, MODEL_MAX_IDS);
-    ntl_buf_init(&p->stacks, MODEL_MAX_STACK_BYTES);
+    ntl_buf_init(&p->frames, MODEL_MAX_STACK_BYTES);
     *out = p;
     return 0;
 }
@@ -40,8 +40,10 @@ void ntl_profile_free(struct ntl_profile *p)
         free(p->ranges[i].name);
         free(p->ranges[i].path);
     }
-    for (size_t i = 0; i < p->nspaces; i++)
+    for (size_t i = 0; i < p->nspaces; i++) {
         free(p->spaces[i].idx);
+        free(p->spaces[i].gone);
+    }
     for (size_t i = 0; i < p->nprocs; i++)
         free(p->procs[i].name);
     for (size_t i = 0; i < p->nsymtabs; i++) {
@@ -57,7 +59,8 @@ void ntl_profile_free(struct ntl_profile *p)
     u64map_free(&p->buckets);
     u64map_free(&p->proc_of);
     u64map_free(&p->thread_of);
-    ntl_buf_free(&p->stacks);
+    ntl_buf_free(&p->frames);
+    free(p->samples);
     free(p);
 }
 
@@ -117,16 +120,27 @@ static size_t space_search(const struct ntl_profile *p, const struct model_space
     return lo;
 }
 
+/* Range idx leaves s; -1 when out of memory to remember it. */
+static int space_retire(struct ntl_profile *p, struct model_space *s, size_t idx)
+{
+    if (model_reserve((void **)&s->gone, &s->cap_gone, s->ngone, sizeof *s->gone) < 0)
+        return -1;
+    p->ranges[idx].pub.active = false;
+    s->gone[s->ngone++] = idx;
+    return 0;
+}
+
 /* Takes the ranges overlapping [base, last] out of s (they become
- * inactive) and returns where the new one goes. */
-static size_t space_cut(struct ntl_profile *p, struct model_space *s, uint64_t base, uint64_t last)
+ * inactive) and returns where the new one goes, or -1 out of memory. */
+static long space_cut(struct ntl_profile *p, struct model_space *s, uint64_t base, uint64_t last)
 {
     size_t at = space_search(p, s, base), j = at;
     while (j < s->n && p->ranges[s->idx[j]].pub.base <= last)
-        p->ranges[s->idx[j++]].pub.active = false;
+        if (space_retire(p, s, s->idx[j++]) < 0)
+            return -1;
     memmove(s->idx + at, s->idx + j, (s->n - j) * sizeof *s->idx);
     s->n -= j - at;
-    return at;
+    return (long)at;
 }
 
 static int range_check(uint64_t base, uint64_t size, unsigned shift, struct ntl_error *err)
@@ -176,8 +190,13 @@ int ntl_profile_add_range(struct ntl_profile *p, uint32_t pid, const char *name,
     for (size_t i = 0; i < p->nsymtabs; i++)
         if (!strcmp(p->symtabs[i].path, r->path))
             r->syms = p->symtabs[i].syms;
-    size_t at = space_cut(p, s, base, base + (size - 1));
-    memmove(s->idx + at + 1, s->idx + at, (s->n - at) * sizeof *s->idx);
+    long at = space_cut(p, s, base, base + (size - 1));
+    if (at < 0) {
+        free(r->name);
+        free(r->path);
+        return nomem(err, "profile range");
+    }
+    memmove(s->idx + at + 1, s->idx + at, (s->n - (size_t)at) * sizeof *s->idx);
     s->idx[at] = p->nranges;
     s->n++;
     return (int)p->nranges++;
@@ -191,7 +210,8 @@ int ntl_profile_end_range(struct ntl_profile *p, uint32_t pid, uint64_t base)
     size_t at = space_search(p, s, base);
     if (at == s->n || p->ranges[s->idx[at]].pub.base != base)
         return NTL_ERR_NOT_FOUND;
-    p->ranges[s->idx[at]].pub.active = false;
+    if (space_retire(p, s, s->idx[at]) < 0)
+        return NTL_ERR_NOMEM;
     memmove(s->idx + at, s->idx + at + 1, (s->n - at - 1) * sizeof *s->idx);
     s->n--;
     return 0;

@@ -169,9 +169,9 @@ int ntl_profile_functions(struct ntl_profile *p, size_t range,
 int ntl_profile_symbolize(struct ntl_profile *p, uint32_t pid, uint64_t addr, char *buf,
                           size_t size)
 {
-    long r = model_range_at(p, pid, addr);
+    long r = model_range_any(p, pid, addr);
     if (r < 0)
-        r = model_range_at(p, NTL_PROFILE_KERNEL_PID, addr);
+        r = model_range_any(p, NTL_PROFILE_KERNEL_PID, addr);
     if (r < 0) {
         snprintf(buf, size, "0x%" PRIx64, addr);
         return 0;

@@ -107,22 +107,19 @@ long model_range_at(const struct ntl_profile *p, uint32_t pid, uint64_t addr)
     return -1;
 }
 
-static int keep_stack(struct ntl_profile *p, const struct ntl_profile_sample *s, uint32_t pid,
-                      uint64_t weight, struct ntl_error *err)
+long model_range_any(const struct ntl_profile *p, uint32_t pid, uint64_t addr)
 {
-    size_t depth = s->depth > NTL_PROFILE_MAX_DEPTH ? NTL_PROFILE_MAX_DEPTH : s->depth;
-    int rc;
-    if ((rc = ntl_buf_reserve(&p->stacks, 32 + depth * 8)) < 0)
-        return ntl_error_set(err, rc, "profile stack", NTL_NO_OFFSET, "%s",
-                             rc == NTL_ERR_LIMIT ? "stacks exceed 8 GiB" : "out of memory");
-    ntl_buf_put_u32(&p->stacks, pid);
-    ntl_buf_put_u32(&p->stacks, s->tid);
-    ntl_buf_put_u64(&p->stacks, weight);
-    ntl_buf_put_u64(&p->stacks, s->ip);
-    ntl_buf_put_u64(&p->stacks, depth);
-    for (size_t i = 0; i < depth; i++)
-        ntl_buf_put_u64(&p->stacks, s->stack[i]);
-    return 0;
+    long r = model_range_at(p, pid, addr);
+    const uint64_t *si = r < 0 ? u64map_get(&p->space_of, pid) : NULL;
+    if (!si)
+        return r;
+    const struct model_space *s = &p->spaces[*si];
+    for (size_t i = s->ngone; i-- > 0;) {
+        const struct ntl_profile_range *g = &p->ranges[s->gone[i]].pub;
+        if (addr >= g->base && addr - g->base < g->size)
+            return (long)s->gone[i];
+    }
+    return -1;
 }
 
 int ntl_profile_add_sample(struct ntl_profile *p, const struct ntl_profile_sample *s,
@@ -140,7 +137,7 @@ int ntl_profile_add_sample(struct ntl_profile *p, const struct ntl_profile_sampl
     long r = model_range_at(p, pid, s->ip);
     if (r < 0)
         r = model_range_at(p, NTL_PROFILE_KERNEL_PID, s->ip);
-    if ((rc = keep_stack(p, s, pid, weight, err)) < 0)
+    if ((rc = model_keep_sample(p, s, pid, weight, err)) < 0)
         return rc;
     if (r >= 0) {
         const struct ntl_profile_range *rg = &p->ranges[r].pub;
@@ -159,29 +156,3 @@ int ntl_profile_add_sample(struct ntl_profile *p, const struct ntl_profile_sampl
 
 uint64_t ntl_profile_total(const struct ntl_profile *p) { return p->total; }
 uint64_t ntl_profile_unknown(const struct ntl_profile *p) { return p->unknown; }
-
-static uint64_t get64(const uint8_t *b)
-{
-    uint64_t v;
-    memcpy(&v, b, 8);
-    return v;
-}
-
-int ntl_profile_stack_next(const struct ntl_profile *p, size_t *pos,
-                           struct ntl_profile_sample *s)
-{
-    uint32_t v32[2];
-    /* Records were written by keep_stack only, whole. */
-    if (*pos + 32 > p->stacks.len)
-        return 0;
-    const uint8_t *b = p->stacks.data + *pos;
-    memcpy(v32, b, 8);
-    s->pid = v32[0];
-    s->tid = v32[1];
-    s->weight = get64(b + 8);
-    s->ip = get64(b + 16);
-    s->depth = (size_t)get64(b + 24);
-    s->stack = (const uint64_t *)(const void *)(b + 32);
-    *pos += 32 + s->depth * 8;
-    return 1;
-}

@@ -7,8 +7,14 @@ and Thread_V2..V3_TypeGroup1); the buffers and records come from
 tests/etl/etl_ref.py, itself independent of lib/etl. Events are taken in
 timestamp order (file order among equal ones), and each sample is placed in
 the module loaded at its address, in its thread's process or the kernel's
-space, at that time. Prints one JSON object: the SampledProfile event count,
-hits per (pid, module, base) and per pid.
+space, at that time. Stacks: a StackWalk event (MOF StackWalk_Event,
+opcode 32: EventTimeStamp, StackProcess, StackThread, Stack1..N) or the
+keys of compressed stack walking (37 kernel, 38 user: EventTimeStamp,
+StackProcess, StackThread, StackKey; defined by 34-36: StackKey,
+Stack1..N, logged after their use) belong to the sample of that thread and
+timestamp. Prints one JSON object: the SampledProfile event count, hits per
+(pid, module, base) and per pid, and how many samples have a stack of at
+least one frame beyond the sampled IP.
 
     profile_ref.py FILE.etl
 """
@@ -84,9 +90,23 @@ class Space:
         return None
 
 
+def stack_of(refs, defs):
+    """The frames of one sample's StackWalk refs: kernel key, then user key."""
+    frames = []
+    for kind, ts, value in sorted(refs, key=lambda r: r[0]):
+        if kind == 32:
+            frames += value
+            continue
+        later = [d for d in defs.get(value, []) if d[0] >= ts]
+        if later:
+            frames += min(later)[1]
+    return frames
+
+
 def main(path):
     spaces, thread_pid, names = {}, {}, {}
     modules, processes, samples = {}, {}, 0
+    sample_at, refs, defs = {}, {}, {}
     ordered = sorted(events(path), key=lambda e: e[:2])
     for ts, _, group, op, version, is64, kind, htype, rec, body in ordered:
         img = etl_ref.image_event(kind, htype, rec)
@@ -106,10 +126,26 @@ def main(path):
         elif group == 0x05 and op in (1, 3):
             pid, tid = struct.unpack_from("<II", body, 0)
             thread_pid[tid] = pid
+        elif group == 0x18 and op in (32, 34, 35, 36, 37, 38):
+            ptr, psz = ("<Q", 8) if is64 else ("<I", 4)
+            if op in (34, 35, 36):
+                key = struct.unpack_from(ptr, body, 0)[0]
+                frames = [struct.unpack_from(ptr, body, i)[0]
+                          for i in range(psz, len(body) - psz + 1, psz)]
+                defs.setdefault(key, []).append((ts, frames))
+                continue
+            event_ts, _, tid = struct.unpack_from("<QII", body, 0)
+            if op == 32:
+                value = [struct.unpack_from(ptr, body, i)[0]
+                         for i in range(16, len(body) - psz + 1, psz)]
+            else:
+                value = struct.unpack_from(ptr, body, 16)[0]
+            refs.setdefault((tid, event_ts), []).append((op, event_ts, value))
         elif group == 0x0F and op == 46:
             samples += 1
             ip = struct.unpack_from("<Q" if is64 else "<I", body, 0)[0]
             tid = struct.unpack_from("<I", body, 8 if is64 else 4)[0]
+            sample_at.setdefault((tid, ts), ip)
             pid = thread_pid.get(tid)
             key = None
             if pid is not None and pid in spaces:
@@ -120,7 +156,14 @@ def main(path):
             modules[key] = modules.get(key, 0) + 1
             pkey = "" if pid is None else str(pid)
             processes[pkey] = processes.get(pkey, 0) + 1
+    with_stack = 0
+    for key, ip in sample_at.items():
+        frames = stack_of(refs.get(key, []), defs)
+        if frames and frames[0] == ip:
+            frames = frames[1:]
+        with_stack += bool(frames)
     json.dump({"samples": samples, "modules": modules, "processes": processes,
+               "with_stack": with_stack,
                "names": {str(k): v for k, v in names.items()}}, sys.stdout, sort_keys=True)
     sys.stdout.write("\n")
 

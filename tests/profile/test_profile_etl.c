@@ -69,6 +69,25 @@ static void sample(struct gen *g, bool is64, uint64_t ts, uint64_t ip, uint32_t 
     gen_perfinfo(g, is64, 2, HOOK_SAMPLE, ts, NULL, 0, b, n);
 }
 
+/* StackWalk: EventTimeStamp, StackProcess, StackThread, then the frames
+ * (opcode 32) or a key (37 kernel, 38 user); a key definition (36, the
+ * rundown) is the key, then the frames. */
+static void stack(struct gen *g, bool is64, uint8_t op, uint64_t ts, uint64_t event_ts,
+                  uint32_t tid, const uint64_t *v, size_t n)
+{
+    uint8_t b[256];
+    size_t len = 0;
+    unsigned psz = is64 ? 8 : 4;
+    if (op != 36) {
+        put(b, &len, event_ts, 8);
+        put(b, &len, 100, 4);
+        put(b, &len, tid, 4);
+    }
+    for (size_t i = 0; i < n; i++)
+        put(b, &len, v[i], psz);
+    gen_perfinfo(g, is64, 2, (uint16_t)(0x1800 | op), ts, NULL, 0, b, len);
+}
+
 static uint64_t kernel_base(bool is64) { return is64 ? 0xfffff80000000000ull : 0x80000000u; }
 
 /* Events in a CPU's buffer are in time order; the second CPU's buffer holds
@@ -87,12 +106,23 @@ static void make_trace(struct gen *g, bool is64)
     gen_image(g, false, false, is64, 2, 1100, 0x400000, 0x10000, 100, 1, 2, 0x400000,
               "C:\\app\\app.exe");
     gen_next_buffer(g, 1);
+    uint64_t kb = kernel_base(is64);
+    const uint64_t full[] = {0x400010, 0x400500};
+    const uint64_t kkey = 0xAAA, ukey = 0xBBB, nokey = 0xCCC;
+    const uint64_t kdef[] = {kkey, kb + 0x10, kb + 0x20}, udef[] = {ukey, 0x400600};
     sample(g, is64, 1010, 0x400010, 101);               /* app.exe, pid 100 */
+    stack(g, is64, 32, 1010, 1010, 101, full, 2);
     sample(g, is64, 1011, 0x400014, 101);
+    stack(g, is64, 37, 1011, 1011, 101, &kkey, 1);
+    stack(g, is64, 38, 1011, 1011, 101, &ukey, 1);
+    stack(g, is64, 38, 1012, 1012, 201, &nokey, 1);      /* never defined */
+    stack(g, is64, 32, 1013, 999, 101, full, 2);         /* of no sample */
     sample(g, is64, 1012, kernel_base(is64) + 0x20, 201); /* kernel, pid 200 */
     sample(g, is64, 1013, 0x999, 101);                   /* no module */
     sample(g, is64, 1014, 0x400010, 999);                /* unknown thread */
     sample(g, is64, 1101, 0x400010, 101);                /* after the unload */
+    stack(g, is64, 36, 1200, 0, 0, kdef, 3);
+    stack(g, is64, 36, 1201, 0, 0, udef, 2);
     gen_finish(g);
 }
 
@@ -109,7 +139,7 @@ static void check_trace(bool is64, const uint8_t *data, size_t size)
     CHECK_EQ_INT(ntl_etl_open_mem(data, size, &eo, &t, &err), 0);
     CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
     while ((rc = ntl_etl_next(t, &ev, &err)) > 0) {
-        int k = ntl_profile_etl_feed(p, t, &ev, &po, &err);
+        int k = ntl_profile_etl_feed(p, NULL, t, &ev, &po, &err);
         CHECK(k >= 0);
         samples += k == NTL_PROFILE_ETL_SAMPLE;
         if (k == NTL_PROFILE_ETL_SAMPLE) {
@@ -117,7 +147,7 @@ static void check_trace(bool is64, const uint8_t *data, size_t size)
             struct ntl_etl_event cut = ev;
             uint64_t total = ntl_profile_total(p);
             cut.payload_size = is64 ? 11 : 7;
-            CHECK_EQ_INT(ntl_profile_etl_feed(p, t, &cut, &po, &err), NTL_ERR_TRUNCATED);
+            CHECK_EQ_INT(ntl_profile_etl_feed(p, NULL, t, &cut, &po, &err), NTL_ERR_TRUNCATED);
             CHECK_EQ_U64(err.offset, ev.offset);
             CHECK_EQ_U64(ntl_profile_total(p), total);
         }
@@ -170,11 +200,56 @@ static void check_filters(const uint8_t *data, size_t size)
     CHECK_EQ_INT(ntl_etl_open_mem(data, size, &eo, &t, &err), 0);
     CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
     while (ntl_etl_next(t, &ev, &err) > 0)
-        filtered += ntl_profile_etl_feed(p, t, &ev, &po, &err) == NTL_PROFILE_ETL_FILTERED;
+        filtered += ntl_profile_etl_feed(p, NULL, t, &ev, &po, &err) == NTL_PROFILE_ETL_FILTERED;
     CHECK_EQ_INT(filtered, 5);
     CHECK_EQ_U64(ntl_profile_total(p), 1);
     po.bucket_shift = 32;
-    CHECK_EQ_INT(ntl_profile_etl_feed(p, t, &ev, &po, &err), NTL_ERR_ARGUMENT);
+    CHECK_EQ_INT(ntl_profile_etl_feed(p, NULL, t, &ev, &po, &err), NTL_ERR_ARGUMENT);
+    ntl_profile_free(p);
+    ntl_etl_close(t);
+}
+
+static void check_stacks(bool is64, const uint8_t *data, size_t size)
+{
+    struct ntl_etl_options eo = {.sorted = true};
+    struct ntl_profile_etl_options po = {0};
+    struct ntl_profile_etl_stacks *st;
+    struct ntl_profile_etl_stack_counts counts;
+    struct ntl_profile_sample s;
+    struct ntl_etl *t;
+    struct ntl_profile *p;
+    struct ntl_etl_event ev;
+    struct ntl_error err = {0};
+    int stackwalks = 0;
+    size_t pos = 0;
+
+    CHECK_EQ_INT(ntl_etl_open_mem(data, size, &eo, &t, &err), 0);
+    CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
+    CHECK_EQ_INT(ntl_profile_etl_stacks_new(&st, &err), 0);
+    while (ntl_etl_next(t, &ev, &err) > 0)
+        stackwalks += ntl_profile_etl_feed(p, st, t, &ev, &po, &err) == NTL_PROFILE_ETL_STACK;
+    CHECK_EQ_INT(stackwalks, 7);
+    CHECK_EQ_INT(ntl_profile_etl_stacks_finish(p, st, &counts, &err), 0);
+    CHECK_EQ_U64(counts.samples_with_stack, 2);
+    CHECK_EQ_U64(counts.keys_undefined, 1);
+    CHECK_EQ_U64(counts.stacks_unmatched, 1);
+    /* The whole stack without its first frame, the ip. */
+    CHECK_EQ_INT(ntl_profile_stack_next(p, &pos, &s), 1);
+    CHECK(s.depth == 1 && s.stack[0] == 0x400500);
+    /* The kernel key's frames, then the user key's, defined after use. */
+    CHECK_EQ_INT(ntl_profile_stack_next(p, &pos, &s), 1);
+    CHECK_EQ_U64(s.depth, 3);
+    if (s.depth == 3) {
+        CHECK_EQ_U64(s.stack[0], kernel_base(is64) + 0x10);
+        CHECK_EQ_U64(s.stack[2], 0x400600);
+    }
+    CHECK_EQ_INT(ntl_profile_stack_next(p, &pos, &s), 1);
+    CHECK_EQ_U64(s.depth, 0);
+    /* The app's frames are named after its unload, from the range it had. */
+    char name[64];
+    CHECK_EQ_INT(ntl_profile_symbolize(p, 100, 0x400500, name, sizeof name), 1);
+    CHECK_EQ_STR(name, "app.exe+0x500");
+    ntl_profile_etl_stacks_free(st);
     ntl_profile_free(p);
     ntl_etl_close(t);
 }
@@ -185,6 +260,7 @@ int main(int argc, char **argv)
         struct gen g;
         make_trace(&g, is64);
         check_trace(is64, g.file.data, g.file.len);
+        check_stacks(is64, g.file.data, g.file.len);
         if (is64)
             check_filters(g.file.data, g.file.len);
         if (is64 && argc > 1) {

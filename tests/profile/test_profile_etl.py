@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """`ntlens profile --etl` on a real trace against profile_ref.py.
 
-Hits per module and per process must equal the reference's exactly, and
-every SampledProfile event must be counted once. Then the CLI's own
+Hits per module and per process must equal the reference's exactly, every
+SampledProfile event must be counted once, and the samples that get a stack
+from StackWalk events must be the reference's. Then the CLI's own
 rules: CSV holds one table, --pid filters, a bad --bucket-size is a usage
 error, functions of a zoomed module add up to its hits."""
 import json
@@ -67,7 +68,10 @@ def main():
     folded = ntlens("-f", "folded").stdout.splitlines()
     total = sum(int(line.rpartition(" ")[2]) for line in folded)
     check(total == ref["samples"], "folded stacks count %d samples" % total)
-    check(all(line.count(";") == 1 for line in folded), "ETW samples: process;function lines")
+    stacked = sum(int(line.rpartition(" ")[2]) for line in folded
+                  if line.rpartition(" ")[0].count(";") >= 2)
+    check(stacked == ref["with_stack"] and stacked > 0,
+          "samples with a StackWalk stack: ntlens %d, reference %d" % (stacked, ref["with_stack"]))
     ntlens("-f", "folded", "--report", "modules", code=2)
 
     csv = ntlens("-f", "csv").stdout.splitlines()

@@ -2,12 +2,12 @@
 """`ntlens profile -- hotprog` against `perf record`/`perf report` (linux-perf).
 
 hotprog spends 70% of its main thread in hot_lib (a shared library) and 30%
-in hot_exe, while a second thread loops on a system call. Both profilers
+in hot_exe, while a second thread makes system calls in bursts. Both profilers
 must make hot_lib the top function and hot_exe one of the top five, split
 the main thread's time 70 : 30 (within 6 points) and agree on that split
-within 5 points. Their shares of all samples depend on how the two threads
-were scheduled on a shared machine in each run, so those must agree
-within 12 points only. Kernel samples (as root) must land in kernel
+within 5 points. Their shares of all samples also depend on how the
+threads were scheduled on a shared machine in each run, so those must
+agree within 8 points. Kernel samples (as root) must land in kernel
 functions, not in 'unknown'.
 Then the live error paths: a pid that does not exist, a command that does
 not, a program that exits at once. Skips (77) when perf_event_open is not
@@ -102,10 +102,12 @@ def main():
           "hot_lib's part of the main thread: ntlens %.1f%%, perf %.1f%%"
           % (split(ours), split(theirs)))
     for f in ("hot_lib", "hot_exe"):
-        check(abs(ours.get(f, 0) - theirs.get(f, 0)) < 12,
+        check(abs(ours.get(f, 0) - theirs.get(f, 0)) < 8,
               "%s: ntlens %.1f%%, perf %.1f%%" % (f, ours.get(f, 0), theirs.get(f, 0)))
 
-    # Folded stacks read back: hot_lib and hot_exe are called by main.
+    # Folded stacks read back: hot_lib and hot_exe are called by main (a
+    # sample in a prologue, before the frame pointer is set, skips its
+    # caller, as perf's frame-pointer walk does: 90% of them, then).
     r = subprocess.run([NTLENS, "profile", "-f", "folded", "--", HOTPROG, "3000"],
                        capture_output=True, text=True)
     stacks = {}
@@ -115,8 +117,11 @@ def main():
         stacks[frames] = stacks.get(frames, 0) + int(count)
     for f in ("hot_lib", "hot_exe"):
         mine = {k: v for k, v in stacks.items() if k.endswith(";" + f)}
-        check(mine and all(k.startswith("hotprog;") and k.endswith(";main;" + f) for k in mine),
-              "folded: every %s stack is hotprog;...;main;%s: %s" % (f, f, list(mine)[:3]))
+        called = sum(v for k, v in mine.items() if k.endswith(";main;" + f))
+        check(mine and all(k.startswith("hotprog;") for k in mine)
+              and called >= 0.9 * sum(mine.values()),
+              "folded: %d of %d %s samples are hotprog;...;main;%s"
+              % (called, sum(mine.values()), f, f))
 
     # -p: a running process and its threads; -a: every process.
     prog = subprocess.Popen([HOTPROG, "1000000"])

@@ -222,7 +222,8 @@ static void load_elf_symbols(struct ntl_profile *p)
     free(rows);
 }
 
-static int read_trace(struct etl_cli *c, struct ntl_profile *p, const struct profile_opts *po)
+static int read_trace(struct etl_cli *c, struct ntl_profile *p,
+                      struct ntl_profile_etl_stacks *stacks, const struct profile_opts *po)
 {
     struct ntl_profile_etl_options opt = {
         .bucket_shift = po->bucket_size ? log2u(po->bucket_size) : 0,
@@ -233,7 +234,7 @@ static int read_trace(struct etl_cli *c, struct ntl_profile *p, const struct pro
     uint64_t first = 0, last = 0, samples = 0;
     int rc;
     while ((rc = etl_cli_next(c, &ev)) > 0) {
-        int k = ntl_profile_etl_feed(p, c->t, &ev, &opt, &err);
+        int k = ntl_profile_etl_feed(p, stacks, c->t, &ev, &opt, &err);
         if (k == NTL_ERR_NOMEM || k == NTL_ERR_LIMIT) {
             etl_cli_error(c, &err, NULL);
             return EXIT_FAIL;
@@ -265,8 +266,21 @@ static int from_trace(struct etl_cli *c, struct ntl_profile *p, const struct pro
     int rc = etl_cli_open(c, po->etl);
     if (rc)
         return rc;
-    rc = read_trace(c, p, po);
+    struct ntl_profile_etl_stacks *stacks;
+    struct ntl_profile_etl_stack_counts counts;
+    struct ntl_error err = {0};
+    if (ntl_profile_etl_stacks_new(&stacks, &err) < 0) {
+        etl_cli_close(c);
+        return cli_fail(c->cmd, &err, NULL);
+    }
+    rc = read_trace(c, p, stacks, po);
     etl_cli_close(c);
+    if (rc == EXIT_OK && ntl_profile_etl_stacks_finish(p, stacks, &counts, &err) < 0)
+        rc = cli_fail(c->cmd, &err, NULL);
+    else if (rc == EXIT_OK && counts.keys_undefined)
+        fprintf(stderr, "ntlens %s: warning: %" PRIu64 " stack keys were never defined; "
+                "those stacks are partial\n", c->cmd, counts.keys_undefined);
+    ntl_profile_etl_stacks_free(stacks);
     if (rc == EXIT_OK && po->modules_dir)
         load_exports(c->cmd, p, po->modules_dir);
     return rc;

@@ -90,7 +90,8 @@ int profile_folded(const char *cmd, struct ntl_profile *p)
         else
             v[n++].weight = s.weight;
     }
-    qsort(v, n, sizeof *v, by_line);
+    if (n)
+        qsort(v, n, sizeof *v, by_line);
     for (size_t i = 0; i < n; i++) {
         uint64_t w = v[i].weight;
         while (i + 1 < n && !strcmp(v[i].line, v[i + 1].line))
