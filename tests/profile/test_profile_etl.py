@@ -65,6 +65,16 @@ def main():
     check(all(f["function"].startswith("ntoskrnl.exe+0x") for f in funcs),
           "without --modules, functions are offsets")
 
+    # --start/--end cut the samples in two halves that add up.
+    def hits(*args):
+        return sum(m["hits"] for m in json.loads(ntlens("-f", "json", "--report", "modules",
+                                                         *args).stdout))
+    first, second = hits("--end", "5"), hits("--start", "5")
+    check(first > 0 and second > 0 and first + second == ref["samples"],
+          "--end 5 and --start 5: %d + %d samples" % (first, second))
+    check(hits("--start", "1", "--end", "2") < first, "--start 1 --end 2 is part of --end 5")
+    ntlens("--start", "3", "--end", "2", code=2)
+
     folded = ntlens("-f", "folded").stdout.splitlines()
     total = sum(int(line.rpartition(" ")[2]) for line in folded)
     check(total == ref["samples"], "folded stacks count %d samples" % total)

@@ -56,6 +56,7 @@ struct profile_opts {
     uint64_t bucket_size;
     bool pid_set, tid_set;
     uint64_t pid, tid;
+    double start, end;        /* seconds from the trace's start; < 0: not given */
 };
 
 static int source_cb(const struct opt *o, const char *arg, void *ctx)
@@ -68,6 +69,17 @@ static int source_cb(const struct opt *o, const char *arg, void *ctx)
     return 0;
 }
 
+static int seconds_cb(const struct opt *o, const char *arg, void *ctx)
+{
+    char *end;
+    double v = strtod(arg, &end);
+    if (end == arg || *end || !(v >= 0 && v <= 1e9))
+        return opt_error(o, "needs SECONDS from the trace's start, a number like 2.5, not '%s'",
+                         arg);
+    *(double *)ctx = v;
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, struct etl_cli *c, struct profile_opts *po)
 {
     struct opt opts[] = {
@@ -76,6 +88,10 @@ static int parse_args(int argc, char **argv, struct etl_cli *c, struct profile_o
         OPT_U64(0, "pid", &po->pid, "PID", 0, UINT32_MAX,
                 "live: sample this process; with --etl: only its samples", .aliases = "-p"),
         OPT_U64(0, "tid", &po->tid, "TID", 0, UINT32_MAX, "with --etl: only this thread's samples"),
+        OPT_CALLBACK(0, "start", "SECONDS", seconds_cb, &po->start,
+                     "with --etl: only samples from SECONDS after the trace's start"),
+        OPT_CALLBACK(0, "end", "SECONDS", seconds_cb, &po->end,
+                     "with --etl: only samples before SECONDS after the trace's start"),
         OPT_FLAG(0, "all-cpus", &po->live.all, "live: sample every process (system-wide)",
                  .aliases = "-a"),
         OPT_U64(0, "freq", &po->live.freq, "HZ", 1, 100000,
@@ -121,8 +137,12 @@ static int parse_args(int argc, char **argv, struct etl_cli *c, struct profile_o
         return opt_usage_error(&profile_command, "--freq and --duration are for live sampling");
     if (po->etl && opt_given(opts, "source"))
         return opt_usage_error(&profile_command, "--source is for live sampling");
-    if (!po->etl && po->tid_set)
-        return opt_usage_error(&profile_command, "--tid filters the samples of --etl");
+    if (!po->etl && (po->tid_set || po->start >= 0 || po->end >= 0))
+        return opt_usage_error(&profile_command, "--tid, --start and --end filter the samples "
+                               "of --etl");
+    if (po->end == 0 || (po->start >= 0 && po->end >= 0 && po->end <= po->start))
+        return opt_usage_error(&profile_command, "--end must come after --start and the "
+                               "trace's start");
     po->live.pid = po->pid;
     po->live.argc = n;
     po->live.argv = argv + 1;
@@ -222,13 +242,25 @@ static void load_elf_symbols(struct ntl_profile *p)
     free(rows);
 }
 
+/* The raw timestamp secs after the trace's start (its header event), in
+ * the trace's clock; 0 (no bound) when secs < 0. */
+static uint64_t trace_time(const struct ntl_etl *t, double secs)
+{
+    const struct ntl_etl_logfile *lf = ntl_etl_logfile(t);
+    double freq = lf->clock == NTL_ETL_CLOCK_SYSTEM      ? 1e7
+                : lf->clock == NTL_ETL_CLOCK_CPU_CYCLE ? lf->cpu_speed_mhz * 1e6
+                                                       : (double)lf->perf_freq;
+    return secs < 0 ? 0 : lf->header_timestamp + (uint64_t)(secs * freq);
+}
+
 static int read_trace(struct etl_cli *c, struct ntl_profile *p,
                       struct ntl_profile_etl_stacks *stacks, const struct profile_opts *po)
 {
     struct ntl_profile_etl_options opt = {
         .bucket_shift = po->bucket_size ? log2u(po->bucket_size) : 0,
         .pid_set = po->pid_set, .pid = (uint32_t)po->pid,
-        .tid_set = po->tid_set, .tid = (uint32_t)po->tid};
+        .tid_set = po->tid_set, .tid = (uint32_t)po->tid,
+        .start = trace_time(c->t, po->start), .end = trace_time(c->t, po->end)};
     struct ntl_etl_event ev;
     struct ntl_error err = {0};
     uint64_t first = 0, last = 0, samples = 0;
@@ -309,7 +341,7 @@ static int from_live(const char *cmd, struct ntl_profile *p, struct profile_opts
 int cmd_profile(int argc, char **argv)
 {
     struct etl_cli c = {.cmd = argv[0]};
-    struct profile_opts po = {.ro = {.fmt = OUT_TABLE}};
+    struct profile_opts po = {.ro = {.fmt = OUT_TABLE}, .start = -1, .end = -1};
     struct ntl_profile *p;
     struct ntl_error err = {0};
     int rc;
