@@ -157,6 +157,7 @@ RECORDS = {
     "etl info": [ETL],
     "etl events": [ETL, "-n", "50"],
     "etl images": [ETL],
+    "profile": ["--etl", os.path.join(DATA, "etl", "net.4.5.2.x64.etl"), "--top", "1"],
 }
 # Commands whose records need inputs their own module's tests build (PE
 # images, dumps, Samba's store); their formats are checked there. The

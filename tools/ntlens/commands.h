@@ -29,7 +29,8 @@
     X("etl ipt", cmd_etl_ipt, "extract Intel PT traces from an ETW trace file")               \
     X("dump build", cmd_dump_build, "build a minidump of kernel modules from an ETW trace")   \
     X("dump show", cmd_dump_show, "show the streams, modules and memory of a minidump")       \
-    X("dump relocate", cmd_dump_relocate, "move modules of a minidump to new addresses")
+    X("dump relocate", cmd_dump_relocate, "move modules of a minidump to new addresses")     \
+    X("profile", cmd_profile, "sampling profile: hits per module, function and bucket")
 
 #define NTLENS_DECLARE(name, func, summary) int func(int argc, char **argv);
 NTLENS_COMMANDS(NTLENS_DECLARE)

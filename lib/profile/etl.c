@@ -1,0 +1,154 @@
+/* ETW events into a profile: SampledProfile, Image, Process and Thread. */
+#include <string.h>
+
+#include "etl-stacks.h"
+#include "model.h"
+#include "ntlens/etl_images.h"
+#include "ntlens/profile_etl.h"
+
+#define GROUP_PROCESS 0x03
+#define GROUP_THREAD 0x05
+#define GROUP_PERFINFO 0x0F
+#define GROUP_STACKWALK 0x18
+#define OP_SAMPLED_PROFILE 46
+#define OP_START 1
+#define OP_DCSTART 3
+
+static uint64_t le(const uint8_t *b, unsigned n)
+{
+    uint64_t v = 0;
+    for (unsigned i = n; i--;)
+        v = v << 8 | b[i];
+    return v;
+}
+
+static int short_payload(const struct ntl_etl_event *ev, const char *what, size_t need,
+                         struct ntl_error *err)
+{
+    return ntl_error_set(err, NTL_ERR_TRUNCATED, what, ev->offset,
+                         "payload of %zu bytes, %zu needed", ev->payload_size, need);
+}
+
+static bool wanted(const struct ntl_etl_event *ev, uint32_t pid, uint32_t tid,
+                   const struct ntl_profile_etl_options *opt)
+{
+    return (!opt->pid_set || pid == opt->pid) && (!opt->tid_set || tid == opt->tid) &&
+           (!opt->start || ev->timestamp >= opt->start) && (!opt->end || ev->timestamp < opt->end);
+}
+
+/* SampledProfile: InstructionPointer (pointer), ThreadId u32, Count u16,
+ * Reserved u16. Each event is one sample, whatever Count says: Count is
+ * the number of profile interrupts the kernel coalesced before logging,
+ * which is 1 in every trace we have seen, and the event is the unit
+ * xperf's and WPA's sample counts use. */
+static int sample(struct ntl_profile *p, struct ntl_profile_etl_stacks *stacks,
+                  const struct ntl_etl_event *ev, const struct ntl_profile_etl_options *opt,
+                  struct ntl_error *err)
+{
+    unsigned psz = ev->is64 ? 8 : 4;
+    if (ev->payload_size < psz + 4)
+        return short_payload(ev, "SampledProfile", psz + 4, err);
+    struct ntl_profile_sample s = {.ip = le(ev->payload, psz),
+                                   .tid = (uint32_t)le(ev->payload + psz, 4)};
+    s.pid = ntl_profile_pid_of(p, s.tid);
+    if (!wanted(ev, s.pid, s.tid, opt))
+        return NTL_PROFILE_ETL_FILTERED;
+    size_t index = ntl_profile_sample_count(p);
+    int rc = ntl_profile_add_sample(p, &s, err);
+    if (rc >= 0 && stacks)
+        rc = etl_stacks_sample(stacks, ev->timestamp, s.tid, index, err);
+    return rc < 0 ? rc : NTL_PROFILE_ETL_SAMPLE;
+}
+
+/* Image Load/DCStart add a range, Unload ends it. DCEnd (the rundown at
+ * the end of the trace) repeats what Load/DCStart said. */
+static int image(struct ntl_profile *p, const struct ntl_etl_image *img, unsigned shift,
+                 struct ntl_error *err)
+{
+    uint32_t pid = img->kernel ? NTL_PROFILE_KERNEL_PID : img->pid;
+    if (img->kind == NTL_ETL_IMAGE_UNLOAD) {
+        ntl_profile_end_range(p, pid, img->base);
+        return NTL_PROFILE_ETL_IMAGE;
+    }
+    if (img->kind == NTL_ETL_IMAGE_DCEND || !img->size || img->base + img->size - 1 < img->base)
+        return NTL_PROFILE_ETL_IMAGE;
+    const char *name = img->name, *slash;
+    while ((slash = strpbrk(name, "\\/")))
+        name = slash + 1;
+    int rc = ntl_profile_add_range(p, pid, name, img->name, img->base, img->size, shift, err);
+    return rc < 0 ? rc : NTL_PROFILE_ETL_IMAGE;
+}
+
+/* Process (v2-v4) Start/DCStart: UniqueProcessKey (pointer), ProcessId,
+ * ParentId, SessionId, ExitStatus, [DirectoryTableBase (pointer), v3+],
+ * [Flags, v4], UserSID (a TOKEN_USER and its SID, or 4 zero bytes), then
+ * ImageFileName in ANSI. */
+static int process(struct ntl_profile *p, const struct ntl_etl_event *ev, struct ntl_error *err)
+{
+    const uint8_t *b = ev->payload;
+    size_t n = ev->payload_size, psz = ev->is64 ? 8 : 4;
+    size_t sid = psz + 16 + (ev->version >= 3 ? psz : 0) + (ev->version >= 4 ? 4 : 0);
+    if (n < sid + 4)
+        return short_payload(ev, "Process", sid + 4, err);
+    uint32_t pid = (uint32_t)le(b + psz, 4);
+    size_t name = sid + 4;
+    if (le(b + sid, 4) != 0) {
+        /* TOKEN_USER (two pointers), then the SID: 8 bytes and 4 per
+         * sub-authority, their count in the SID's second byte. */
+        if (n < sid + 2 * psz + 8)
+            return short_payload(ev, "Process", sid + 2 * psz + 8, err);
+        name = sid + 2 * psz + 8 + 4 * (size_t)b[sid + 2 * psz + 1];
+    }
+    if (n < name)
+        return short_payload(ev, "Process", name, err);
+    char image[256];
+    size_t len = 0;
+    while (name + len < n && b[name + len] && len + 1 < sizeof image) {
+        image[len] = (char)b[name + len];
+        len++;
+    }
+    image[len] = 0;
+    int rc = ntl_profile_set_process(p, pid, image, err);
+    return rc < 0 ? rc : NTL_PROFILE_ETL_PROCESS;
+}
+
+/* Thread (v2-v4) Start/DCStart: ProcessId u32, TThreadId u32, ... */
+static int thread(struct ntl_profile *p, const struct ntl_etl_event *ev, struct ntl_error *err)
+{
+    if (ev->payload_size < 8)
+        return short_payload(ev, "Thread", 8, err);
+    int rc = ntl_profile_set_thread(p, (uint32_t)le(ev->payload + 4, 4),
+                                    (uint32_t)le(ev->payload, 4), err);
+    return rc < 0 ? rc : NTL_PROFILE_ETL_THREAD;
+}
+
+int ntl_profile_etl_feed(struct ntl_profile *p, struct ntl_profile_etl_stacks *stacks,
+                         const struct ntl_etl *t, const struct ntl_etl_event *ev,
+                         const struct ntl_profile_etl_options *opt, struct ntl_error *err)
+{
+    unsigned shift = opt->bucket_shift ? opt->bucket_shift : NTL_PROFILE_MIN_BUCKET_SHIFT;
+    struct ntl_etl_image img;
+    if (shift < NTL_PROFILE_MIN_BUCKET_SHIFT || shift > NTL_PROFILE_MAX_BUCKET_SHIFT)
+        return ntl_error_set(err, NTL_ERR_ARGUMENT, "profile", NTL_NO_OFFSET,
+                             "bucket size 2^%u is outside 2^2..2^31", shift);
+    int rc = ntl_etl_image_decode(t, ev, &img, err);
+    if (rc != 0)
+        return rc < 0 ? rc : image(p, &img, shift, err);
+    if (ev->kind != NTL_ETL_KIND_SYSTEM && ev->kind != NTL_ETL_KIND_COMPACT &&
+        ev->kind != NTL_ETL_KIND_PERFINFO)
+        return NTL_PROFILE_ETL_OTHER;
+    if (ev->group == GROUP_PERFINFO && ev->opcode == OP_SAMPLED_PROFILE)
+        return sample(p, stacks, ev, opt, err);
+    if (ev->group == GROUP_STACKWALK && stacks &&
+        (ev->opcode == 32 || (ev->opcode >= 34 && ev->opcode <= 38))) {
+        int rc = etl_stacks_event(stacks, ev, err);
+        return rc < 0 ? rc : NTL_PROFILE_ETL_STACK;
+    }
+    if (ev->opcode != OP_START && ev->opcode != OP_DCSTART)
+        return NTL_PROFILE_ETL_OTHER;
+    if (ev->group == GROUP_PROCESS)
+        return process(p, ev, err);
+    if (ev->group == GROUP_THREAD)
+        return thread(p, ev, err);
+    return NTL_PROFILE_ETL_OTHER;
+}

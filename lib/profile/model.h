@@ -1,0 +1,95 @@
+/* The profile's insides, shared by the model (profile.c), the report
+ * (report.c) and the producers in this module. */
+#ifndef NTLENS_PROFILE_MODEL_H
+#define NTLENS_PROFILE_MODEL_H
+
+#include "ntlens/buf.h"
+#include "ntlens/profile.h"
+#include "ntlens/profile_symbols.h"
+#include "u64map.h"
+
+/* Distinct buckets hit, processes and threads kept at most. */
+#define MODEL_MAX_BUCKETS (1u << 28)
+#define MODEL_MAX_IDS (1u << 24)
+#define MODEL_MAX_STACK_BYTES ((size_t)8 << 30)
+#define MODEL_MAX_SAMPLES ((size_t)1 << 30)
+
+struct model_range {
+    struct ntl_profile_range pub;
+    char *name, *path;
+    struct ntl_profile_symtab *syms;
+};
+
+/* A process's (or the kernel's) active ranges, sorted by base, disjoint,
+ * and those it no longer has, in the order they went (for addresses of a
+ * stack symbolized after its module was unloaded). */
+struct model_space {
+    uint32_t pid;
+    size_t *idx;
+    size_t n, cap;
+    size_t *gone;
+    size_t ngone, cap_gone;
+};
+
+struct model_proc {
+    uint32_t pid;
+    char *name;
+    uint64_t hits, unknown;
+};
+
+struct model_thread {
+    uint32_t tid, pid;
+    uint64_t hits;
+};
+
+/* A sample as kept: its stack is depth addresses at frames[off]. */
+struct model_sample {
+    uint32_t pid, tid;
+    uint64_t weight, ip;
+    size_t off;
+    size_t depth;
+};
+
+struct model_symtab {
+    char *path;
+    struct ntl_profile_symtab *syms;
+};
+
+struct ntl_profile {
+    struct ntl_profile_info info;
+    struct model_range *ranges;
+    size_t nranges, cap_ranges;
+    struct model_space *spaces;
+    size_t nspaces, cap_spaces;
+    struct u64map space_of;    /* pid -> index in spaces */
+    struct u64map buckets;     /* range << 32 | bucket -> hits */
+    struct model_proc *procs;
+    size_t nprocs, cap_procs;
+    struct u64map proc_of;     /* pid -> index in procs */
+    struct model_thread *threads;
+    size_t nthreads, cap_threads;
+    struct u64map thread_of;   /* tid -> index in threads */
+    struct model_symtab *symtabs;
+    size_t nsymtabs, cap_symtabs;
+    uint64_t total, unknown;
+    struct model_sample *samples;
+    size_t nsamples, cap_samples;
+    struct ntl_buf frames;     /* the samples' stacks, u64 addresses */
+};
+
+/* The index of the active range of pid's space holding addr, or -1. */
+long model_range_at(const struct ntl_profile *p, uint32_t pid, uint64_t addr);
+
+/* The range of pid's space holding addr: an active one, else the last
+ * that went; -1 when none. */
+long model_range_any(const struct ntl_profile *p, uint32_t pid, uint64_t addr);
+
+/* Keeps a sample (and its stack) for ntl_profile_stack_next. 0, or
+ * NTL_ERR_LIMIT, NTL_ERR_NOMEM with err set. */
+int model_keep_sample(struct ntl_profile *p, const struct ntl_profile_sample *s, uint32_t pid,
+                      uint64_t weight, struct ntl_error *err);
+
+/* Grows an array of elem-sized items to hold n + 1. 0, or -1 out of memory. */
+int model_reserve(void **v, size_t *cap, size_t n, size_t elem);
+
+#endif

@@ -1,0 +1,158 @@
+/* Samples into the model: the bucket an address falls in, the process and
+ * thread it is attributed to, and its stack. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+static int id_error(struct ntl_error *err, int limited, const char *what)
+{
+    return ntl_error_set(err, limited ? NTL_ERR_LIMIT : NTL_ERR_NOMEM, what, NTL_NO_OFFSET,
+                         limited ? "more than %u ids" : "out of memory", MODEL_MAX_IDS);
+}
+
+static struct model_proc *proc_get(struct ntl_profile *p, uint32_t pid, struct ntl_error *err)
+{
+    const uint64_t *i = u64map_get(&p->proc_of, pid);
+    int limited = 0;
+    if (i)
+        return &p->procs[*i];
+    if (model_reserve((void **)&p->procs, &p->cap_procs, p->nprocs, sizeof *p->procs) < 0) {
+        id_error(err, 0, "profile process");
+        return NULL;
+    }
+    uint64_t *slot = u64map_slot(&p->proc_of, pid, &limited);
+    if (!slot) {
+        id_error(err, limited, "profile process");
+        return NULL;
+    }
+    *slot = p->nprocs;
+    struct model_proc *pr = &p->procs[p->nprocs++];
+    memset(pr, 0, sizeof *pr);
+    pr->pid = pid;
+    return pr;
+}
+
+static struct model_thread *thread_get(struct ntl_profile *p, uint32_t tid, struct ntl_error *err)
+{
+    const uint64_t *i = u64map_get(&p->thread_of, tid);
+    int limited = 0;
+    if (i)
+        return &p->threads[*i];
+    if (model_reserve((void **)&p->threads, &p->cap_threads, p->nthreads, sizeof *p->threads) <
+        0) {
+        id_error(err, 0, "profile thread");
+        return NULL;
+    }
+    uint64_t *slot = u64map_slot(&p->thread_of, tid, &limited);
+    if (!slot) {
+        id_error(err, limited, "profile thread");
+        return NULL;
+    }
+    *slot = p->nthreads;
+    struct model_thread *t = &p->threads[p->nthreads++];
+    memset(t, 0, sizeof *t);
+    t->tid = tid;
+    t->pid = NTL_PROFILE_NO_PID;
+    return t;
+}
+
+int ntl_profile_set_process(struct ntl_profile *p, uint32_t pid, const char *name,
+                            struct ntl_error *err)
+{
+    struct model_proc *pr = proc_get(p, pid, err);
+    if (!pr)
+        return err ? err->status : NTL_ERR_NOMEM;
+    char *n = strdup(name);
+    if (!n)
+        return id_error(err, 0, "profile process");
+    free(pr->name);
+    pr->name = n;
+    return 0;
+}
+
+int ntl_profile_set_thread(struct ntl_profile *p, uint32_t tid, uint32_t pid,
+                           struct ntl_error *err)
+{
+    struct model_thread *t = thread_get(p, tid, err);
+    if (!t)
+        return err ? err->status : NTL_ERR_NOMEM;
+    t->pid = pid;
+    return 0;
+}
+
+uint32_t ntl_profile_pid_of(const struct ntl_profile *p, uint32_t tid)
+{
+    const uint64_t *i = u64map_get(&p->thread_of, tid);
+    return i ? p->threads[*i].pid : NTL_PROFILE_NO_PID;
+}
+
+long model_range_at(const struct ntl_profile *p, uint32_t pid, uint64_t addr)
+{
+    const uint64_t *si = u64map_get(&p->space_of, pid);
+    if (!si)
+        return -1;
+    const struct model_space *s = &p->spaces[*si];
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct ntl_profile_range *r = &p->ranges[s->idx[mid]].pub;
+        if (addr < r->base)
+            hi = mid;
+        else if (addr - r->base >= r->size)
+            lo = mid + 1;
+        else
+            return (long)s->idx[mid];
+    }
+    return -1;
+}
+
+long model_range_any(const struct ntl_profile *p, uint32_t pid, uint64_t addr)
+{
+    long r = model_range_at(p, pid, addr);
+    const uint64_t *si = r < 0 ? u64map_get(&p->space_of, pid) : NULL;
+    if (!si)
+        return r;
+    const struct model_space *s = &p->spaces[*si];
+    for (size_t i = s->ngone; i-- > 0;) {
+        const struct ntl_profile_range *g = &p->ranges[s->gone[i]].pub;
+        if (addr >= g->base && addr - g->base < g->size)
+            return (long)s->gone[i];
+    }
+    return -1;
+}
+
+int ntl_profile_add_sample(struct ntl_profile *p, const struct ntl_profile_sample *s,
+                           struct ntl_error *err)
+{
+    uint64_t weight = s->weight ? s->weight : 1;
+    uint32_t pid = s->pid == NTL_PROFILE_NO_PID ? ntl_profile_pid_of(p, s->tid) : s->pid;
+    struct model_proc *pr = proc_get(p, pid, err);
+    struct model_thread *t = pr ? thread_get(p, s->tid, err) : NULL;
+    int rc;
+    if (!t)
+        return err ? err->status : NTL_ERR_NOMEM;
+    if (t->pid == NTL_PROFILE_NO_PID)
+        t->pid = pid;
+    long r = model_range_at(p, pid, s->ip);
+    if (r < 0)
+        r = model_range_at(p, NTL_PROFILE_KERNEL_PID, s->ip);
+    if ((rc = model_keep_sample(p, s, pid, weight, err)) < 0)
+        return rc;
+    if (r >= 0) {
+        const struct ntl_profile_range *rg = &p->ranges[r].pub;
+        if ((rc = ntl_profile_add_hits(p, (size_t)r, (s->ip - rg->base) >> rg->bucket_shift,
+                                       weight, err)) < 0)
+            return rc;
+    } else {
+        p->total += weight;
+        p->unknown += weight;
+        pr->unknown += weight;
+    }
+    pr->hits += weight;
+    t->hits += weight;
+    return r >= 0;
+}
+
+uint64_t ntl_profile_total(const struct ntl_profile *p) { return p->total; }
+uint64_t ntl_profile_unknown(const struct ntl_profile *p) { return p->unknown; }

@@ -1,0 +1,68 @@
+/* The samples a profile keeps, with their stacks, for flame graphs. */
+#include <string.h>
+
+#include "model.h"
+
+static int frames_add(struct ntl_profile *p, const uint64_t *stack, size_t depth, size_t *off,
+                      struct ntl_error *err)
+{
+    int rc = ntl_buf_reserve(&p->frames, depth * 8);
+    if (rc < 0)
+        return ntl_error_set(err, rc, "profile stack", NTL_NO_OFFSET, "%s",
+                             rc == NTL_ERR_LIMIT ? "stacks exceed 8 GiB" : "out of memory");
+    /* Whole u64s at 8-byte offsets of a malloc'd buffer: aligned. */
+    *off = p->frames.len / 8;
+    for (size_t i = 0; i < depth; i++)
+        ntl_buf_append(&p->frames, &stack[i], 8);
+    return 0;
+}
+
+int model_keep_sample(struct ntl_profile *p, const struct ntl_profile_sample *s, uint32_t pid,
+                      uint64_t weight, struct ntl_error *err)
+{
+    size_t depth = s->depth > NTL_PROFILE_MAX_DEPTH ? NTL_PROFILE_MAX_DEPTH : s->depth, off = 0;
+    int rc;
+    if (p->nsamples >= MODEL_MAX_SAMPLES)
+        return ntl_error_set(err, NTL_ERR_LIMIT, "profile sample", NTL_NO_OFFSET,
+                             "more than 2^30 samples");
+    if (model_reserve((void **)&p->samples, &p->cap_samples, p->nsamples, sizeof *p->samples) < 0)
+        return ntl_error_set(err, NTL_ERR_NOMEM, "profile sample", NTL_NO_OFFSET,
+                             "out of memory");
+    if (depth && (rc = frames_add(p, s->stack, depth, &off, err)) < 0)
+        return rc;
+    p->samples[p->nsamples++] = (struct model_sample){pid, s->tid, weight, s->ip, off, depth};
+    return 0;
+}
+
+size_t ntl_profile_sample_count(const struct ntl_profile *p) { return p->nsamples; }
+
+int ntl_profile_set_stack(struct ntl_profile *p, size_t sample, const uint64_t *stack,
+                          size_t depth, struct ntl_error *err)
+{
+    size_t off = 0;
+    int rc;
+    if (sample >= p->nsamples)
+        return ntl_error_set(err, NTL_ERR_ARGUMENT, "profile sample", NTL_NO_OFFSET,
+                             "no sample %zu", sample);
+    if (depth > NTL_PROFILE_MAX_DEPTH)
+        depth = NTL_PROFILE_MAX_DEPTH;
+    if (depth && (rc = frames_add(p, stack, depth, &off, err)) < 0)
+        return rc;
+    p->samples[sample].off = off;
+    p->samples[sample].depth = depth;
+    return 0;
+}
+
+int ntl_profile_stack_next(const struct ntl_profile *p, size_t *pos,
+                           struct ntl_profile_sample *s)
+{
+    if (*pos >= p->nsamples)
+        return 0;
+    const struct model_sample *m = &p->samples[(*pos)++];
+    *s = (struct ntl_profile_sample){.ip = m->ip, .pid = m->pid, .tid = m->tid,
+                                     .weight = m->weight, .depth = m->depth,
+                                     .stack = m->depth ? (const uint64_t *)(const void *)
+                                                             p->frames.data + m->off
+                                                       : NULL};
+    return 1;
+}

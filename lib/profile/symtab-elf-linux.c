@@ -1,0 +1,125 @@
+/* ELF symbols through elfutils' libelf. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model.h"
+
+static int elf_fail(struct ntl_error *err, const char *what)
+{
+    return ntl_error_set(err, NTL_ERR_FORMAT, "ELF", NTL_NO_OFFSET, "%s: %s", what,
+                         elf_errmsg(-1));
+}
+
+/* The PT_LOAD segments: a symbol's address becomes a file offset through
+ * the one holding it, since a mapping places a file offset, not an
+ * address (lld's segments do not keep vaddr - offset constant). */
+struct segs {
+    GElf_Phdr v[64];
+    size_t n;
+};
+
+static int load_segments(Elf *e, struct segs *s, struct ntl_error *err)
+{
+    size_t n;
+    GElf_Phdr ph;
+    s->n = 0;
+    if (elf_getphdrnum(e, &n) != 0)
+        return elf_fail(err, "program headers");
+    for (size_t i = 0; i < n && s->n < sizeof s->v / sizeof *s->v; i++) {
+        if (!gelf_getphdr(e, (int)i, &ph))
+            return elf_fail(err, "program header");
+        if (ph.p_type == PT_LOAD)
+            s->v[s->n++] = ph;
+    }
+    return 0;
+}
+
+/* The file offset of addr, or false when no segment holds it. */
+static bool file_offset(const struct segs *s, uint64_t addr, uint64_t *off)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (addr >= s->v[i].p_vaddr && addr - s->v[i].p_vaddr < s->v[i].p_memsz) {
+            *off = addr - s->v[i].p_vaddr + s->v[i].p_offset;
+            return true;
+        }
+    return false;
+}
+
+/* The section of type type, or NULL. */
+static Elf_Scn *find_section(Elf *e, Elf64_Word type)
+{
+    Elf_Scn *scn = NULL;
+    GElf_Shdr sh;
+    while ((scn = elf_nextscn(e, scn)))
+        if (gelf_getshdr(scn, &sh) && sh.sh_type == type)
+            return scn;
+    return NULL;
+}
+
+static int add_functions(Elf *e, Elf_Scn *scn, const struct segs *segs,
+                         struct ntl_profile_symtab *t, struct ntl_error *err)
+{
+    GElf_Shdr sh;
+    GElf_Sym sym;
+    uint64_t off;
+    Elf_Data *d = elf_getdata(scn, NULL);
+    if (!gelf_getshdr(scn, &sh) || !d || !sh.sh_entsize)
+        return elf_fail(err, "symbol table");
+    size_t n = d->d_size / sh.sh_entsize;
+    for (size_t i = 0; i < n; i++) {
+        if (!gelf_getsym(d, (int)i, &sym))
+            return elf_fail(err, "symbol");
+        if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
+            !file_offset(segs, sym.st_value, &off))
+            continue;
+        const char *name = elf_strptr(e, sh.sh_link, sym.st_name);
+        if (!name || !*name)
+            continue;
+        int rc = ntl_profile_symtab_add(t, name, off, sym.st_size, err);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int read_elf(Elf *e, struct ntl_profile_symtab *t, struct ntl_error *err)
+{
+    struct segs segs;
+    int rc;
+    if (elf_kind(e) != ELF_K_ELF)
+        return ntl_error_set(err, NTL_ERR_FORMAT, "ELF", 0, "not an ELF file");
+    if ((rc = load_segments(e, &segs, err)) < 0)
+        return rc;
+    Elf_Scn *scn = find_section(e, SHT_SYMTAB);
+    if (!scn)
+        scn = find_section(e, SHT_DYNSYM);
+    return scn ? add_functions(e, scn, &segs, t, err) : 0;
+}
+
+int ntl_profile_symtab_from_elf(const char *path, struct ntl_profile_symtab **out,
+                                struct ntl_error *err)
+{
+    struct ntl_profile_symtab *t;
+    int rc;
+    if (elf_version(EV_CURRENT) == EV_NONE)
+        return ntl_error_set(err, NTL_ERR_UNSUPPORTED, "ELF", NTL_NO_OFFSET,
+                             "libelf: %s", elf_errmsg(-1));
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return ntl_error_set(err, NTL_ERR_IO, NULL, NTL_NO_OFFSET, "%s", strerror(errno));
+    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    if (!e)
+        rc = elf_fail(err, "open");
+    else if ((rc = ntl_profile_symtab_new(&t, err)) >= 0 && (rc = read_elf(e, t, err)) < 0)
+        ntl_profile_symtab_free(t);
+    if (e)
+        elf_end(e);
+    close(fd);
+    if (rc >= 0)
+        *out = t;
+    return rc < 0 ? rc : 0;
+}

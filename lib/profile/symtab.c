@@ -1,0 +1,141 @@
+/* Symbol tables: functions by offset from a module's base. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "ntlens/pe.h"
+
+#define SYMTAB_MAX (1u << 24)
+
+struct ntl_profile_symtab {
+    struct ntl_profile_symbol *v;
+    size_t n, cap;
+    bool sorted;
+};
+
+int ntl_profile_symtab_new(struct ntl_profile_symtab **out, struct ntl_error *err)
+{
+    if (!(*out = calloc(1, sizeof **out)))
+        return ntl_error_set(err, NTL_ERR_NOMEM, "symbol table", NTL_NO_OFFSET, "out of memory");
+    return 0;
+}
+
+void ntl_profile_symtab_free(struct ntl_profile_symtab *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->n; i++)
+        free((char *)t->v[i].name);
+    free(t->v);
+    free(t);
+}
+
+int ntl_profile_symtab_add(struct ntl_profile_symtab *t, const char *name, uint64_t offset,
+                           uint64_t size, struct ntl_error *err)
+{
+    if (t->n >= SYMTAB_MAX)
+        return ntl_error_set(err, NTL_ERR_LIMIT, "symbol table", NTL_NO_OFFSET,
+                             "more than %u symbols", SYMTAB_MAX);
+    char *copy = strdup(name);
+    if (!copy || model_reserve((void **)&t->v, &t->cap, t->n, sizeof *t->v) < 0) {
+        free(copy);
+        return ntl_error_set(err, NTL_ERR_NOMEM, "symbol table", NTL_NO_OFFSET, "out of memory");
+    }
+    t->v[t->n++] = (struct ntl_profile_symbol){.name = copy, .offset = offset, .size = size};
+    t->sorted = false;
+    return 0;
+}
+
+size_t ntl_profile_symtab_count(const struct ntl_profile_symtab *t) { return t->n; }
+
+/* By offset; at one offset the sized symbol first, then by name, so the
+ * choice among aliases does not depend on the input's order. */
+static int by_offset(const void *a, const void *b)
+{
+    const struct ntl_profile_symbol *x = a, *y = b;
+    if (x->offset != y->offset)
+        return x->offset < y->offset ? -1 : 1;
+    if (x->size != y->size)
+        return x->size > y->size ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+static void sort(struct ntl_profile_symtab *t)
+{
+    qsort(t->v, t->n, sizeof *t->v, by_offset);
+    /* An unsized symbol ends where the next one at a higher offset starts;
+     * the last one stays unsized and covers the rest of the module. */
+    for (size_t i = 0, j = 0; i < t->n; i++) {
+        while (j < t->n && t->v[j].offset <= t->v[i].offset)
+            j++;
+        if (!t->v[i].size && j < t->n)
+            t->v[i].size = t->v[j].offset - t->v[i].offset;
+    }
+    t->sorted = true;
+}
+
+const struct ntl_profile_symbol *ntl_profile_symtab_lookup(struct ntl_profile_symtab *t,
+                                                           uint64_t offset, uint64_t *disp)
+{
+    if (!t->sorted)
+        sort(t);
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {  /* the last symbol starting at or before offset */
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->v[mid].offset <= offset)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* Aliases sort together; take the first of the run at that offset. */
+    while (lo > 1 && t->v[lo - 2].offset == t->v[lo - 1].offset)
+        lo--;
+    if (!lo)
+        return NULL;
+    const struct ntl_profile_symbol *s = &t->v[lo - 1];
+    /* An unsized last symbol covers the rest of the module. */
+    if (s->size && offset - s->offset >= s->size)
+        return NULL;
+    *disp = offset - s->offset;
+    return s;
+}
+
+int ntl_profile_symtab_from_pe(const void *data, size_t size, struct ntl_profile_symtab **out,
+                               struct ntl_error *err)
+{
+    struct ntl_pe pe;
+    struct ntl_pe_exports ex = {0};
+    int rc = ntl_pe_parse(data, size, &pe, err);
+    if (rc < 0)
+        return rc;
+    if ((rc = ntl_pe_exports_parse(&pe, &ex, err)) >= 0 &&
+        (rc = ntl_profile_symtab_new(out, err)) >= 0) {
+        for (size_t i = 0; i < ex.count && rc >= 0; i++)
+            if (ex.entries[i].name && ex.entries[i].rva && !ex.entries[i].forwarder)
+                rc = ntl_profile_symtab_add(*out, ex.entries[i].name, ex.entries[i].rva, 0, err);
+        if (rc < 0) {
+            ntl_profile_symtab_free(*out);
+            *out = NULL;
+        }
+    }
+    ntl_pe_exports_free(&ex);
+    ntl_pe_free(&pe);
+    return rc < 0 ? rc : 0;
+}
+
+int ntl_profile_use_symbols(struct ntl_profile *p, const char *path,
+                            struct ntl_profile_symtab *t, struct ntl_error *err)
+{
+    char *copy = strdup(path);
+    if (!copy ||
+        model_reserve((void **)&p->symtabs, &p->cap_symtabs, p->nsymtabs, sizeof *p->symtabs) < 0) {
+        free(copy);
+        ntl_profile_symtab_free(t);
+        return ntl_error_set(err, NTL_ERR_NOMEM, "symbol table", NTL_NO_OFFSET, "out of memory");
+    }
+    p->symtabs[p->nsymtabs++] = (struct model_symtab){.path = copy, .syms = t};
+    for (size_t i = 0; i < p->nranges; i++)
+        if (!strcmp(p->ranges[i].path, path))
+            p->ranges[i].syms = t;
+    return 0;
+}

@@ -1,0 +1,200 @@
+/* lib/profile: bucket arithmetic, ranges in address spaces, samples and
+ * their attribution, stacks, symbol tables and the report. */
+#include "check.h"
+#include "ntlens/profile.h"
+#include "ntlens/profile_report.h"
+#include "ntlens/profile_symbols.h"
+
+static void test_bucket_count(void)
+{
+    /* NtCreateProfile's buffer: RangeSize >> (BucketSize - 2) ULONGs, one
+     * more for a partial bucket. */
+    CHECK_EQ_U64(ntl_profile_bucket_count(0x1000, 2), 0x400);
+    CHECK_EQ_U64(ntl_profile_bucket_count(0x1001, 2), 0x401);
+    CHECK_EQ_U64(ntl_profile_bucket_count(1, 31), 1);
+    CHECK_EQ_U64(ntl_profile_bucket_count(0x100000000ull, 31), 2);
+}
+
+static void test_ranges(void)
+{
+    struct ntl_profile *p;
+    struct ntl_error err = {0};
+    CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
+    CHECK_EQ_INT(ntl_profile_add_range(p, 1, "a", "", 0x1000, 0, 2, &err), NTL_ERR_ARGUMENT);
+    CHECK_EQ_INT(ntl_profile_add_range(p, 1, "a", "", 0x1000, 0x100, 1, &err), NTL_ERR_ARGUMENT);
+    CHECK_EQ_INT(ntl_profile_add_range(p, 1, "a", "", UINT64_MAX, 2, 2, &err), NTL_ERR_ARGUMENT);
+    CHECK_EQ_INT(ntl_profile_add_range(p, 1, "a", "", 0, 1ull << 40, 2, &err), NTL_ERR_ARGUMENT);
+    CHECK_EQ_INT(ntl_profile_add_range(p, 1, "a", "/a", 0x1000, 0x1000, 4, &err), 0);
+    CHECK_EQ_INT(ntl_profile_add_range(p, NTL_PROFILE_KERNEL_PID, "k", "", 0xff000, 0x1000, 2,
+                                       &err), 1);
+    CHECK_EQ_INT(ntl_profile_set_thread(p, 7, 1, &err), 0);
+    CHECK_EQ_INT(ntl_profile_set_process(p, 1, "one", &err), 0);
+
+    struct ntl_profile_sample s = {.ip = 0x1013, .pid = NTL_PROFILE_NO_PID, .tid = 7};
+    CHECK_EQ_INT(ntl_profile_add_sample(p, &s, &err), 1);   /* a, bucket 1 */
+    s.ip = 0xff004;
+    CHECK_EQ_INT(ntl_profile_add_sample(p, &s, &err), 1);   /* the kernel's, from pid 1 */
+    s.ip = 0x2000;
+    CHECK_EQ_INT(ntl_profile_add_sample(p, &s, &err), 0);   /* just past a: unknown */
+    s.ip = 0x1010;
+    s.pid = 2;                                              /* another space: unknown */
+    CHECK_EQ_INT(ntl_profile_add_sample(p, &s, &err), 0);
+    CHECK_EQ_U64(ntl_profile_total(p), 4);
+    CHECK_EQ_U64(ntl_profile_unknown(p), 2);
+
+    /* b replaces a where it overlaps; a keeps its hits. */
+    CHECK_EQ_INT(ntl_profile_add_range(p, 1, "b", "", 0x1800, 0x1000, 2, &err), 2);
+    CHECK(!ntl_profile_range(p, 0)->active);
+    CHECK_EQ_U64(ntl_profile_range(p, 0)->hits, 1);
+    s = (struct ntl_profile_sample){.ip = 0x1010, .pid = 1, .tid = 8, .weight = 5};
+    CHECK_EQ_INT(ntl_profile_add_sample(p, &s, &err), 0);   /* a is gone */
+    s.ip = 0x2000;
+    CHECK_EQ_INT(ntl_profile_add_sample(p, &s, &err), 1);   /* b */
+    CHECK_EQ_U64(ntl_profile_range(p, 2)->hits, 5);
+    CHECK_EQ_INT(ntl_profile_end_range(p, 1, 0x1800), 0);
+    CHECK_EQ_INT(ntl_profile_end_range(p, 1, 0x1800), NTL_ERR_NOT_FOUND);
+    CHECK_EQ_INT(ntl_profile_add_sample(p, &s, &err), 0);
+    CHECK_EQ_INT(ntl_profile_add_hits(p, 1, 0x400, 1, &err), NTL_ERR_ARGUMENT);
+    CHECK_EQ_INT(ntl_profile_add_hits(p, 1, 0x3ff, 3, &err), 0);
+
+    struct ntl_profile_module_row *m;
+    size_t n;
+    CHECK_EQ_INT(ntl_profile_modules(p, &m, &n, &err), 0);
+    CHECK_EQ_U64(n, 4);
+    if (n == 4) {
+        /* b 5, k 1 + 3, a 1; the unknown row last: 1 + 1 + 5 + 5. */
+        CHECK_EQ_STR(m[0].r ? m[0].r->name : "", "b");
+        CHECK_EQ_STR(m[1].r ? m[1].r->name : "", "k");
+        CHECK_EQ_U64(m[1].hits, 4);
+        CHECK_EQ_STR(m[2].r ? m[2].r->name : "", "a");
+        CHECK(m[3].range == NTL_PROFILE_NO_RANGE && !m[3].r);
+        CHECK_EQ_U64(m[3].hits, 12);
+    }
+    free(m);
+
+    struct ntl_profile_process_row *pr;
+    CHECK_EQ_INT(ntl_profile_processes(p, &pr, &n, &err), 0);
+    CHECK_EQ_U64(n, 2);
+    if (n == 2) {
+        CHECK_EQ_U64(pr[0].pid, 1);
+        CHECK_EQ_STR(pr[0].name, "one");
+        CHECK_EQ_U64(pr[0].hits, 18);
+        CHECK_EQ_U64(pr[1].pid, 2);
+        CHECK(pr[1].name == NULL);
+    }
+    free(pr);
+    ntl_profile_free(p);
+}
+
+static void test_stacks(void)
+{
+    struct ntl_profile *p;
+    struct ntl_error err = {0};
+    uint64_t st[3] = {0x10, 0x20, 0x30};
+    struct ntl_profile_sample s = {.ip = 5, .pid = 3, .tid = 4, .stack = st, .depth = 3};
+    CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
+    CHECK_EQ_INT(ntl_profile_add_sample(p, &s, &err), 0);
+    s.depth = 0;
+    CHECK_EQ_INT(ntl_profile_add_sample(p, &s, &err), 0);
+    size_t pos = 0;
+    struct ntl_profile_sample got;
+    CHECK_EQ_INT(ntl_profile_stack_next(p, &pos, &got), 1);
+    CHECK_EQ_U64(got.ip, 5);
+    CHECK_EQ_U64(got.depth, 3);
+    CHECK_EQ_U64(got.stack[2], 0x30);
+    CHECK_EQ_U64(got.weight, 1);
+    CHECK_EQ_INT(ntl_profile_stack_next(p, &pos, &got), 1);   /* kept without a stack too */
+    CHECK_EQ_U64(got.depth, 0);
+    CHECK_EQ_INT(ntl_profile_stack_next(p, &pos, &got), 0);
+    ntl_profile_free(p);
+}
+
+static void test_symbols_and_report(void)
+{
+    struct ntl_profile *p;
+    struct ntl_profile_symtab *t;
+    struct ntl_error err = {0};
+    uint64_t disp;
+    CHECK_EQ_INT(ntl_profile_symtab_new(&t, &err), 0);
+    CHECK_EQ_INT(ntl_profile_symtab_add(t, "g", 0x200, 0, &err), 0);
+    CHECK_EQ_INT(ntl_profile_symtab_add(t, "f", 0x100, 0x10, &err), 0);
+    CHECK_EQ_INT(ntl_profile_symtab_add(t, "f_alias", 0x100, 0, &err), 0);
+    CHECK(ntl_profile_symtab_lookup(t, 0xff, &disp) == NULL);
+    CHECK_EQ_STR(ntl_profile_symtab_lookup(t, 0x104, &disp)->name, "f");
+    CHECK_EQ_U64(disp, 4);
+    CHECK(ntl_profile_symtab_lookup(t, 0x110, &disp) == NULL);   /* past f's size */
+    CHECK_EQ_STR(ntl_profile_symtab_lookup(t, 0x5000, &disp)->name, "g");
+
+    CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
+    CHECK_EQ_INT(ntl_profile_add_range(p, 1, "m", "/m", 0x10000, 0x1000, 2, &err), 0);
+    CHECK_EQ_INT(ntl_profile_use_symbols(p, "/m", t, &err), 0);
+    uint64_t ips[] = {0x10100, 0x10104, 0x10104, 0x10120, 0x10200, 0x10300, 0x10300};
+    for (size_t i = 0; i < sizeof ips / sizeof *ips; i++) {
+        struct ntl_profile_sample s = {.ip = ips[i], .pid = 1, .tid = 1};
+        CHECK_EQ_INT(ntl_profile_add_sample(p, &s, &err), 1);
+    }
+    struct ntl_profile_function_row *f;
+    size_t n;
+    CHECK_EQ_INT(ntl_profile_functions(p, 0, &f, &n, &err), 0);
+    CHECK_EQ_U64(n, 3);
+    if (n == 3) {
+        CHECK_EQ_STR(f[0].symbol, "f");
+        CHECK_EQ_U64(f[0].hits, 3);
+        CHECK_EQ_STR(f[1].symbol, "g");       /* 0x200 and 0x300: one function */
+        CHECK_EQ_U64(f[1].hits, 3);
+        CHECK(f[2].symbol == NULL);           /* 0x120: between f's end and g */
+        CHECK_EQ_U64(f[2].offset, 0x120);
+    }
+    free(f);
+    struct ntl_profile_bucket_row *b;
+    CHECK_EQ_INT(ntl_profile_buckets(p, 0, &b, &n, &err), 0);
+    CHECK_EQ_U64(n, 5);
+    if (n == 5) {
+        CHECK_EQ_U64(b[1].offset, 0x104);
+        CHECK_EQ_U64(b[1].hits, 2);
+        CHECK_EQ_U64(b[1].disp, 4);
+    }
+    free(b);
+    CHECK_EQ_INT(ntl_profile_buckets(p, 9, &b, &n, &err), NTL_ERR_ARGUMENT);
+    ntl_profile_free(p);
+}
+
+#ifndef _WIN32
+/* GNU ld's symbol at the start of the first segment: file offset 0. */
+extern char __executable_start;
+#endif
+
+static void test_elf(const char *self)
+{
+    struct ntl_profile_symtab *t = NULL;
+    struct ntl_error err = {0};
+#ifdef _WIN32
+    (void)self;
+    CHECK_EQ_INT(ntl_profile_symtab_from_elf("x", &t, &err), NTL_ERR_UNSUPPORTED);
+#else
+    uint64_t disp;
+    /* This test program: its own functions, at offsets from its load base. */
+    CHECK_EQ_INT(ntl_profile_symtab_from_elf(self, &t, &err), 0);
+    CHECK(t && ntl_profile_symtab_count(t) > 5);
+    if (t) {
+        uint64_t off = (uint64_t)(uintptr_t)test_elf - (uint64_t)(uintptr_t)&__executable_start;
+        const struct ntl_profile_symbol *s = ntl_profile_symtab_lookup(t, off + 1, &disp);
+        CHECK_EQ_STR(s ? s->name : "", "test_elf");
+        CHECK_EQ_U64(disp, 1);
+    }
+    ntl_profile_symtab_free(t);
+    CHECK_EQ_INT(ntl_profile_symtab_from_elf("/nonexistent", &t, &err), NTL_ERR_IO);
+    CHECK_EQ_INT(ntl_profile_symtab_from_elf("/proc/self/status", &t, &err), NTL_ERR_FORMAT);
+#endif
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    test_bucket_count();
+    test_ranges();
+    test_stacks();
+    test_symbols_and_report();
+    test_elf(argv[0]);
+    return check_exit();
+}

@@ -1,0 +1,274 @@
+/* The ETW producer on generated 32- and 64-bit traces: SampledProfile
+ * events land in the modules of their time and their thread's process;
+ * unknown threads, addresses in no module and unloaded modules count as
+ * unknown; a short payload is an error that changes nothing.
+ *   test_profile_etl [SEED]   also writes the 64-bit trace, with the fuzz
+ *                             harness's leading option byte, to SEED */
+#include "check.h"
+#include "etl_gen.h"
+#include "ntlens/etl.h"
+#include "ntlens/profile_etl.h"
+#include "ntlens/profile_report.h"
+
+#define HOOK_PROCESS_DCSTART 0x0303
+#define HOOK_THREAD_DCSTART 0x0503
+#define HOOK_SAMPLE 0x0F2E
+
+static void put(uint8_t *b, size_t *n, uint64_t v, unsigned size)
+{
+    for (unsigned i = 0; i < size; i++)
+        b[(*n)++] = (uint8_t)(v >> 8 * i);
+}
+
+/* Process v4 (with_sid: a TOKEN_USER and S-1-5-18) or v3 (a null SID). */
+static void process(struct gen *g, bool is64, uint64_t ts, uint32_t pid, bool v4, bool with_sid,
+                    const char *name)
+{
+    uint8_t b[128];
+    size_t n = 0;
+    unsigned psz = is64 ? 8 : 4;
+    put(b, &n, 0x1234, psz);                   /* UniqueProcessKey */
+    put(b, &n, pid, 4);
+    put(b, &n, 4, 4);                          /* ParentId */
+    put(b, &n, 1, 4);                          /* SessionId */
+    put(b, &n, 0, 4);                          /* ExitStatus */
+    put(b, &n, 0x187000, psz);                 /* DirectoryTableBase */
+    if (v4)
+        put(b, &n, 0, 4);                      /* Flags */
+    if (with_sid) {
+        put(b, &n, 0xdead0000, psz);           /* TOKEN_USER: Sid pointer, Attributes */
+        put(b, &n, 0, psz);
+        put(b, &n, 0x00000101, 4);             /* S-1-5-18 */
+        put(b, &n, 0x05000000, 4);
+        put(b, &n, 18, 4);
+    } else {
+        put(b, &n, 0, 4);
+    }
+    memcpy(b + n, name, strlen(name) + 1);
+    n += strlen(name) + 1;
+    gen_perfinfo(g, is64, v4 ? 4 : 3, HOOK_PROCESS_DCSTART, ts, NULL, 0, b, n);
+}
+
+static void thread(struct gen *g, bool is64, uint64_t ts, uint32_t pid, uint32_t tid)
+{
+    uint8_t b[8];
+    size_t n = 0;
+    put(b, &n, pid, 4);
+    put(b, &n, tid, 4);
+    gen_system(g, false, is64, 3, HOOK_THREAD_DCSTART, tid, pid, ts, NULL, 0, b, n);
+}
+
+static void sample(struct gen *g, bool is64, uint64_t ts, uint64_t ip, uint32_t tid)
+{
+    uint8_t b[16];
+    size_t n = 0;
+    put(b, &n, ip, is64 ? 8 : 4);
+    put(b, &n, tid, 4);
+    put(b, &n, 1, 2);
+    put(b, &n, 0, 2);
+    gen_perfinfo(g, is64, 2, HOOK_SAMPLE, ts, NULL, 0, b, n);
+}
+
+/* StackWalk: EventTimeStamp, StackProcess, StackThread, then the frames
+ * (opcode 32) or a key (37 kernel, 38 user); a key definition (36, the
+ * rundown) is the key, then the frames. */
+static void stack(struct gen *g, bool is64, uint8_t op, uint64_t ts, uint64_t event_ts,
+                  uint32_t tid, const uint64_t *v, size_t n)
+{
+    uint8_t b[256];
+    size_t len = 0;
+    unsigned psz = is64 ? 8 : 4;
+    if (op != 36) {
+        put(b, &len, event_ts, 8);
+        put(b, &len, 100, 4);
+        put(b, &len, tid, 4);
+    }
+    for (size_t i = 0; i < n; i++)
+        put(b, &len, v[i], psz);
+    gen_perfinfo(g, is64, 2, (uint16_t)(0x1800 | op), ts, NULL, 0, b, len);
+}
+
+static uint64_t kernel_base(bool is64) { return is64 ? 0xfffff80000000000ull : 0x80000000u; }
+
+/* Events in a CPU's buffer are in time order; the second CPU's buffer holds
+ * the samples, so the reader must merge by time to place them. */
+static void make_trace(struct gen *g, bool is64)
+{
+    gen_init(g, 4096, is64 ? 8 : 4, 0, 1000, 10000000, 132500000000000000ull, 1, "p", "p.etl");
+    process(g, is64, 1001, 100, true, false, "app.exe");
+    process(g, is64, 1002, 200, false, true, "svc.exe");
+    thread(g, is64, 1003, 100, 101);
+    thread(g, is64, 1004, 200, 201);
+    gen_image(g, true, false, is64, 3, 1005, kernel_base(is64), 0x100000, 0, 1, 2, 0,
+              "\\SystemRoot\\system32\\ntoskrnl.exe");
+    gen_image(g, false, false, is64, 10, 1006, 0x400000, 0x10000, 100, 1, 2, 0x400000,
+              "C:\\app\\app.exe");
+    gen_image(g, false, false, is64, 2, 1100, 0x400000, 0x10000, 100, 1, 2, 0x400000,
+              "C:\\app\\app.exe");
+    gen_next_buffer(g, 1);
+    uint64_t kb = kernel_base(is64);
+    const uint64_t full[] = {0x400010, 0x400500};
+    const uint64_t kkey = 0xAAA, ukey = 0xBBB, nokey = 0xCCC;
+    const uint64_t kdef[] = {kkey, kb + 0x10, kb + 0x20}, udef[] = {ukey, 0x400600};
+    sample(g, is64, 1010, 0x400010, 101);               /* app.exe, pid 100 */
+    stack(g, is64, 32, 1010, 1010, 101, full, 2);
+    sample(g, is64, 1011, 0x400014, 101);
+    stack(g, is64, 37, 1011, 1011, 101, &kkey, 1);
+    stack(g, is64, 38, 1011, 1011, 101, &ukey, 1);
+    stack(g, is64, 38, 1012, 1012, 201, &nokey, 1);      /* never defined */
+    stack(g, is64, 32, 1013, 999, 101, full, 2);         /* of no sample */
+    sample(g, is64, 1012, kernel_base(is64) + 0x20, 201); /* kernel, pid 200 */
+    sample(g, is64, 1013, 0x999, 101);                   /* no module */
+    sample(g, is64, 1014, 0x400010, 999);                /* unknown thread */
+    sample(g, is64, 1101, 0x400010, 101);                /* after the unload */
+    stack(g, is64, 36, 1200, 0, 0, kdef, 3);
+    stack(g, is64, 36, 1201, 0, 0, udef, 2);
+    gen_finish(g);
+}
+
+static void check_trace(bool is64, const uint8_t *data, size_t size)
+{
+    struct ntl_etl_options eo = {.sorted = true};
+    struct ntl_profile_etl_options po = {0};
+    struct ntl_etl *t;
+    struct ntl_profile *p;
+    struct ntl_etl_event ev;
+    struct ntl_error err = {0};
+    int rc, samples = 0;
+
+    CHECK_EQ_INT(ntl_etl_open_mem(data, size, &eo, &t, &err), 0);
+    CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
+    while ((rc = ntl_etl_next(t, &ev, &err)) > 0) {
+        int k = ntl_profile_etl_feed(p, NULL, t, &ev, &po, &err);
+        CHECK(k >= 0);
+        samples += k == NTL_PROFILE_ETL_SAMPLE;
+        if (k == NTL_PROFILE_ETL_SAMPLE) {
+            /* The same event cut short: an error, and nothing counted. */
+            struct ntl_etl_event cut = ev;
+            uint64_t total = ntl_profile_total(p);
+            cut.payload_size = is64 ? 11 : 7;
+            CHECK_EQ_INT(ntl_profile_etl_feed(p, NULL, t, &cut, &po, &err), NTL_ERR_TRUNCATED);
+            CHECK_EQ_U64(err.offset, ev.offset);
+            CHECK_EQ_U64(ntl_profile_total(p), total);
+        }
+    }
+    CHECK_EQ_INT(rc, 0);
+    CHECK_EQ_INT(samples, 6);
+    CHECK_EQ_U64(ntl_profile_total(p), 6);
+    CHECK_EQ_U64(ntl_profile_unknown(p), 3);
+
+    struct ntl_profile_module_row *m;
+    size_t n;
+    CHECK_EQ_INT(ntl_profile_modules(p, &m, &n, &err), 0);
+    CHECK_EQ_U64(n, 3);
+    if (n == 3) {
+        CHECK_EQ_STR(m[0].r ? m[0].r->name : "", "app.exe");
+        CHECK_EQ_U64(m[0].hits, 2);
+        CHECK_EQ_U64(m[0].r ? m[0].r->pid : 0, 100);
+        CHECK_EQ_STR(m[1].r ? m[1].r->name : "", "ntoskrnl.exe");
+        CHECK_EQ_U64(m[1].r ? m[1].r->pid : 0, NTL_PROFILE_KERNEL_PID);
+        CHECK(m[2].range == NTL_PROFILE_NO_RANGE);
+    }
+    free(m);
+    struct ntl_profile_process_row *pr;
+    CHECK_EQ_INT(ntl_profile_processes(p, &pr, &n, &err), 0);
+    CHECK_EQ_U64(n, 3);
+    if (n == 3) {
+        CHECK_EQ_U64(pr[0].pid, 100);
+        CHECK_EQ_STR(pr[0].name, "app.exe");
+        CHECK_EQ_U64(pr[0].hits, 4);
+        CHECK_EQ_U64(pr[0].unknown, 2);
+        CHECK_EQ_U64(pr[1].pid, 200);
+        CHECK_EQ_STR(pr[1].name, "svc.exe");   /* after a TOKEN_USER and its SID */
+        CHECK_EQ_U64(pr[2].pid, NTL_PROFILE_NO_PID);
+    }
+    free(pr);
+    ntl_profile_free(p);
+    ntl_etl_close(t);
+}
+
+static void check_filters(const uint8_t *data, size_t size)
+{
+    struct ntl_etl_options eo = {.sorted = true};
+    struct ntl_profile_etl_options po = {.pid_set = true, .pid = 200};
+    struct ntl_etl *t;
+    struct ntl_profile *p;
+    struct ntl_etl_event ev;
+    struct ntl_error err = {0};
+    int filtered = 0;
+
+    CHECK_EQ_INT(ntl_etl_open_mem(data, size, &eo, &t, &err), 0);
+    CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
+    while (ntl_etl_next(t, &ev, &err) > 0)
+        filtered += ntl_profile_etl_feed(p, NULL, t, &ev, &po, &err) == NTL_PROFILE_ETL_FILTERED;
+    CHECK_EQ_INT(filtered, 5);
+    CHECK_EQ_U64(ntl_profile_total(p), 1);
+    po.bucket_shift = 32;
+    CHECK_EQ_INT(ntl_profile_etl_feed(p, NULL, t, &ev, &po, &err), NTL_ERR_ARGUMENT);
+    ntl_profile_free(p);
+    ntl_etl_close(t);
+}
+
+static void check_stacks(bool is64, const uint8_t *data, size_t size)
+{
+    struct ntl_etl_options eo = {.sorted = true};
+    struct ntl_profile_etl_options po = {0};
+    struct ntl_profile_etl_stacks *st;
+    struct ntl_profile_etl_stack_counts counts;
+    struct ntl_profile_sample s;
+    struct ntl_etl *t;
+    struct ntl_profile *p;
+    struct ntl_etl_event ev;
+    struct ntl_error err = {0};
+    int stackwalks = 0;
+    size_t pos = 0;
+
+    CHECK_EQ_INT(ntl_etl_open_mem(data, size, &eo, &t, &err), 0);
+    CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
+    CHECK_EQ_INT(ntl_profile_etl_stacks_new(&st, &err), 0);
+    while (ntl_etl_next(t, &ev, &err) > 0)
+        stackwalks += ntl_profile_etl_feed(p, st, t, &ev, &po, &err) == NTL_PROFILE_ETL_STACK;
+    CHECK_EQ_INT(stackwalks, 7);
+    CHECK_EQ_INT(ntl_profile_etl_stacks_finish(p, st, &counts, &err), 0);
+    CHECK_EQ_U64(counts.samples_with_stack, 2);
+    CHECK_EQ_U64(counts.keys_undefined, 1);
+    CHECK_EQ_U64(counts.stacks_unmatched, 1);
+    /* The whole stack without its first frame, the ip. */
+    CHECK_EQ_INT(ntl_profile_stack_next(p, &pos, &s), 1);
+    CHECK(s.depth == 1 && s.stack[0] == 0x400500);
+    /* The kernel key's frames, then the user key's, defined after use. */
+    CHECK_EQ_INT(ntl_profile_stack_next(p, &pos, &s), 1);
+    CHECK_EQ_U64(s.depth, 3);
+    if (s.depth == 3) {
+        CHECK_EQ_U64(s.stack[0], kernel_base(is64) + 0x10);
+        CHECK_EQ_U64(s.stack[2], 0x400600);
+    }
+    CHECK_EQ_INT(ntl_profile_stack_next(p, &pos, &s), 1);
+    CHECK_EQ_U64(s.depth, 0);
+    /* The app's frames are named after its unload, from the range it had. */
+    char name[64];
+    CHECK_EQ_INT(ntl_profile_symbolize(p, 100, 0x400500, name, sizeof name), 1);
+    CHECK_EQ_STR(name, "app.exe+0x500");
+    ntl_profile_etl_stacks_free(st);
+    ntl_profile_free(p);
+    ntl_etl_close(t);
+}
+
+int main(int argc, char **argv)
+{
+    for (int is64 = 0; is64 < 2; is64++) {
+        struct gen g;
+        make_trace(&g, is64);
+        check_trace(is64, g.file.data, g.file.len);
+        check_stacks(is64, g.file.data, g.file.len);
+        if (is64)
+            check_filters(g.file.data, g.file.len);
+        if (is64 && argc > 1) {
+            FILE *f = fopen(argv[1], "wb");
+            CHECK(f && fputc(0, f) == 0 && fwrite(g.file.data, 1, g.file.len, f) == g.file.len &&
+                  fclose(f) == 0);
+        }
+        gen_free(&g);
+    }
+    return check_exit();
+}

@@ -1,0 +1,359 @@
+/* ntlens profile: Kernrate's report of a sampling profile, from the
+ * SampledProfile events of an ETW trace (--etl) or sampled live
+ * (profile-live-*.c: perf_event on Linux). */
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "etl-common.h"
+#include "ntlens/buf.h"
+#include "ntlens/profile_etl.h"
+#include "ntlens/profile_nt.h"
+#include "ntlens/profile_perf.h"
+#include "ntlens/profile_report.h"
+#include "ntlens/profile_symbols.h"
+#include "profile-cli.h"
+
+static const struct opt_command profile_command = {
+    .name = "profile",
+    .synopsis = "--etl TRACE.etl | -p PID | -a | -- COMMAND [ARG...]",
+    .summary = "sampling profile: hits per module, function and bucket (Kernrate)",
+    .description =
+        "Report a sampling profile the way Kernrate does: hits per module (with\n"
+        "percent and hits per second), per process, then per function and per\n"
+        "bucket inside the modules you zoom into (--zoom NAME, --top N).\n"
+        "With --etl, the samples are the SampledProfile events of an ETW trace\n"
+        "(PerfInfo group, opcode 46), placed in the modules its image events load\n"
+        "at the time of each sample and attributed to the sampled thread's process;\n"
+        "samples outside every module count as 'unknown'. --modules DIR names\n"
+        "functions from the exports of the module files found in DIR.\n"
+        "Live, on Linux, perf_event samples a process (-p), a command it starts\n"
+        "(-- COMMAND), or every process (-a) with the software cpu-clock at -F HZ,\n"
+        "until the command ends, --duration passes or Ctrl-C; modules come from\n"
+        "/proc/PID/maps and mmap records, function names from their ELF symbols.\n"
+        "Samples the kernel lost, and throttling, are reported on stderr.\n"
+        "CSV, TSV and JSON lines hold one table: the modules unless --report\n"
+        "chooses another. --format folded writes every sample's stack, root first\n"
+        "('process;caller;function COUNT'), for flame-graph tools.",
+};
+
+static const char *const format_names[] = {"table", "csv", "tsv", "json", "jsonl", "folded",
+                                           NULL};
+
+static const char *const table_names[] = {"all", "modules", "processes", "threads",
+                                          "functions", "buckets", NULL};
+
+struct profile_opts {
+    struct profile_report_opts ro;
+    struct profile_live_opts live;
+    const char *etl;
+    const char *modules_dir;
+    uint64_t bucket_size;
+    bool pid_set, tid_set;
+    uint64_t pid, tid;
+    double start, end;        /* seconds from the trace's start; < 0: not given */
+};
+
+static int source_cb(const struct opt *o, const char *arg, void *ctx)
+{
+    int s = ntl_profile_nt_source_parse(arg);
+    if (s < 0)
+        return opt_error(o, "needs NAME, a KPROFILE_SOURCE (Time, TotalCycles, ...) or a number "
+                         "from 0 to %d, not '%s'", NTL_PROFILE_NT_SOURCES - 1, arg);
+    *(int *)ctx = s;
+    return 0;
+}
+
+static int seconds_cb(const struct opt *o, const char *arg, void *ctx)
+{
+    char *end;
+    double v = strtod(arg, &end);
+    if (end == arg || *end || !(v >= 0 && v <= 1e9))
+        return opt_error(o, "needs SECONDS from the trace's start, a number like 2.5, not '%s'",
+                         arg);
+    *(double *)ctx = v;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, struct etl_cli *c, struct profile_opts *po)
+{
+    struct opt opts[] = {
+        OPT_GROUP("Producer"),
+        OPT_STRING(0, "etl", &po->etl, "TRACE.etl", "the SampledProfile events of an ETW trace"),
+        OPT_U64(0, "pid", &po->pid, "PID", 0, UINT32_MAX,
+                "live: sample this process; with --etl: only its samples", .aliases = "-p"),
+        OPT_U64(0, "tid", &po->tid, "TID", 0, UINT32_MAX, "with --etl: only this thread's samples"),
+        OPT_CALLBACK(0, "start", "SECONDS", seconds_cb, &po->start,
+                     "with --etl: only samples from SECONDS after the trace's start"),
+        OPT_CALLBACK(0, "end", "SECONDS", seconds_cb, &po->end,
+                     "with --etl: only samples before SECONDS after the trace's start"),
+        OPT_FLAG(0, "all-cpus", &po->live.all, "live: sample every process (system-wide)",
+                 .aliases = "-a"),
+        OPT_U64(0, "freq", &po->live.freq, "HZ", 1, 100000,
+                "live: samples per second per CPU (default 4000)", .aliases = "-F"),
+        OPT_U64(0, "duration", &po->live.duration, "SECONDS", 1, 86400,
+                "live: stop after SECONDS (default: when the command ends, or Ctrl-C)"),
+        OPT_CALLBACK(0, "source", "NAME", source_cb, &po->live.source,
+                     "Windows: the KPROFILE_SOURCE to sample on, by name (Time,\n"
+                     "TotalCycles, CacheMisses, ...) or number; Linux samples cpu-clock"),
+        OPT_GROUP("Report"),
+        OPT_LIST(0, "zoom", &po->ro.zoom, "NAME",
+                 "functions of this module too (repeatable; case-insensitive)"),
+        OPT_U64(0, "top", &po->ro.top, "N", 0, 1000, "functions of the N modules with most hits"),
+        OPT_FLAG(0, "buckets", &po->ro.buckets, "the bucket list of zoomed modules too"),
+        OPT_U64(0, "bucket-size", &po->bucket_size, "BYTES", 4, 1ull << 31,
+                "bytes per bucket, a power of two from 4 to 2^31 (default 4)"),
+        OPT_STRING(0, "modules", &po->modules_dir, "DIR",
+                   "name functions from the exports of the module files in DIR"),
+        OPT_CHOICE(0, "report", &po->ro.table, "TABLE", table_names,
+                   "all (default for table and json), modules (default for csv,\n"
+                   "tsv, jsonl), processes, threads, functions or buckets"),
+        /* OPT_OUTPUT_OPTIONS, plus folded stacks. */
+        OPT_GROUP("Output options"),
+        OPT_CHOICE('f', "format", &po->ro.fmt, "FORMAT", format_names,
+                   "table (default), csv, tsv, json (one document), jsonl (JSON lines)\n"
+                   "or folded (one 'a;b;c COUNT' line per stack, for flame graphs)"),
+        OPT_CALLBACK(0, "local-time", NULL, out_local_time_cb, NULL,
+                     "times in local time with their UTC offset (default: UTC)"),
+        OPT_ETL_OPTIONS(c),
+        OPT_END(),
+    };
+    int n = parse_options(&profile_command, opts, argc, argv);
+    if (n < 0)
+        return parse_options_exit(n);
+    po->pid_set = opt_given(opts, "pid");
+    po->tid_set = opt_given(opts, "tid");
+    int modes = !!po->etl + (po->pid_set && !po->etl) + po->live.all + (n > 0);
+    if (modes != 1)
+        return opt_usage_error(&profile_command, "%s",
+                               modes ? "choose one of --etl, -p, -a and a command"
+                                     : "expected --etl TRACE.etl, -p PID, -a or -- COMMAND");
+    if (po->etl && (opt_given(opts, "freq") || opt_given(opts, "duration")))
+        return opt_usage_error(&profile_command, "--freq and --duration are for live sampling");
+    if (po->etl && opt_given(opts, "source"))
+        return opt_usage_error(&profile_command, "--source is for live sampling");
+    if (!po->etl && (po->tid_set || po->start >= 0 || po->end >= 0))
+        return opt_usage_error(&profile_command, "--tid, --start and --end filter the samples "
+                               "of --etl");
+    if (po->end == 0 || (po->start >= 0 && po->end >= 0 && po->end <= po->start))
+        return opt_usage_error(&profile_command, "--end must come after --start and the "
+                               "trace's start");
+    po->live.pid = po->pid;
+    po->live.argc = n;
+    po->live.argv = argv + 1;
+    if (po->bucket_size & (po->bucket_size - 1))
+        return opt_usage_error(&profile_command,
+                               "option '--bucket-size' needs a power of two, not %" PRIu64,
+                               po->bucket_size);
+    if (po->ro.fmt == PROFILE_FOLDED && opt_given(opts, "report"))
+        return opt_usage_error(&profile_command, "--format folded prints stacks, not a --report");
+    if (po->ro.table == PROFILE_ALL && po->ro.fmt != OUT_TABLE && po->ro.fmt != OUT_JSON &&
+        po->ro.fmt != PROFILE_FOLDED) {
+        if (opt_given(opts, "report"))
+            return opt_usage_error(&profile_command, "--report all prints several tables; "
+                                   "%s holds one: choose one, or --format json",
+                                   out_format_names[po->ro.fmt]);
+        po->ro.table = PROFILE_MODULES;
+    }
+    return CLI_CONTINUE;
+}
+
+static unsigned log2u(uint64_t v)
+{
+    unsigned s = 0;
+    while (v > 1) {
+        v >>= 1;
+        s++;
+    }
+    return s;
+}
+
+/* The file in dir whose name is the module's (case-insensitive, as
+ * Windows names them); NULL when none. */
+static char *find_module_file(const char *dir, const char *name)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char *found = NULL;
+    if (!d)
+        return NULL;
+    while (!found && (e = readdir(d)))
+        if (!strcasecmp(e->d_name, name) &&
+            (found = malloc(strlen(dir) + strlen(e->d_name) + 2)))
+            sprintf(found, "%s/%s", dir, e->d_name);
+    closedir(d);
+    return found;
+}
+
+/* Symbols from --modules DIR for every module with hits, each path once. */
+static void load_exports(const char *cmd, struct ntl_profile *p, const char *dir)
+{
+    struct ntl_profile_module_row *rows;
+    struct ntl_error err = {0};
+    size_t n;
+    if (ntl_profile_modules(p, &rows, &n, &err) < 0)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        const struct ntl_profile_range *g = rows[i].r;
+        bool seen = false;
+        for (size_t k = 0; g && k < i; k++)
+            seen |= rows[k].r && !strcmp(rows[k].r->path, g->path);
+        char *file = g && !seen ? find_module_file(dir, g->name) : NULL;
+        if (!file)
+            continue;
+        struct ntl_buf b;
+        struct ntl_profile_symtab *t;
+        ntl_buf_init(&b, 1u << 30);
+        if (ntl_file_read(file, 1u << 30, &b, &err) < 0 ||
+            ntl_profile_symtab_from_pe(b.data, b.len, &t, &err) < 0)
+            fprintf(stderr, "ntlens %s: warning: %s: %s; its functions are offsets\n", cmd, file,
+                    err.message);
+        else if (ntl_profile_use_symbols(p, g->path, t, &err) < 0)
+            fprintf(stderr, "ntlens %s: warning: %s\n", cmd, err.message);
+        ntl_buf_free(&b);
+        free(file);
+    }
+    free(rows);
+}
+
+/* ELF symbols for every range with hits whose path is a file, each once. */
+static void load_elf_symbols(struct ntl_profile *p)
+{
+    struct ntl_profile_module_row *rows;
+    struct ntl_error err = {0};
+    size_t n;
+    if (ntl_profile_modules(p, &rows, &n, &err) < 0)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        const struct ntl_profile_range *g = rows[i].r;
+        bool seen = false;
+        for (size_t k = 0; g && k < i; k++)
+            seen |= rows[k].r && !strcmp(rows[k].r->path, g->path);
+        struct ntl_profile_symtab *t;
+        /* Files only: "[vdso]", "[kernel.kallsyms]" are not. */
+        if (g && !seen && g->path[0] == '/' && ntl_profile_symtab_from_elf(g->path, &t, &err) == 0)
+            ntl_profile_use_symbols(p, g->path, t, &err);
+    }
+    free(rows);
+}
+
+/* The raw timestamp secs after the trace's start (its header event), in
+ * the trace's clock; 0 (no bound) when secs < 0. */
+static uint64_t trace_time(const struct ntl_etl *t, double secs)
+{
+    const struct ntl_etl_logfile *lf = ntl_etl_logfile(t);
+    double freq = lf->clock == NTL_ETL_CLOCK_SYSTEM      ? 1e7
+                : lf->clock == NTL_ETL_CLOCK_CPU_CYCLE ? lf->cpu_speed_mhz * 1e6
+                                                       : (double)lf->perf_freq;
+    return secs < 0 ? 0 : lf->header_timestamp + (uint64_t)(secs * freq);
+}
+
+static int read_trace(struct etl_cli *c, struct ntl_profile *p,
+                      struct ntl_profile_etl_stacks *stacks, const struct profile_opts *po)
+{
+    struct ntl_profile_etl_options opt = {
+        .bucket_shift = po->bucket_size ? log2u(po->bucket_size) : 0,
+        .pid_set = po->pid_set, .pid = (uint32_t)po->pid,
+        .tid_set = po->tid_set, .tid = (uint32_t)po->tid,
+        .start = trace_time(c->t, po->start), .end = trace_time(c->t, po->end)};
+    struct ntl_etl_event ev;
+    struct ntl_error err = {0};
+    uint64_t first = 0, last = 0, samples = 0;
+    int rc;
+    while ((rc = etl_cli_next(c, &ev)) > 0) {
+        int k = ntl_profile_etl_feed(p, stacks, c->t, &ev, &opt, &err);
+        if (k == NTL_ERR_NOMEM || k == NTL_ERR_LIMIT) {
+            etl_cli_error(c, &err, NULL);
+            return EXIT_FAIL;
+        }
+        if (k < 0) {
+            if (!c->keep_going) {
+                etl_cli_error(c, &err, " (--keep-going skips bad events)");
+                return EXIT_FAIL;
+            }
+            etl_cli_skip(c, &err, "skipped");
+        } else if (k == NTL_PROFILE_ETL_SAMPLE) {
+            first = samples++ ? first : ev.timestamp;
+            last = ev.timestamp;
+        }
+    }
+    struct ntl_profile_info *info = ntl_profile_info(p);
+    snprintf(info->source, sizeof info->source, "SampledProfile");
+    info->cpus = ntl_etl_logfile(c->t)->number_of_processors;
+    if (samples > 1)
+        info->duration_ns = (ntl_etl_time_to_filetime(c->t, last) -
+                             ntl_etl_time_to_filetime(c->t, first)) * 100;
+    return rc < 0 ? EXIT_FAIL : EXIT_OK;
+}
+
+static int from_trace(struct etl_cli *c, struct ntl_profile *p, const struct profile_opts *po)
+{
+    /* Each sample must meet the modules and threads of its time. */
+    c->sorted = true;
+    int rc = etl_cli_open(c, po->etl);
+    if (rc)
+        return rc;
+    struct ntl_profile_etl_stacks *stacks;
+    struct ntl_profile_etl_stack_counts counts;
+    struct ntl_error err = {0};
+    if (ntl_profile_etl_stacks_new(&stacks, &err) < 0) {
+        etl_cli_close(c);
+        return cli_fail(c->cmd, &err, NULL);
+    }
+    rc = read_trace(c, p, stacks, po);
+    etl_cli_close(c);
+    if (rc == EXIT_OK && ntl_profile_etl_stacks_finish(p, stacks, &counts, &err) < 0)
+        rc = cli_fail(c->cmd, &err, NULL);
+    else if (rc == EXIT_OK && counts.keys_undefined)
+        fprintf(stderr, "ntlens %s: warning: %" PRIu64 " stack keys were never defined; "
+                "those stacks are partial\n", c->cmd, counts.keys_undefined);
+    ntl_profile_etl_stacks_free(stacks);
+    if (rc == EXIT_OK && po->modules_dir)
+        load_exports(c->cmd, p, po->modules_dir);
+    return rc;
+}
+
+/* Samples live, then says what the kernel dropped and names functions from
+ * the modules' ELF symbols. */
+static int from_live(const char *cmd, struct ntl_profile *p, struct profile_opts *po)
+{
+    struct ntl_profile_perf_stats st = {0};
+    po->live.bucket_shift = po->bucket_size ? log2u(po->bucket_size) : 2;
+    if (!po->live.freq)
+        po->live.freq = 4000;
+    int rc = profile_live(cmd, p, &po->live, &st);
+    if (rc)
+        return rc;
+    if (st.lost)
+        fprintf(stderr, "ntlens %s: warning: the kernel lost %" PRIu64 " samples\n", cmd, st.lost);
+    if (st.throttled)
+        fprintf(stderr, "ntlens %s: warning: sampling was throttled %" PRIu64 " times "
+                "(perf_event_max_sample_rate); lower -F\n", cmd, st.throttled);
+    load_elf_symbols(p);
+    return 0;
+}
+
+int cmd_profile(int argc, char **argv)
+{
+    struct etl_cli c = {.cmd = argv[0]};
+    struct profile_opts po = {.ro = {.fmt = OUT_TABLE}, .start = -1, .end = -1};
+    struct ntl_profile *p;
+    struct ntl_error err = {0};
+    int rc;
+
+    if ((rc = parse_args(argc, argv, &c, &po)) != CLI_CONTINUE)
+        return rc;
+    if (ntl_profile_new(&p, &err) < 0)
+        return cli_fail(argv[0], &err, NULL);
+    rc = po.etl ? from_trace(&c, p, &po) : from_live(argv[0], p, &po);
+    if (rc == EXIT_OK)
+        rc = po.ro.fmt == PROFILE_FOLDED ? profile_folded(argv[0], p)
+                                         : profile_report(argv[0], p, &po.ro);
+    ntl_profile_free(p);
+    return rc;
+}
