@@ -171,6 +171,12 @@ int64_t ntl_etl_field_i64(const struct ntl_etl_field *f);
 uint64_t ntl_etl_field_u64(const struct ntl_etl_field *f);
 double ntl_etl_field_f64(const struct ntl_etl_field *f);
 
+/* The name of a well-known provider or kernel event class ("Microsoft-
+ * Windows-DotNETRuntime", "Windows Kernel/Process"); NULL when unknown. */
+const char *ntl_etl_provider_name(const struct ntl_guid *g);
+/* The GUID of a well-known provider name (case-insensitive); false when unknown. */
+bool ntl_etl_provider_lookup(const char *name, struct ntl_guid *g);
+
 /* "S-1-5-21-..." from a SID of size bytes; NULL when it is malformed. */
 char *ntl_sid_format(const uint8_t *sid, size_t size, char *buf, size_t bufsize);
 

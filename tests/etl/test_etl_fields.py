@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""`etl events` with names and fields, through the real binary: every field
+of every TraceLogging event of the shared traces against the independent
+decoder tl_ref.py, provider names and -p NAME, --raw, and a schema that
+lies (the event shown with the reason, the run going on)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tl_ref  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, finish  # noqa: E402
+
+NTLENS = os.environ["NTLENS"]
+DATA = os.path.join(os.environ["NTLENS_SHARED_DATA"], "etl")
+
+
+def run(*args, expect=0):
+    p = subprocess.run([NTLENS, *args], capture_output=True, text=True)
+    check(p.returncode == expect, "%s exited %d, expected %d: %s" % (" ".join(args), p.returncode,
+                                                                       expect, p.stderr.strip()))
+    return p
+
+
+def rows(*args):
+    return [json.loads(line) for line in run("etl", "events", "--format", "jsonl", *args).stdout.splitlines()]
+
+
+def test_tracelogging():
+    for name, n in (("primitive-types.etl", 5), ("SelfDescribingSingleEvent.etl", 1)):
+        path = os.path.join(DATA, name)
+        want = list(tl_ref.events(path))
+        got = [{"provider": r["provider"], "event": r["event"], "fields": r["fields"]}
+               for r in rows(path) if r["fields"] is not None]
+        check(len(want) == n and got == want, "%s: fields as tl_ref decodes them:\n%s\n%s" % (name, got, want))
+    table = run("etl", "events", os.path.join(DATA, "SelfDescribingSingleEvent.etl")).stdout
+    check("MySource" in table and "TestEvent" in table and "a.b=Hello a.c=World!" in table,
+          "table: provider, event, struct members as name=value")
+    table = run("etl", "events", os.path.join(DATA, "primitive-types.etl")).stdout
+    check("string_type=Mercury boolean_type=false char_type=M int16_type=-51" in table, "table fields")
+
+
+def test_names():
+    net = os.path.join(DATA, "net.4.5.2.x64.etl")
+    clr = rows("-p", "Microsoft-Windows-DotNETRuntime", net)
+    check(len(clr) == 32730 and all(r["provider_guid"] == "e13c0d23-ccbc-4e12-931b-d9cc2eee27e4"
+                                    for r in clr), "-p NAME from the well-known table")
+    check(len(rows("-p", "E13C0D23-CCBC-4E12-931B-D9CC2EEE27E4", "-n", "5", net)) == 5, "-p GUID")
+    check(len(rows("-p", "solar_system", os.path.join(DATA, "primitive-types.etl"))) == 5,
+          "-p NAME from TraceLogging provider traits")
+    check(rows("-p", "nobody-has-this", net) == [], "-p an unknown name matches nothing")
+    images = rows("--group", "Image", "-n", "3", net)
+    check(all(r["provider"] == "Windows Kernel" and r["event"].startswith("Image/") for r in images),
+          "kernel events: provider and Group/Opcode event names")
+    raw = rows("--raw", "-n", "400", os.path.join(DATA, "PerfViewData-gcevents.etl"))
+    check(all("fields" not in r and "event" not in r for r in raw) and
+          raw[-1]["provider"] == "e13c0d23-ccbc-4e12-931b-d9cc2eee27e4", "--raw: the header-only records")
+    run("etl", "events", "-p", "", net, expect=2)
+
+
+def test_lying_schema(tmp):
+    bad = os.path.join(tmp, "lies.etl")
+    shutil.copy(os.path.join(DATA, "primitive-types.etl"), bad)
+    data = bytearray(open(bad, "rb").read())
+    at = data.index(b"string_type\0\x02")
+    data[at + len(b"string_type\0")] = 0x1F  # an in-type no header defines
+    open(bad, "wb").write(data)
+    got = rows(bad)
+    broken = [r for r in got if r["decode_error"]]
+    check(len(got) == 7 and len(broken) == 1 and broken[0]["fields"] is None and
+          "unknown in-type" in broken[0]["decode_error"] and broken[0]["event"] == "PrimitiveTypesTest",
+          "a lying schema: that event shown raw with the reason, the others decoded: %s" % broken)
+    table = run("etl", "events", bad).stdout
+    check("!TraceLogging event at offset" in table, "the table names the reason")
+
+
+def main():
+    test_tracelogging()
+    test_names()
+    with tempfile.TemporaryDirectory() as tmp:
+        test_lying_schema(tmp)
+    finish()
+
+
+if __name__ == "__main__":
+    main()
