@@ -171,6 +171,33 @@ int64_t ntl_etl_field_i64(const struct ntl_etl_field *f);
 uint64_t ntl_etl_field_u64(const struct ntl_etl_field *f);
 double ntl_etl_field_f64(const struct ntl_etl_field *f);
 
+/* Kernel (MOF) events: the NT Kernel Logger's classes as Microsoft documents
+ * them, for SYSTEM, COMPACT and PERFINFO events. Fields are flat values:
+ * pointers are NTL_ETL_IN_POINTER (pointer-sized counts carry out-type
+ * UNSIGNED), a WmiSid is NTL_ETL_IN_SID holding the SID only (size 0 when
+ * the event has none). Classes: Process (Start, End, DCStart, DCEnd,
+ * Defunct v2-v5; Terminate; PerfCtr, PerfCtrRundown), Thread (Start, End,
+ * DCStart, DCEnd v2-v3; ThreadName when Windows 10 writes it), Image (Load, Unload, DCStart, DCEnd v2-v3;
+ * KernelBase). */
+struct ntl_etl_mof {
+    const char *class_name;       /* "Process", "Thread", "Image" */
+    /* private */
+    const struct ntl_etl_event *ev;
+    const void *layout;
+    size_t index, pos;
+    int status;
+};
+
+/* 1 when ev's group, opcode and version have a known layout (class_name
+ * set), 0 when not. */
+int ntl_etl_mof_begin(struct ntl_etl_mof *d, const struct ntl_etl_event *ev);
+/* The next field: 1 with *f filled, 0 after the last (the payload then
+ * consumed exactly), or with err set (at the event's file offset):
+ *   NTL_ERR_TRUNCATED  a field runs past the payload
+ *   NTL_ERR_FORMAT     payload bytes are left after the last field
+ * After an error, further calls return the same status. */
+int ntl_etl_mof_next(struct ntl_etl_mof *d, struct ntl_etl_field *f, struct ntl_error *err);
+
 /* The name of a well-known provider or kernel event class ("Microsoft-
  * Windows-DotNETRuntime", "Windows Kernel/Process"); NULL when unknown. */
 const char *ntl_etl_provider_name(const struct ntl_guid *g);

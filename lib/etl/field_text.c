@@ -95,6 +95,8 @@ enum ntl_etl_value_class ntl_etl_field_class(const struct ntl_etl_field *f)
         return f->out_type == NTL_ETL_OUT_SIGNED ? NTL_ETL_VALUE_SIGNED : NTL_ETL_VALUE_UNSIGNED;
     case NTL_ETL_IN_FLOAT: case NTL_ETL_IN_DOUBLE:
         return NTL_ETL_VALUE_FLOAT;
+    case NTL_ETL_IN_POINTER: /* a pointer-sized count */
+        return f->out_type == NTL_ETL_OUT_UNSIGNED ? NTL_ETL_VALUE_UNSIGNED : NTL_ETL_VALUE_TEXT;
     case NTL_ETL_IN_BOOL32:
         return NTL_ETL_VALUE_BOOL;
     default:

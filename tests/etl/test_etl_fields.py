@@ -11,6 +11,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mof_ref  # noqa: E402
 import tl_ref  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -63,6 +64,29 @@ def test_names():
     run("etl", "events", "-p", "", net, expect=2)
 
 
+def test_kernel():
+    for name in ("ShutdownPerfDiagLogger.etl", "net.4.5.2.x64.etl"):
+        path = os.path.join(DATA, name)
+        want = list(mof_ref.events(path))
+        got = [r for r in rows(path) if r["group"] in ("Process", "Thread", "Image")]
+        decoded = [r["fields"] for r in got if r["fields"] is not None]
+        check(len(want) > 5000 and decoded == want,
+              "%s: Process, Thread, Image fields as mof_ref decodes them (%d, %d)" % (name, len(decoded), len(want)))
+        check(not any(r["decode_error"] for r in got), name + ": no decode errors")
+        dcstart = [r for r in got if r["event"] == "Process/DCStart"]
+        check(any(r["fields"]["ImageFileName"] == "System" and r["fields"]["ProcessId"] == 4 for r in dcstart),
+              name + ": System is process 4")
+        check(all(r["kind"] != "perfinfo" or r["pid"] == r["fields"]["ProcessId"] for r in dcstart),
+              name + ": PERFINFO events take their pid from the payload")
+    perfdiag = rows("--group", "Image", os.path.join(DATA, "ShutdownPerfDiagLogger.etl"))
+    nt = [r["fields"] for r in perfdiag if r["event"] == "Image/DCStart" and
+          r["fields"]["FileName"].lower().endswith("ntoskrnl.exe")]
+    check(len(nt) == 1 and nt[0]["ImageBase"] == "0xfffff802424ab000" and
+          nt[0]["ImageSize"] == "0x0000000000ab6000", "ntoskrnl's base and size from its DCStart event")
+    check(len(rows("--pid", "4", "--group", "Process", os.path.join(DATA, "net.4.5.2.x64.etl"))) > 0,
+          "--pid matches a pid taken from the payload")
+
+
 def test_lying_schema(tmp):
     bad = os.path.join(tmp, "lies.etl")
     shutil.copy(os.path.join(DATA, "primitive-types.etl"), bad)
@@ -82,6 +106,7 @@ def test_lying_schema(tmp):
 def main():
     test_tracelogging()
     test_names()
+    test_kernel()
     with tempfile.TemporaryDirectory() as tmp:
         test_lying_schema(tmp)
     finish()

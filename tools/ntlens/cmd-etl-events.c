@@ -56,7 +56,7 @@ static bool keep(const struct filter *flt, const struct ntl_etl_event *ev,
         return false;
     if (flt->group >= 0 && (ev->kind > NTL_ETL_KIND_PERFINFO || ev->group != flt->group))
         return false;
-    if (flt->pid_set && ev->pid != flt->pid)
+    if (flt->pid_set && fields->pid != flt->pid)
         return false;
     if (flt->kind >= 0 && (int)ev->kind != flt->kind)
         return false;
@@ -146,7 +146,7 @@ static void table_row_fields(struct out *o, struct etl_cli *c, const struct ntl_
 {
     etl_cli_out_time(o, c, ev->timestamp);
     out_u64(o, ev->cpu);
-    cell_id(o, ev->pid);
+    cell_id(o, f->pid);
     cell_id(o, ev->tid);
     out_str(o, ntl_etl_kind_name(ev->kind));
     cell_provider(o, ev, f->provider);
@@ -278,7 +278,7 @@ static int record_row(struct out *o, struct etl_cli *c, const struct ntl_etl_eve
     etl_cli_out_time(o, c, ev->timestamp);
     out_u64(o, ev->timestamp);
     out_u64(o, ev->cpu);
-    cell_id(o, ev->pid);
+    cell_id(o, eo->raw ? ev->pid : f->pid);
     cell_id(o, ev->tid);
     out_str(o, ntl_etl_kind_name(ev->kind));
     if (!eo->raw)
@@ -311,7 +311,9 @@ static int list_events(struct etl_cli *c, struct out *o, struct events_opts *eo)
     int rc = 1, status = EXIT_OK;
 
     while (status == EXIT_OK && shown < eo->count && (rc = etl_cli_next(c, &ev)) > 0) {
-        if (!eo->raw && etl_fields_decode(&eo->fields, &ev) < 0)
+        if (eo->raw)
+            eo->fields.pid = ev.pid;
+        else if (etl_fields_decode(&eo->fields, &ev) < 0)
             return cli_failf(c->cmd, "out of memory");
         if (!keep(&eo->flt, &ev, &eo->fields))
             continue;

@@ -171,41 +171,73 @@ static void kernel_names(struct etl_fields *f, const struct ntl_etl_event *ev)
     f->provider = "Windows Kernel";
 }
 
+/* Walks the items of a decoder (TraceLogging or MOF) into json and text. */
+static int walk_items(struct etl_fields *f, const struct ntl_etl_event *ev, void *dec,
+                      int (*next)(void *, struct ntl_etl_field *, struct ntl_error *))
+{
+    struct walk w = {.out = f, .first = {true}};
+    struct ntl_etl_field it;
+    struct ntl_error err = {0};
+    int rc;
+    put(&f->json, "{", 1);
+    put(&f->text, "", 0);
+    while ((rc = next(dec, &it, &err)) > 0) {
+        if (item(&w, &it) < 0)
+            return -1;
+        /* PERFINFO headers carry no process id; the payload's tells it. */
+        if (f->pid == UINT32_MAX && it.depth == 0 && it.size == 4 && !strcmp(it.name, "ProcessId"))
+            f->pid = (uint32_t)ntl_etl_field_u64(&it);
+    }
+    put(&f->json, "}", 1);
+    if (rc < 0)
+        ntl_error_format(&err, f->error, sizeof f->error);
+    else
+        f->has_fields = true;
+    (void)ev;
+    return 0;
+}
+
+static int tl_next(void *d, struct ntl_etl_field *f, struct ntl_error *err)
+{
+    return ntl_etl_tl_next(d, f, err);
+}
+
+static int mof_next(void *d, struct ntl_etl_field *f, struct ntl_error *err)
+{
+    return ntl_etl_mof_next(d, f, err);
+}
+
 int etl_fields_decode(struct etl_fields *f, const struct ntl_etl_event *ev)
 {
     struct ntl_etl_tl d;
-    struct ntl_etl_field it;
+    struct ntl_etl_mof m;
     struct ntl_error err = {0};
-    struct walk w = {.out = f, .first = {true}};
-    int rc;
+    int rc = 0;
 
     f->provider = f->event = NULL;
     f->has_fields = false;
+    f->pid = ev->pid;
     f->error[0] = '\0';
     f->json.len = f->text.len = 0;
     f->json.failed = f->text.failed = false;
     if (ev->kind <= NTL_ETL_KIND_PERFINFO) {
         kernel_names(f, ev);
-        return 0;
+        if (ntl_etl_mof_begin(&m, ev) > 0)
+            rc = walk_items(f, ev, &m, mof_next);
+    } else {
+        if (ev->has_guid)
+            f->provider = ntl_etl_provider_name(&ev->guid);
+        if ((rc = ntl_etl_tl_begin(&d, ev, &err)) > 0) {
+            f->event = d.event_name;
+            if (d.provider_name)
+                f->provider = d.provider_name;
+            rc = walk_items(f, ev, &d, tl_next);
+        } else if (rc < 0) {
+            ntl_error_format(&err, f->error, sizeof f->error);
+            rc = 0;
+        }
     }
-    if (ev->has_guid)
-        f->provider = ntl_etl_provider_name(&ev->guid);
-    if ((rc = ntl_etl_tl_begin(&d, ev, &err)) > 0) {
-        f->event = d.event_name;
-        if (d.provider_name)
-            f->provider = d.provider_name;
-        put(&f->json, "{", 1);
-        put(&f->text, "", 0);
-        while ((rc = ntl_etl_tl_next(&d, &it, &err)) > 0)
-            if (item(&w, &it) < 0)
-                return -1;
-        put(&f->json, "}", 1);
-    }
-    if (rc < 0)
-        ntl_error_format(&err, f->error, sizeof f->error);
-    else
-        f->has_fields = f->json.len > 0;
-    return f->json.failed || f->text.failed ? -1 : 0;
+    return rc < 0 || f->json.failed || f->text.failed ? -1 : 0;
 }
 
 void etl_fields_free(struct etl_fields *f)

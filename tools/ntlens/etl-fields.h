@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ntlens/etl.h"
 
@@ -18,6 +19,8 @@ struct etl_fields {
     const char *provider;  /* provider name: TraceLogging traits or the well-known table; NULL */
     const char *event;     /* event name from the schema; NULL */
     bool has_fields;       /* json and text hold the fields */
+    uint32_t pid;          /* the header's process id, or the payload's ProcessId when the
+                            * header has none (PERFINFO); UINT32_MAX when neither */
     struct etl_text json, text;
     char error[320];       /* why the payload did not decode; "" when it did */
     char event_buf[64];    /* a kernel event's "Group/Opcode" */
