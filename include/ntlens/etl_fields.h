@@ -166,26 +166,33 @@ enum ntl_etl_value_class {
     NTL_ETL_VALUE_BOOL,           /* ntl_etl_field_u64 != 0 */
 };
 enum ntl_etl_value_class ntl_etl_field_class(const struct ntl_etl_field *f);
-/* Integer, boolean and float values (0 for others). */
+/* Integer, boolean and float values (0 for others); a PORT in host order. */
 int64_t ntl_etl_field_i64(const struct ntl_etl_field *f);
 uint64_t ntl_etl_field_u64(const struct ntl_etl_field *f);
 double ntl_etl_field_f64(const struct ntl_etl_field *f);
 
 /* Kernel (MOF) events: the NT Kernel Logger's classes as Microsoft documents
- * them, for SYSTEM, COMPACT and PERFINFO events. Fields are flat values:
- * pointers are NTL_ETL_IN_POINTER (pointer-sized counts carry out-type
+ * them, for SYSTEM, COMPACT and PERFINFO events. Fields are values, except
+ * StackWalk's Stack, an array of pointers (ARRAY_BEGIN, values, ARRAY_END).
+ * Pointers are NTL_ETL_IN_POINTER (pointer-sized counts carry out-type
  * UNSIGNED), a WmiSid is NTL_ETL_IN_SID holding the SID only (size 0 when
- * the event has none). Classes: Process (Start, End, DCStart, DCEnd,
- * Defunct v2-v5; Terminate; PerfCtr, PerfCtrRundown), Thread (Start, End,
- * DCStart, DCEnd v2-v3; ThreadName when Windows 10 writes it), Image (Load, Unload, DCStart, DCEnd v2-v3;
- * KernelBase). */
+ * the event has none), an IPv6 address NTL_ETL_IN_BINARY with out-type IPV6.
+ * Classes: Process (Start, End, DCStart, DCEnd, Defunct v2-v5; Terminate;
+ * PerfCtr, PerfCtrRundown), Thread (Start, End, DCStart, DCEnd v2-v3;
+ * ThreadName when Windows 10 writes it), Image (Load, Unload, DCStart, DCEnd
+ * v2-v3; KernelBase), PerfInfo SampledProfile, DiskIo v3 (Read, Write,
+ * FlushBuffers, the Init events), FileIo names, PageFault HardFault,
+ * StackWalk Stack, UdpIp (IPv4 and IPv6 Send, Recv), TcpIp IPv6 Send and
+ * Recv. */
 struct ntl_etl_mof {
-    const char *class_name;       /* "Process", "Thread", "Image" */
+    const char *class_name;       /* "Process", "Thread", "Image", ... */
     /* private */
     const struct ntl_etl_event *ev;
     const void *layout;
     size_t index, pos;
     int status;
+    bool in_array;
+    uint32_t array_index;
 };
 
 /* 1 when ev's group, opcode and version have a known layout (class_name

@@ -40,6 +40,8 @@ uint64_t ntl_etl_field_u64(const struct ntl_etl_field *f)
 {
     if (f->item != NTL_ETL_ITEM_VALUE || f->custom)
         return 0;
+    if (f->out_type == NTL_ETL_OUT_PORT && f->size == 2) /* network byte order */
+        return (uint64_t)(f->data[0] << 8 | f->data[1]);
     switch (f->size) {
     case 1: return f->data[0];
     case 2: return ntl_le16(f->data);
@@ -79,7 +81,7 @@ enum ntl_etl_value_class ntl_etl_field_class(const struct ntl_etl_field *f)
     if (f->item != NTL_ETL_ITEM_VALUE || f->custom)
         return NTL_ETL_VALUE_TEXT;
     switch (f->out_type) {
-    case NTL_ETL_OUT_HEX: case NTL_ETL_OUT_STRING: case NTL_ETL_OUT_IPV4: case NTL_ETL_OUT_PORT:
+    case NTL_ETL_OUT_HEX: case NTL_ETL_OUT_STRING: case NTL_ETL_OUT_IPV4:
     case NTL_ETL_OUT_WIN32ERROR: case NTL_ETL_OUT_NTSTATUS: case NTL_ETL_OUT_HRESULT:
     case NTL_ETL_OUT_CODE_POINTER: case NTL_ETL_OUT_FILETIME: case NTL_ETL_OUT_DATETIME_UTC:
         return NTL_ETL_VALUE_TEXT;
@@ -157,8 +159,6 @@ static size_t number_text(const struct ntl_etl_field *f, char *buf, size_t size)
     if (f->out_type == NTL_ETL_OUT_IPV4 && f->size == 4)
         return (size_t)snprintf(buf, size, "%u.%u.%u.%u", f->data[0], f->data[1], f->data[2],
                                 f->data[3]);
-    if (f->out_type == NTL_ETL_OUT_PORT && f->size == 2)
-        return (size_t)snprintf(buf, size, "%u", (unsigned)(f->data[0] << 8 | f->data[1]));
     switch (ntl_etl_field_class(f)) {
     case NTL_ETL_VALUE_SIGNED: return (size_t)snprintf(buf, size, "%" PRId64, ntl_etl_field_i64(f));
     case NTL_ETL_VALUE_UNSIGNED: return (size_t)snprintf(buf, size, "%" PRIu64, v);

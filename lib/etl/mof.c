@@ -9,7 +9,7 @@
 
 /* Pseudo in-types beside enum ntl_etl_intype: a pointer-sized count, a
  * WmiSid, and a last UTF-16 string that older kernels leave out. */
-enum { PTR = 0x100, WMISID = 0x200, WSTR_OPTIONAL = 0x300 };
+enum { PTR = 0x100, WMISID = 0x200, WSTR_OPTIONAL = 0x300, IPV6 = 0x400, PTR_ARRAY = 0x500 };
 
 struct mof_field {
     const char *name;
@@ -17,9 +17,11 @@ struct mof_field {
     uint8_t out;
 };
 
+#define END 0xff /* ends an opcode list (0 is FileIo's Name) */
+
 struct mof_layout {
     uint8_t group;
-    const uint8_t *opcodes;   /* 0-terminated */
+    const uint8_t *opcodes;   /* END-terminated */
     uint8_t min_version, max_version;
     const char *class_name;
     const struct mof_field *fields;
@@ -100,13 +102,71 @@ static const struct mof_field image_v3[] = {
 /* Image KernelBase (opcode 33): where ntoskrnl is mapped. */
 static const struct mof_field image_kernel_base[] = {{"ImageBase", P, 0}, {NULL, 0, 0}};
 
-static const uint8_t type_group1[] = {1, 2, 3, 4, 39, 0};
-static const uint8_t terminate[] = {11, 0};
-static const uint8_t perfctr[] = {32, 33, 0};
-static const uint8_t thread_ops[] = {1, 2, 3, 4, 0};
-static const uint8_t image_ops[] = {2, 3, 4, 10, 0};
-static const uint8_t load[] = {10, 0};
-static const uint8_t kernel_base[] = {33, 0};
+/* SampledProfile. */
+static const struct mof_field sampled_profile[] = {
+    {"InstructionPointer", P, 0}, {"ThreadId", U32, 0}, {"Count", U32, 0}, {NULL, 0, 0},
+};
+/* DiskIo_TypeGroup1 v3 (Read, Write), _TypeGroup2 (FlushBuffers), _TypeGroup3 (*Init). */
+static const struct mof_field diskio_rw[] = {
+    {"DiskNumber", U32, 0}, {"IrpFlags", X32, 0}, {"TransferSize", U32, 0},
+    {"Reserved", U32, 0}, {"ByteOffset", NTL_ETL_IN_INT64, 0}, {"FileObject", P, 0},
+    {"Irp", P, 0}, {"HighResResponseTime", NTL_ETL_IN_UINT64, 0}, {"IssuingThreadId", U32, 0},
+    {NULL, 0, 0},
+};
+static const struct mof_field diskio_flush[] = {
+    {"DiskNumber", U32, 0}, {"IrpFlags", X32, 0}, {"HighResResponseTime", NTL_ETL_IN_UINT64, 0},
+    {"Irp", P, 0}, {"IssuingThreadId", U32, 0}, {NULL, 0, 0},
+};
+static const struct mof_field diskio_init[] = {
+    {"Irp", P, 0}, {"IssuingThreadId", U32, 0}, {NULL, 0, 0},
+};
+/* FileIo_Name: Name, FileCreate, FileDelete, FileRundown. */
+static const struct mof_field fileio_name[] = {
+    {"FileObject", P, 0}, {"FileName", WSTR, 0}, {NULL, 0, 0},
+};
+/* PageFault_HardFault. */
+static const struct mof_field hard_fault[] = {
+    {"InitialTime", NTL_ETL_IN_INT64, 0}, {"ReadOffset", NTL_ETL_IN_UINT64, 0},
+    {"VirtualAddress", P, 0}, {"FileObject", P, 0}, {"TThreadId", U32, 0},
+    {"ByteCount", U32, 0}, {NULL, 0, 0},
+};
+/* StackWalk_Event: the return addresses fill the rest of the payload. */
+static const struct mof_field stack_walk[] = {
+    {"EventTimeStamp", NTL_ETL_IN_UINT64, 0}, {"StackProcess", U32, 0}, {"StackThread", U32, 0},
+    {"Stack", PTR_ARRAY, 0}, {NULL, 0, 0},
+};
+/* UdpIp_TypeGroup1 (IPv4 Send, Recv) and the IPv6 forms (SendIPV6, RecvIPV6). */
+static const struct mof_field udpip_v4[] = {
+    {"PID", U32, 0}, {"size", U32, 0}, {"daddr", U32, NTL_ETL_OUT_IPV4},
+    {"saddr", U32, NTL_ETL_OUT_IPV4}, {"dport", U16, NTL_ETL_OUT_PORT},
+    {"sport", U16, NTL_ETL_OUT_PORT}, {"seqnum", U32, 0}, {"connid", PTR, 0}, {NULL, 0, 0},
+};
+static const struct mof_field ip_v6[] = {
+    {"PID", U32, 0}, {"size", U32, 0}, {"daddr", IPV6, NTL_ETL_OUT_IPV6},
+    {"saddr", IPV6, NTL_ETL_OUT_IPV6}, {"dport", U16, NTL_ETL_OUT_PORT},
+    {"sport", U16, NTL_ETL_OUT_PORT}, {"seqnum", U32, 0}, {"connid", PTR, 0}, {NULL, 0, 0},
+};
+/* TcpIp_SendIPV6 carries the send's start and end times. */
+static const struct mof_field tcpip_send_v6[] = {
+    {"PID", U32, 0}, {"size", U32, 0}, {"daddr", IPV6, NTL_ETL_OUT_IPV6},
+    {"saddr", IPV6, NTL_ETL_OUT_IPV6}, {"dport", U16, NTL_ETL_OUT_PORT},
+    {"sport", U16, NTL_ETL_OUT_PORT}, {"startime", U32, 0}, {"endtime", U32, 0},
+    {"seqnum", U32, 0}, {"connid", PTR, 0}, {NULL, 0, 0},
+};
+
+static const uint8_t type_group1[] = {1, 2, 3, 4, 39, END};
+static const uint8_t terminate[] = {11, END};
+static const uint8_t perfctr[] = {32, 33, END};
+static const uint8_t thread_ops[] = {1, 2, 3, 4, END};
+static const uint8_t image_ops[] = {2, 3, 4, 10, END};
+static const uint8_t load[] = {10, END};
+static const uint8_t kernel_base[] = {33, END};
+static const uint8_t op_46[] = {46, END}, op_32[] = {32, END};
+static const uint8_t op_26[] = {26, END}, op_27[] = {27, END};
+static const uint8_t disk_rw[] = {10, 11, END}, disk_flush[] = {14, END};
+static const uint8_t disk_init[] = {12, 13, 15, END};
+static const uint8_t file_names[] = {0, 32, 35, 36, END}, udp_v4[] = {10, 11, END};
+static const uint8_t udp_v6[] = {26, 27, END};
 
 static const struct mof_layout layouts[] = {
     {0x03, type_group1, 2, 2, "Process", process_v2},
@@ -122,7 +182,26 @@ static const struct mof_layout layouts[] = {
     {0x14, image_ops, 2, 2, "Image", image_v2},
     {0x14, image_ops, 3, 3, "Image", image_v3},
     {0x14, kernel_base, 2, 2, "Image", image_kernel_base},
+    {0x0F, op_46, 2, 2, "PerfInfo", sampled_profile},
+    {0x01, disk_rw, 3, 3, "DiskIo", diskio_rw},
+    {0x01, disk_flush, 3, 3, "DiskIo", diskio_flush},
+    {0x01, disk_init, 3, 3, "DiskIo", diskio_init},
+    {0x04, file_names, 2, 2, "FileIo", fileio_name},
+    {0x02, op_32, 2, 2, "PageFault", hard_fault},
+    {0x18, op_32, 2, 2, "StackWalk", stack_walk},
+    {0x08, udp_v4, 2, 2, "UdpIp", udpip_v4},
+    {0x08, udp_v6, 2, 2, "UdpIp", ip_v6},
+    {0x06, op_26, 2, 2, "TcpIp", tcpip_send_v6},
+    {0x06, op_27, 2, 2, "TcpIp", ip_v6},
 };
+
+static bool has_opcode(const uint8_t *list, uint8_t opcode)
+{
+    for (; *list != END; list++)
+        if (*list == opcode)
+            return true;
+    return false;
+}
 
 int ntl_etl_mof_begin(struct ntl_etl_mof *d, const struct ntl_etl_event *ev)
 {
@@ -133,7 +212,7 @@ int ntl_etl_mof_begin(struct ntl_etl_mof *d, const struct ntl_etl_event *ev)
     for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++) {
         const struct mof_layout *l = &layouts[i];
         if (l->group != ev->group || ev->version < l->min_version || ev->version > l->max_version ||
-            !memchr(l->opcodes, ev->opcode, strlen((const char *)l->opcodes)))
+            !has_opcode(l->opcodes, ev->opcode))
             continue;
         d->class_name = l->class_name;
         d->layout = l->fields;
@@ -168,7 +247,8 @@ static bool extent(const struct mof_field *m, const uint8_t *p, size_t n, size_t
     case U8: *len = 1; break;
     case U16: *len = 2; break;
     case U32: case S32: case X32: *len = 4; break;
-    case NTL_ETL_IN_FILETIME: *len = 8; break;
+    case NTL_ETL_IN_FILETIME: case NTL_ETL_IN_INT64: case NTL_ETL_IN_UINT64: *len = 8; break;
+    case IPV6: *len = 16; break;
     case P: case PTR: *len = psz; break;
     case WMISID:
         if (!wmisid(p, n, psz, skip, len))
@@ -191,6 +271,44 @@ static bool extent(const struct mof_field *m, const uint8_t *p, size_t n, size_t
     return *total <= n;
 }
 
+/* The pointers that fill the rest of the payload: ARRAY_BEGIN, the
+ * elements, ARRAY_END. */
+static int next_in_array(struct ntl_etl_mof *d, const struct mof_field *m, struct ntl_etl_field *f,
+                         struct ntl_error *err)
+{
+    const struct ntl_etl_event *ev = d->ev;
+    size_t psz = ev->is64 ? 8 : 4, left = ev->payload_size - d->pos;
+    memset(f, 0, sizeof *f);
+    f->name = m->name;
+    f->in_type = P;
+    f->payload_offset = d->pos;
+    if (!d->in_array) {
+        if (left % psz)
+            return d->status = ntl_error_set(err, NTL_ERR_FORMAT, d->class_name, ev->offset,
+                                             "field '%s': %zu bytes are no whole pointers at %zu",
+                                             m->name, left, d->pos);
+        d->in_array = true;
+        d->array_index = 0;
+        f->item = NTL_ETL_ITEM_ARRAY_BEGIN;
+        f->count = (uint32_t)(left / psz);
+        return 1;
+    }
+    if (!left) {
+        d->in_array = false;
+        d->index++;
+        f->item = NTL_ETL_ITEM_ARRAY_END;
+        return 1;
+    }
+    f->item = NTL_ETL_ITEM_VALUE;
+    f->depth = 1;
+    f->in_array = true;
+    f->index = d->array_index++;
+    f->data = ev->payload + d->pos;
+    f->size = psz;
+    d->pos += psz;
+    return 1;
+}
+
 int ntl_etl_mof_next(struct ntl_etl_mof *d, struct ntl_etl_field *f, struct ntl_error *err)
 {
     const struct mof_field *m = &((const struct mof_field *)d->layout)[d->index];
@@ -207,6 +325,8 @@ int ntl_etl_mof_next(struct ntl_etl_mof *d, struct ntl_etl_field *f, struct ntl_
                                          "%zu payload bytes left after the last field at %zu",
                                          ev->payload_size - d->pos, d->pos);
     }
+    if (m->type == PTR_ARRAY)
+        return next_in_array(d, m, f, err);
     if (!extent(m, ev->payload + d->pos, ev->payload_size - d->pos, psz, &skip, &len, &total))
         return d->status = ntl_error_set(err, NTL_ERR_TRUNCATED, d->class_name, ev->offset,
                                          "field '%s': value runs past the payload at %zu",
@@ -215,7 +335,8 @@ int ntl_etl_mof_next(struct ntl_etl_mof *d, struct ntl_etl_field *f, struct ntl_
     f->item = NTL_ETL_ITEM_VALUE;
     f->name = m->name;
     f->in_type = (uint8_t)(m->type == PTR ? P : m->type == WMISID ? NTL_ETL_IN_SID
-                           : m->type == WSTR_OPTIONAL ? WSTR : m->type);
+                           : m->type == WSTR_OPTIONAL ? WSTR
+                           : m->type == IPV6 ? NTL_ETL_IN_BINARY : m->type);
     f->out_type = m->type == PTR ? NTL_ETL_OUT_UNSIGNED : m->out;
     f->data = ev->payload + d->pos + skip;
     f->size = len;

@@ -25,6 +25,10 @@ static int decode(uint8_t group, uint8_t opcode, uint16_t version, const uint8_t
     while ((rc = ntl_etl_mof_next(&d, &f, &err)) > 0) {
         char v[200];
         ntl_etl_field_text(&f, v, sizeof v);
+        if (f.item == NTL_ETL_ITEM_ARRAY_BEGIN)
+            snprintf(v, sizeof v, "[%u", f.count);
+        else if (f.item == NTL_ETL_ITEM_ARRAY_END)
+            snprintf(v, sizeof v, "]");
         len += (size_t)snprintf(out + len, size - len, "%s%s=%s", len ? " " : "", f.name, v);
     }
     return rc;
@@ -100,8 +104,30 @@ static void test_thread_image_32(void)
     CHECK_EQ_INT(decode(0x14, 99, 3, im2, sizeof im2, out, sizeof out), -100);
 }
 
+static void test_stack_udp_32(void)
+{
+    uint8_t st[16 + 3 * 4 + 1];
+    char out[1024];
+    memset(st, 0, sizeof st);
+    ntl_put_le32(st + 8, 528);
+    ntl_put_le32(st + 12, 700);
+    for (int i = 0; i < 3; i++)
+        ntl_put_le32(st + 16 + 4 * i, 0x401000u + (unsigned)i);
+    CHECK_EQ_INT(decode(0x18, 32, 2, st, sizeof st - 1, out, sizeof out), 0);
+    CHECK_EQ_STR(out, "EventTimeStamp=0 StackProcess=528 StackThread=700 Stack=[3 "
+                      "Stack=0x00401000 Stack=0x00401001 Stack=0x00401002 Stack=]");
+    CHECK_EQ_INT(decode(0x18, 32, 2, st, sizeof st, out, sizeof out), NTL_ERR_FORMAT);
+
+    static const uint8_t udp[] = {4, 0, 0, 0, 201, 0, 0, 0, 10, 128, 3, 255, 10, 128, 0, 55,
+                                  0, 138, 0, 139, 0, 0, 0, 0, 0, 0, 0, 0};
+    CHECK_EQ_INT(decode(0x08, 11, 2, udp, sizeof udp, out, sizeof out), 0);
+    CHECK_EQ_STR(out, "PID=4 size=201 daddr=10.128.3.255 saddr=10.128.0.55 dport=138 sport=139 "
+                      "seqnum=0 connid=0");
+}
+
 int main(void)
 {
+    test_stack_udp_32();
     test_process_v4_32();
     test_thread_image_32();
     return check_exit();

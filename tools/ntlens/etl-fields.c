@@ -185,7 +185,9 @@ static int walk_items(struct etl_fields *f, const struct ntl_etl_event *ev, void
         if (item(&w, &it) < 0)
             return -1;
         /* PERFINFO headers carry no process id; the payload's tells it. */
-        if (f->pid == UINT32_MAX && it.depth == 0 && it.size == 4 && !strcmp(it.name, "ProcessId"))
+        if (f->pid == UINT32_MAX && it.depth == 0 && it.size == 4 &&
+            (!strcmp(it.name, "ProcessId") || !strcmp(it.name, "PID") ||
+             !strcmp(it.name, "StackProcess")))
             f->pid = (uint32_t)ntl_etl_field_u64(&it);
     }
     put(&f->json, "}", 1);
