@@ -156,6 +156,7 @@ RECORDS = {
     "ipt dump": [PT],
     "etl info": [ETL],
     "etl events": [ETL, "-n", "50"],
+    "etl stats": [ETL],
     "etl images": [ETL],
 }
 # Commands whose records need inputs their own module's tests build (PE

@@ -95,6 +95,23 @@ def test_kernel():
     check(len(files) == 3084 and any(f.lower().endswith(".dll") for f in files), "FileIo names")
 
 
+def test_stats():
+    net = os.path.join(DATA, "net.4.5.2.x64.etl")
+    st = json.loads(run("etl", "stats", "--format", "json", net).stdout)
+    check(sum(r["events"] for r in st) == 179474, "stats: every event counted once")
+    check([r["events"] for r in st] == sorted((r["events"] for r in st), reverse=True), "stats: most first")
+    clr = [r for r in st if r["provider"] == "Microsoft-Windows-DotNETRuntime"]
+    check(sum(r["events"] for r in clr) == 32730, "stats: the CLR provider's events by id")
+    sample = [r for r in st if r["event"] == "PerfInfo/SampleProf"]
+    check(len(sample) == 1 and sample[0]["events"] == 79528 and sample[0]["bytes"] == 79528 * 32 and
+          abs(sample[0]["percent"] - 100 * 79528 / 179474) < 0.01 and sample[0]["per_second"] > 0,
+          "stats: bytes, share and rate of the profile samples: %s" % sample)
+    tl = json.loads(run("etl", "stats", "--format", "json", os.path.join(DATA, "primitive-types.etl")).stdout)
+    check({"provider": "solar_system", "event": "PrimitiveTypesTest"}.items() <= tl[0].items() and
+          tl[0]["events"] == 5, "stats: TraceLogging names")
+    run("etl", "stats", expect=2)
+
+
 def test_lying_schema(tmp):
     bad = os.path.join(tmp, "lies.etl")
     shutil.copy(os.path.join(DATA, "primitive-types.etl"), bad)
@@ -115,6 +132,7 @@ def main():
     test_tracelogging()
     test_names()
     test_kernel()
+    test_stats()
     with tempfile.TemporaryDirectory() as tmp:
         test_lying_schema(tmp)
     finish()
