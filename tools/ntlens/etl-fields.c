@@ -1,6 +1,6 @@
 /* TraceLogging fields rendered for `etl events`: one walk over the decoded
  * items writes both the JSON object and the table's "name=value" text. */
-#include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,10 +119,13 @@ static int value(struct walk *w, const struct ntl_etl_field *f)
     if (!v)
         return -1;
     json_key(w, f);
-    switch (ntl_etl_field_class(f)) {
-    case NTL_ETL_VALUE_TEXT: json_string(&w->out->json, v); break;
-    default: puts_(&w->out->json, v);
-    }
+    enum ntl_etl_value_class cls = ntl_etl_field_class(f);
+    if (cls == NTL_ETL_VALUE_TEXT)
+        json_string(&w->out->json, v);
+    else if (cls == NTL_ETL_VALUE_FLOAT && !isfinite(ntl_etl_field_f64(f)))
+        puts_(&w->out->json, "null"); /* JSON has no NaN or infinity; the text keeps them */
+    else
+        puts_(&w->out->json, v);
     text_key(w, f);
     if (needs_quotes(v))
         json_string(&w->out->text, v);
@@ -172,7 +175,7 @@ static void kernel_names(struct etl_fields *f, const struct ntl_etl_event *ev)
 }
 
 /* Walks the items of a decoder (TraceLogging or MOF) into json and text. */
-static int walk_items(struct etl_fields *f, const struct ntl_etl_event *ev, void *dec,
+static int walk_items(struct etl_fields *f, void *dec,
                       int (*next)(void *, struct ntl_etl_field *, struct ntl_error *))
 {
     struct walk w = {.out = f, .first = {true}};
@@ -195,7 +198,6 @@ static int walk_items(struct etl_fields *f, const struct ntl_etl_event *ev, void
         ntl_error_format(&err, f->error, sizeof f->error);
     else
         f->has_fields = true;
-    (void)ev;
     return 0;
 }
 
@@ -225,7 +227,7 @@ int etl_fields_decode(struct etl_fields *f, const struct ntl_etl_event *ev)
     if (ev->kind <= NTL_ETL_KIND_PERFINFO) {
         kernel_names(f, ev);
         if (ntl_etl_mof_begin(&m, ev) > 0)
-            rc = walk_items(f, ev, &m, mof_next);
+            rc = walk_items(f, &m, mof_next);
     } else {
         if (ev->has_guid)
             f->provider = ntl_etl_provider_name(&ev->guid);
@@ -233,7 +235,7 @@ int etl_fields_decode(struct etl_fields *f, const struct ntl_etl_event *ev)
             f->event = d.event_name;
             if (d.provider_name)
                 f->provider = d.provider_name;
-            rc = walk_items(f, ev, &d, tl_next);
+            rc = walk_items(f, &d, tl_next);
         } else if (rc < 0) {
             ntl_error_format(&err, f->error, sizeof f->error);
             rc = 0;
