@@ -1,11 +1,12 @@
 /* The .etl reader on arbitrary bytes: open (streaming or sorted, any
  * compression format), read every event skipping bad buffers, and decode
- * image, IPT and extended data on each. */
+ * image, IPT, extended data and fields (kernel MOF, TraceLogging) on each. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "ntlens/etl.h"
+#include "ntlens/etl_fields.h"
 #include "ntlens/etl_images.h"
 #include "ntlens/etl_ipt.h"
 
@@ -47,6 +48,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ntl_etl_ipt_decode(&ev, &ipt, &err);
         while (ntl_etl_ext_next(&ev, &pos, &item, NULL) > 0)
             ;
+        struct ntl_etl_mof mof;
+        struct ntl_etl_tl tl;
+        struct ntl_etl_field f;
+        char text[256];
+        if (ntl_etl_mof_begin(&mof, &ev) > 0)
+            while (ntl_etl_mof_next(&mof, &f, &err) > 0)
+                ntl_etl_field_text(&f, text, sizeof text);
+        if (ntl_etl_tl_begin(&tl, &ev, &err) > 0)
+            while (ntl_etl_tl_next(&tl, &f, &err) > 0)
+                ntl_etl_field_text(&f, text, sizeof text);
         (void)ntl_etl_time_to_filetime(t, ev.timestamp);
     }
     ntl_etl_close(t);

@@ -156,6 +156,7 @@ RECORDS = {
     "ipt dump": [PT],
     "etl info": [ETL],
     "etl events": [ETL, "-n", "50"],
+    "etl stats": [ETL],
     "etl images": [ETL],
     "profile": ["--etl", os.path.join(DATA, "etl", "net.4.5.2.x64.etl"), "--top", "1"],
 }

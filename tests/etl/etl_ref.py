@@ -145,6 +145,28 @@ def image_event(kind, htype, rec):
             "checksum": checksum, "time_date_stamp": tds, "name": utf16z(body[name_at:])}
 
 
+def buffers(path):
+    """Yields each buffer's bytes, decompressed."""
+    raw = open(path, "rb").read()
+    off = 0
+    while off < len(raw):
+        size, saved = struct.unpack_from("<II", raw, off)
+        offset_field = struct.unpack_from("<I", raw, off + 0x30)[0]
+        bflags = struct.unpack_from("<H", raw, off + 0x34)[0]
+        chunk = raw[off:off + size]
+        if bflags & 0x40:
+            yield chunk[:0x48] + lz77_plain_decompress(chunk[0x48:], saved - 0x48)
+        else:
+            yield chunk[:max(saved, offset_field if offset_field <= size else 0)]
+        off += size
+
+
+def all_records(path):
+    """Yields (kind, header_type, record bytes) for every event of a file."""
+    for data in buffers(path):
+        yield from records(data)
+
+
 def read(path):
     raw = open(path, "rb").read()
     out = {"buffers": 0, "compressed": 0, "events": 0,

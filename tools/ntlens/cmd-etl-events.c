@@ -4,10 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli.h"
 #include "commands.h"
 #include "etl-common.h"
+#include "etl-fields.h"
+#include "ntlens/etl_fields.h"
 
 static const struct opt_command events_command = {
     .name = "etl events",
@@ -15,15 +18,20 @@ static const struct opt_command events_command = {
     .summary = "list the events of an ETW trace file",
     .description =
         "List the events of an ETW trace file, one per line: time, CPU, process and\n"
-        "thread ids, header kind, provider GUID or kernel group, opcode, event id or\n"
-        "hook id, payload size. Streams in file order unless --sorted. The other\n"
-        "formats carry every header field: the raw clock value, level, task, keyword,\n"
-        "extended data item types, version and the event's file offset.",
+        "thread ids, header kind, provider name (or GUID), event name, event id or\n"
+        "hook id, payload size and the decoded fields as name=value pairs (a JSON\n"
+        "object in JSON). TraceLogging events name their provider, event and fields\n"
+        "themselves; a payload that does not match its schema shows no fields and a\n"
+        "decode_error. --raw shows the headers only, as before fields were decoded.\n"
+        "Streams in file order unless --sorted. The other formats carry every header\n"
+        "field: the raw clock value, level, task, keyword, extended data item types,\n"
+        "version and the event's file offset.",
 };
 
 struct filter {
     bool provider_set;
     struct ntl_guid provider;
+    const char *provider_name; /* a name no table knows: matched against decoded names */
     int group;         /* -1: any */
     bool pid_set;
     uint64_t pid;
@@ -34,16 +42,21 @@ struct events_opts {
     struct filter flt;
     int fmt;
     bool hex;
+    bool raw;
     uint64_t count;
+    struct etl_fields fields;
 };
 
-static bool keep(const struct filter *flt, const struct ntl_etl_event *ev)
+static bool keep(const struct filter *flt, const struct ntl_etl_event *ev,
+                 const struct etl_fields *fields)
 {
+    if (flt->provider_name && (!fields->provider || strcasecmp(fields->provider, flt->provider_name)))
+        return false;
     if (flt->provider_set && (!ev->has_guid || !ntl_guid_equal(&ev->guid, &flt->provider)))
         return false;
     if (flt->group >= 0 && (ev->kind > NTL_ETL_KIND_PERFINFO || ev->group != flt->group))
         return false;
-    if (flt->pid_set && ev->pid != flt->pid)
+    if (flt->pid_set && fields->pid != flt->pid)
         return false;
     if (flt->kind >= 0 && (int)ev->kind != flt->kind)
         return false;
@@ -85,7 +98,7 @@ static void cell_id(struct out *o, uint32_t v)
 
 /* ---- the table: the fields a reader scans, at fixed widths ---- */
 
-static void table_columns(struct out *o)
+static void table_columns(struct out *o, bool raw)
 {
     static const struct { const char *key, *title; int width; enum out_align align; } cols[] = {
         {"timestamp", NULL, 28, OUT_LEFT}, {"cpu", "CPU", 3, OUT_RIGHT},
@@ -95,9 +108,67 @@ static void table_columns(struct out *o)
         {"payload_size", "Size", 6, OUT_RIGHT},
     };
     for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
-        out_column(o, cols[i].key, cols[i].title, cols[i].align);
-        out_column_width(o, cols[i].width);
+        if (!raw && !strcmp(cols[i].key, "opcode"))
+            out_column(o, "event", NULL, OUT_LEFT);
+        else
+            out_column(o, cols[i].key, cols[i].title, cols[i].align);
+        out_column_width(o, !raw && i == 5 ? 40 : cols[i].width);
     }
+    if (!raw) {
+        out_column(o, "fields", NULL, OUT_LEFT);
+        out_column_width(o, 1); /* the last column: never padded */
+    }
+}
+
+/* The provider cell: its name when known, else its GUID. */
+static void cell_provider(struct out *o, const struct ntl_etl_event *ev, const char *name)
+{
+    char buf[64];
+    if (name)
+        out_str(o, name);
+    else if (ev->has_guid)
+        out_str(o, ntl_guid_format(&ev->guid, buf, sizeof buf));
+    else
+        out_null(o);
+}
+
+static void cell_fields(struct out *o, const struct etl_fields *f)
+{
+    if (f->has_fields)
+        out_json(o, f->text.s, f->json.s);
+    else
+        out_null(o);
+}
+
+/* The table row with names and fields. */
+static void table_row_fields(struct out *o, struct etl_cli *c, const struct ntl_etl_event *ev,
+                             const struct etl_fields *f, bool hex)
+{
+    etl_cli_out_time(o, c, ev->timestamp);
+    out_u64(o, ev->cpu);
+    cell_id(o, f->pid);
+    cell_id(o, ev->tid);
+    out_str(o, ntl_etl_kind_name(ev->kind));
+    cell_provider(o, ev, f->provider);
+    f->event ? out_str(o, f->event) : out_u64(o, ev->opcode);
+    if (is_kernel(ev))
+        out_strf(o, "0x%04x", ev->hook_id);
+    else if (ev->kind == NTL_ETL_KIND_EVENT)
+        out_u64(o, ev->event_id);
+    else if (ev->kind == NTL_ETL_KIND_MESSAGE)
+        out_u64(o, ev->message_number);
+    else
+        out_null(o);
+    out_u64(o, ev->payload_size);
+    if (f->has_fields)
+        out_str(o, f->text.s);
+    else if (f->error[0])
+        out_strf(o, "!%s", f->error);
+    else
+        out_str(o, "");
+    out_row_end(o);
+    if (hex)
+        hexdump(stdout, ev->payload, ev->payload_size);
 }
 
 static void table_row(struct out *o, struct etl_cli *c, const struct ntl_etl_event *ev, bool hex)
@@ -132,15 +203,23 @@ static void table_row(struct out *o, struct etl_cli *c, const struct ntl_etl_eve
 
 /* ---- the other formats: every field, null where a header has none ---- */
 
-static void record_columns(struct out *o, bool hex)
+static void record_columns(struct out *o, bool hex, bool raw)
 {
     static const char *const keys[] = {
         "timestamp", "clock", "cpu", "pid", "tid", "kind", "provider", "group", "hook_id",
         "opcode", "opcode_name", "event_id", "message_number", "level", "task", "keyword",
         "extended_types", "pebs_index", "pmc_count", "version", "payload_size", "offset",
     };
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-        out_column(o, keys[i], NULL, OUT_LEFT);
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        if (!raw && i == 6)
+            out_column(o, "provider", NULL, OUT_LEFT);
+        out_column(o, !raw && i == 6 ? "provider_guid" : keys[i], NULL, OUT_LEFT);
+    }
+    if (!raw) {
+        out_column(o, "event", NULL, OUT_LEFT);
+        out_column(o, "fields", NULL, OUT_LEFT);
+        out_column(o, "decode_error", NULL, OUT_LEFT);
+    }
     if (hex)
         out_column(o, "payload", NULL, OUT_LEFT);
 }
@@ -191,20 +270,30 @@ static void provider_cells(struct out *o, const struct ntl_etl_event *ev)
     event ? cell_extended_types(o, ev) : out_null(o);
 }
 
-static int record_row(struct out *o, struct etl_cli *c, const struct ntl_etl_event *ev, bool hex)
+static int record_row(struct out *o, struct etl_cli *c, const struct ntl_etl_event *ev,
+                      const struct events_opts *eo)
 {
+    const struct etl_fields *f = &eo->fields;
+    bool hex = eo->hex;
     etl_cli_out_time(o, c, ev->timestamp);
     out_u64(o, ev->timestamp);
     out_u64(o, ev->cpu);
-    cell_id(o, ev->pid);
+    cell_id(o, eo->raw ? ev->pid : f->pid);
     cell_id(o, ev->tid);
     out_str(o, ntl_etl_kind_name(ev->kind));
+    if (!eo->raw)
+        cell_provider(o, ev, f->provider);
     (is_kernel(ev) ? kernel_cells : provider_cells)(o, ev);
     ev->has_pebs ? out_u64(o, ev->pebs_index) : out_null(o);
     ev->pmc_count ? out_u64(o, ev->pmc_count) : out_null(o);
     out_u64(o, ev->version);
     out_u64(o, ev->payload_size);
     out_u64(o, ev->offset);
+    if (!eo->raw) {
+        f->event ? out_str(o, f->event) : out_null(o);
+        cell_fields(o, f);
+        f->error[0] ? out_str(o, f->error) : out_null(o);
+    }
     if (hex) {
         char *h = etl_cli_hex(ev->payload, ev->payload_size);
         if (!h)
@@ -215,20 +304,26 @@ static int record_row(struct out *o, struct etl_cli *c, const struct ntl_etl_eve
     return out_row_end(o) < 0 ? EXIT_FAIL : EXIT_OK;
 }
 
-static int list_events(struct etl_cli *c, struct out *o, const struct events_opts *eo)
+static int list_events(struct etl_cli *c, struct out *o, struct events_opts *eo)
 {
     struct ntl_etl_event ev;
     uint64_t shown = 0;
     int rc = 1, status = EXIT_OK;
 
     while (status == EXIT_OK && shown < eo->count && (rc = etl_cli_next(c, &ev)) > 0) {
-        if (!keep(&eo->flt, &ev))
+        if (eo->raw)
+            eo->fields.pid = ev.pid;
+        else if (etl_fields_decode(&eo->fields, &ev) < 0)
+            return cli_failf(c->cmd, "out of memory");
+        if (!keep(&eo->flt, &ev, &eo->fields))
             continue;
         shown++;
-        if (eo->fmt == OUT_TABLE)
+        if (eo->fmt == OUT_TABLE && eo->raw)
             table_row(o, c, &ev, eo->hex);
+        else if (eo->fmt == OUT_TABLE)
+            table_row_fields(o, c, &ev, &eo->fields, eo->hex);
         else
-            status = record_row(o, c, &ev, eo->hex);
+            status = record_row(o, c, &ev, eo);
         if (ferror(stdout))
             break; /* a closed pipe: out_close reports it */
     }
@@ -238,9 +333,12 @@ static int list_events(struct etl_cli *c, struct out *o, const struct events_opt
 static int provider_cb(const struct opt *o, const char *arg, void *ctx)
 {
     struct filter *flt = ctx;
-    if (!ntl_guid_parse(arg, &flt->provider))
-        return opt_error(o, "needs GUID, like 9e814aad-3204-11d2-9a82-006008a86939, not '%s'", arg);
-    flt->provider_set = true;
+    if (!*arg)
+        return opt_error(o, "needs NAME or GUID, like Microsoft-Windows-DotNETRuntime, not ''");
+    if (ntl_guid_parse(arg, &flt->provider) || ntl_etl_provider_lookup(arg, &flt->provider))
+        flt->provider_set = true;
+    else
+        flt->provider_name = arg;
     return 0;
 }
 
@@ -259,8 +357,10 @@ static int parse_args(int argc, char **argv, struct etl_cli *c, struct events_op
         kinds[k] = ntl_etl_kind_name((enum ntl_etl_kind)k);
     struct opt opts[] = {
         OPT_GROUP("Selection"),
-        OPT_CALLBACK('p', "provider", "GUID", provider_cb, &eo->flt,
-                     "only events of this provider or class GUID"),
+        OPT_CALLBACK('p', "provider", "NAME|GUID", provider_cb, &eo->flt,
+                     "only events of this provider or class: a GUID, or a name\n"
+                     "(Microsoft-Windows-DotNETRuntime, a TraceLogging provider's\n"
+                     "own name, \"Windows Kernel\" for kernel events)"),
         OPT_CALLBACK('g', "group", "GROUP", group_cb, &eo->flt,
                      "only kernel events of this group (a name like Process, Image,\n"
                      "Thread, PerfInfo, or a number)"),
@@ -270,6 +370,8 @@ static int parse_args(int argc, char **argv, struct etl_cli *c, struct events_op
                    "instance, event, message"),
         OPT_U64('n', "count", &eo->count, "N", 0, UINT64_MAX, "stop after N events"),
         OPT_U64(0, "limit", &eo->count, "N", 0, UINT64_MAX, "same as --count", .flags = OPT_HIDDEN),
+        OPT_FLAG(0, "raw", &eo->raw, "headers only: no names or fields (the view before they were\n"
+                 "decoded, and faster)"),
         OPT_FLAG(0, "hex", &eo->hex, "dump each payload in hex (a payload column in other formats)"),
         OPT_OUTPUT_OPTIONS(&eo->fmt),
         OPT_ETL_OPTIONS(c),
@@ -300,10 +402,11 @@ int cmd_etl_events(int argc, char **argv)
         return cli_failf(argv[0], "out of memory");
     }
     if (eo.fmt == OUT_TABLE)
-        table_columns(o);
+        table_columns(o, eo.raw);
     else
-        record_columns(o, eo.hex);
+        record_columns(o, eo.hex, eo.raw);
     rc = list_events(&c, o, &eo);
+    etl_fields_free(&eo.fields);
     etl_cli_close(&c);
     return etl_cli_out_close(&c, o, rc);
 }

@@ -25,6 +25,7 @@
     X("ipt modules", cmd_ipt_modules, "count Intel PT branch targets per module")             \
     X("etl info", cmd_etl_info, "summarise an ETW trace file")                                \
     X("etl events", cmd_etl_events, "list the events of an ETW trace file")                   \
+    X("etl stats", cmd_etl_stats, "count the events of an ETW trace file by provider and event") \
     X("etl images", cmd_etl_images, "list image load events of an ETW trace file")            \
     X("etl ipt", cmd_etl_ipt, "extract Intel PT traces from an ETW trace file")               \
     X("dump build", cmd_dump_build, "build a minidump of kernel modules from an ETW trace")   \

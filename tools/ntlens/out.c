@@ -265,6 +265,11 @@ void out_bool(struct out *o, bool v)
     add_cell(o, CELL_NUM, v ? "true" : "false", NULL);
 }
 
+void out_json(struct out *o, const char *text, const char *json)
+{
+    add_cell(o, CELL_NUM, text, json);
+}
+
 void out_null(struct out *o)
 {
     add_cell(o, CELL_NULL, "", NULL);

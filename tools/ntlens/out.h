@@ -85,6 +85,9 @@ void out_filetime(struct out *o, uint64_t filetime);
  * seconds in JSON. */
 void out_duration(struct out *o, uint64_t hundred_ns);
 void out_bool(struct out *o, bool v);
+/* A structured cell: json (an object or array, already valid JSON) in JSON
+ * and JSON lines, text in the other formats. */
+void out_json(struct out *o, const char *text, const char *json);
 void out_null(struct out *o);
 /* Indents the next row's first cell by depth levels in a table (trees). */
 void out_indent(struct out *o, int depth);

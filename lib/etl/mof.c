@@ -1,0 +1,347 @@
+/* Kernel (MOF) event payloads: the NT Kernel Logger's classes as Microsoft
+ * documents them (MSNT_SystemTrace and its children), one layout per group,
+ * opcodes and version, in the trace's pointer size. */
+#include <string.h>
+
+#include "ntlens/etl_fields.h"
+#include "ntlens/reader.h"
+#include "ntlens/utf16.h"
+
+/* Pseudo in-types beside enum ntl_etl_intype: a pointer-sized count, a
+ * WmiSid, and a last UTF-16 string that older kernels leave out. */
+enum { PTR = 0x100, WMISID = 0x200, WSTR_OPTIONAL = 0x300, IPV6 = 0x400, PTR_ARRAY = 0x500 };
+
+struct mof_field {
+    const char *name;
+    unsigned type;      /* enum ntl_etl_intype, PTR (a pointer-sized count), WMISID */
+    uint8_t out;
+};
+
+#define END 0xff /* ends an opcode list (0 is FileIo's Name) */
+
+struct mof_layout {
+    uint8_t group;
+    const uint8_t *opcodes;   /* END-terminated */
+    uint8_t min_version, max_version;
+    const char *class_name;
+    const struct mof_field *fields;
+};
+
+#define U8 NTL_ETL_IN_UINT8
+#define U16 NTL_ETL_IN_UINT16
+#define U32 NTL_ETL_IN_UINT32
+#define S32 NTL_ETL_IN_INT32
+#define X32 NTL_ETL_IN_HEXINT32
+#define P NTL_ETL_IN_POINTER
+#define ASTR NTL_ETL_IN_ANSISTRING
+#define WSTR NTL_ETL_IN_UNICODESTRING
+
+/* Process_V2..V4_TypeGroup1: Start, End, DCStart, DCEnd, Defunct. */
+static const struct mof_field process_v2[] = {
+    {"UniqueProcessKey", P, 0}, {"ProcessId", U32, 0}, {"ParentId", U32, 0},
+    {"SessionId", U32, 0}, {"ExitStatus", S32, 0}, {"UserSID", WMISID, 0},
+    {"ImageFileName", ASTR, 0}, {"CommandLine", WSTR, 0}, {NULL, 0, 0},
+};
+static const struct mof_field process_v3[] = {
+    {"UniqueProcessKey", P, 0}, {"ProcessId", U32, 0}, {"ParentId", U32, 0},
+    {"SessionId", U32, 0}, {"ExitStatus", S32, 0}, {"DirectoryTableBase", P, 0},
+    {"UserSID", WMISID, 0}, {"ImageFileName", ASTR, 0}, {"CommandLine", WSTR, 0}, {NULL, 0, 0},
+};
+static const struct mof_field process_v4[] = {
+    {"UniqueProcessKey", P, 0}, {"ProcessId", U32, 0}, {"ParentId", U32, 0},
+    {"SessionId", U32, 0}, {"ExitStatus", S32, 0}, {"DirectoryTableBase", P, 0},
+    {"Flags", X32, 0}, {"UserSID", WMISID, 0}, {"ImageFileName", ASTR, 0},
+    {"CommandLine", WSTR, 0}, {"PackageFullName", WSTR, 0}, {"ApplicationId", WSTR, 0},
+    {NULL, 0, 0},
+};
+/* Process_V5 (Defunct): V4 and the exit time. */
+static const struct mof_field process_v5[] = {
+    {"UniqueProcessKey", P, 0}, {"ProcessId", U32, 0}, {"ParentId", U32, 0},
+    {"SessionId", U32, 0}, {"ExitStatus", S32, 0}, {"DirectoryTableBase", P, 0},
+    {"Flags", X32, 0}, {"UserSID", WMISID, 0}, {"ImageFileName", ASTR, 0},
+    {"CommandLine", WSTR, 0}, {"PackageFullName", WSTR, 0}, {"ApplicationId", WSTR, 0},
+    {"ExitTime", NTL_ETL_IN_FILETIME, 0}, {NULL, 0, 0},
+};
+/* Process_Terminate_TypeGroup1. */
+static const struct mof_field process_terminate[] = {{"ProcessId", U32, 0}, {NULL, 0, 0}};
+/* Process_V2_TypeGroup2: PerfCtr, PerfCtrRundown. */
+static const struct mof_field process_perfctr[] = {
+    {"ProcessId", U32, 0}, {"PageFaultCount", U32, 0}, {"HandleCount", U32, 0},
+    {"Reserved", U32, 0}, {"PeakVirtualSize", PTR, 0}, {"PeakWorkingSetSize", PTR, 0},
+    {"PeakPagefileUsage", PTR, 0}, {"QuotaPeakPagedPoolUsage", PTR, 0},
+    {"QuotaPeakNonPagedPoolUsage", PTR, 0}, {"VirtualSize", PTR, 0},
+    {"WorkingSetSize", PTR, 0}, {"PagefileUsage", PTR, 0}, {"QuotaPagedPoolUsage", PTR, 0},
+    {"QuotaNonPagedPoolUsage", PTR, 0}, {"PrivatePageCount", PTR, 0}, {NULL, 0, 0},
+};
+/* Thread_V2_TypeGroup1 and Thread_V3_TypeGroup1: Start, End, DCStart, DCEnd. */
+static const struct mof_field thread_v2[] = {
+    {"ProcessId", U32, 0}, {"TThreadId", U32, 0}, {"StackBase", P, 0}, {"StackLimit", P, 0},
+    {"UserStackBase", P, 0}, {"UserStackLimit", P, 0}, {"StartAddr", P, 0},
+    {"Win32StartAddr", P, 0}, {"TebBase", P, 0}, {"SubProcessTag", X32, 0}, {NULL, 0, 0},
+};
+static const struct mof_field thread_v3[] = {
+    {"ProcessId", U32, 0}, {"TThreadId", U32, 0}, {"StackBase", P, 0}, {"StackLimit", P, 0},
+    {"UserStackBase", P, 0}, {"UserStackLimit", P, 0}, {"Affinity", P, 0},
+    {"Win32StartAddr", P, 0}, {"TebBase", P, 0}, {"SubProcessTag", X32, 0},
+    {"BasePriority", U8, 0}, {"PagePriority", U8, 0}, {"IoPriority", U8, 0},
+    {"ThreadFlags", U8, NTL_ETL_OUT_HEX}, {"ThreadName", WSTR_OPTIONAL, 0}, {NULL, 0, 0},
+};
+/* Image_Load v2 and v3: Load, Unload, DCStart, DCEnd (and Process group Load). */
+static const struct mof_field image_v2[] = {
+    {"ImageBase", P, 0}, {"ImageSize", P, 0}, {"ProcessId", U32, 0}, {"ImageCheckSum", X32, 0},
+    {"TimeDateStamp", X32, 0}, {"Reserved0", U32, 0}, {"DefaultBase", P, 0},
+    {"Reserved1", U32, 0}, {"Reserved2", U32, 0}, {"Reserved3", U32, 0}, {"Reserved4", U32, 0},
+    {"FileName", WSTR, 0}, {NULL, 0, 0},
+};
+static const struct mof_field image_v3[] = {
+    {"ImageBase", P, 0}, {"ImageSize", P, 0}, {"ProcessId", U32, 0}, {"ImageCheckSum", X32, 0},
+    {"TimeDateStamp", X32, 0}, {"SignatureLevel", U8, 0}, {"SignatureType", U8, 0},
+    {"Reserved0", U16, 0}, {"DefaultBase", P, 0}, {"Reserved1", U32, 0}, {"Reserved2", U32, 0},
+    {"Reserved3", U32, 0}, {"Reserved4", U32, 0}, {"FileName", WSTR, 0}, {NULL, 0, 0},
+};
+/* Image KernelBase (opcode 33): where ntoskrnl is mapped. */
+static const struct mof_field image_kernel_base[] = {{"ImageBase", P, 0}, {NULL, 0, 0}};
+
+/* SampledProfile. */
+static const struct mof_field sampled_profile[] = {
+    {"InstructionPointer", P, 0}, {"ThreadId", U32, 0}, {"Count", U32, 0}, {NULL, 0, 0},
+};
+/* DiskIo_TypeGroup1 v3 (Read, Write), _TypeGroup2 (FlushBuffers), _TypeGroup3 (*Init). */
+static const struct mof_field diskio_rw[] = {
+    {"DiskNumber", U32, 0}, {"IrpFlags", X32, 0}, {"TransferSize", U32, 0},
+    {"Reserved", U32, 0}, {"ByteOffset", NTL_ETL_IN_INT64, 0}, {"FileObject", P, 0},
+    {"Irp", P, 0}, {"HighResResponseTime", NTL_ETL_IN_UINT64, 0}, {"IssuingThreadId", U32, 0},
+    {NULL, 0, 0},
+};
+static const struct mof_field diskio_flush[] = {
+    {"DiskNumber", U32, 0}, {"IrpFlags", X32, 0}, {"HighResResponseTime", NTL_ETL_IN_UINT64, 0},
+    {"Irp", P, 0}, {"IssuingThreadId", U32, 0}, {NULL, 0, 0},
+};
+static const struct mof_field diskio_init[] = {
+    {"Irp", P, 0}, {"IssuingThreadId", U32, 0}, {NULL, 0, 0},
+};
+/* FileIo_Name: Name, FileCreate, FileDelete, FileRundown. */
+static const struct mof_field fileio_name[] = {
+    {"FileObject", P, 0}, {"FileName", WSTR, 0}, {NULL, 0, 0},
+};
+/* PageFault_HardFault. */
+static const struct mof_field hard_fault[] = {
+    {"InitialTime", NTL_ETL_IN_INT64, 0}, {"ReadOffset", NTL_ETL_IN_UINT64, 0},
+    {"VirtualAddress", P, 0}, {"FileObject", P, 0}, {"TThreadId", U32, 0},
+    {"ByteCount", U32, 0}, {NULL, 0, 0},
+};
+/* StackWalk_Event: the return addresses fill the rest of the payload. */
+static const struct mof_field stack_walk[] = {
+    {"EventTimeStamp", NTL_ETL_IN_UINT64, 0}, {"StackProcess", U32, 0}, {"StackThread", U32, 0},
+    {"Stack", PTR_ARRAY, 0}, {NULL, 0, 0},
+};
+/* UdpIp_TypeGroup1 (IPv4 Send, Recv) and the IPv6 forms (SendIPV6, RecvIPV6). */
+static const struct mof_field udpip_v4[] = {
+    {"PID", U32, 0}, {"size", U32, 0}, {"daddr", U32, NTL_ETL_OUT_IPV4},
+    {"saddr", U32, NTL_ETL_OUT_IPV4}, {"dport", U16, NTL_ETL_OUT_PORT},
+    {"sport", U16, NTL_ETL_OUT_PORT}, {"seqnum", U32, 0}, {"connid", PTR, 0}, {NULL, 0, 0},
+};
+static const struct mof_field ip_v6[] = {
+    {"PID", U32, 0}, {"size", U32, 0}, {"daddr", IPV6, NTL_ETL_OUT_IPV6},
+    {"saddr", IPV6, NTL_ETL_OUT_IPV6}, {"dport", U16, NTL_ETL_OUT_PORT},
+    {"sport", U16, NTL_ETL_OUT_PORT}, {"seqnum", U32, 0}, {"connid", PTR, 0}, {NULL, 0, 0},
+};
+/* TcpIp_SendIPV6 carries the send's start and end times. */
+static const struct mof_field tcpip_send_v6[] = {
+    {"PID", U32, 0}, {"size", U32, 0}, {"daddr", IPV6, NTL_ETL_OUT_IPV6},
+    {"saddr", IPV6, NTL_ETL_OUT_IPV6}, {"dport", U16, NTL_ETL_OUT_PORT},
+    {"sport", U16, NTL_ETL_OUT_PORT}, {"startime", U32, 0}, {"endtime", U32, 0},
+    {"seqnum", U32, 0}, {"connid", PTR, 0}, {NULL, 0, 0},
+};
+
+static const uint8_t type_group1[] = {1, 2, 3, 4, 39, END};
+static const uint8_t terminate[] = {11, END};
+static const uint8_t perfctr[] = {32, 33, END};
+static const uint8_t thread_ops[] = {1, 2, 3, 4, END};
+static const uint8_t image_ops[] = {2, 3, 4, 10, END};
+static const uint8_t load[] = {10, END};
+static const uint8_t kernel_base[] = {33, END};
+static const uint8_t op_46[] = {46, END}, op_32[] = {32, END};
+static const uint8_t op_26[] = {26, END}, op_27[] = {27, END};
+static const uint8_t disk_rw[] = {10, 11, END}, disk_flush[] = {14, END};
+static const uint8_t disk_init[] = {12, 13, 15, END};
+static const uint8_t file_names[] = {0, 32, 35, 36, END}, udp_v4[] = {10, 11, END};
+static const uint8_t udp_v6[] = {26, 27, END};
+
+static const struct mof_layout layouts[] = {
+    {0x03, type_group1, 2, 2, "Process", process_v2},
+    {0x03, type_group1, 3, 3, "Process", process_v3},
+    {0x03, type_group1, 4, 4, "Process", process_v4},
+    {0x03, type_group1, 5, 5, "Process", process_v5},
+    {0x03, terminate, 2, 2, "Process", process_terminate},
+    {0x03, perfctr, 2, 2, "Process", process_perfctr},
+    {0x03, load, 2, 2, "Image", image_v2},
+    {0x03, load, 3, 3, "Image", image_v3},
+    {0x05, thread_ops, 2, 2, "Thread", thread_v2},
+    {0x05, thread_ops, 3, 3, "Thread", thread_v3},
+    {0x14, image_ops, 2, 2, "Image", image_v2},
+    {0x14, image_ops, 3, 3, "Image", image_v3},
+    {0x14, kernel_base, 2, 2, "Image", image_kernel_base},
+    {0x0F, op_46, 2, 2, "PerfInfo", sampled_profile},
+    {0x01, disk_rw, 3, 3, "DiskIo", diskio_rw},
+    {0x01, disk_flush, 3, 3, "DiskIo", diskio_flush},
+    {0x01, disk_init, 3, 3, "DiskIo", diskio_init},
+    {0x04, file_names, 2, 2, "FileIo", fileio_name},
+    {0x02, op_32, 2, 2, "PageFault", hard_fault},
+    {0x18, op_32, 2, 2, "StackWalk", stack_walk},
+    {0x08, udp_v4, 2, 2, "UdpIp", udpip_v4},
+    {0x08, udp_v6, 2, 2, "UdpIp", ip_v6},
+    {0x06, op_26, 2, 2, "TcpIp", tcpip_send_v6},
+    {0x06, op_27, 2, 2, "TcpIp", ip_v6},
+};
+
+static bool has_opcode(const uint8_t *list, uint8_t opcode)
+{
+    for (; *list != END; list++)
+        if (*list == opcode)
+            return true;
+    return false;
+}
+
+int ntl_etl_mof_begin(struct ntl_etl_mof *d, const struct ntl_etl_event *ev)
+{
+    memset(d, 0, sizeof *d);
+    d->ev = ev;
+    if (ev->kind > NTL_ETL_KIND_PERFINFO)
+        return 0;
+    for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++) {
+        const struct mof_layout *l = &layouts[i];
+        if (l->group != ev->group || ev->version < l->min_version || ev->version > l->max_version ||
+            !has_opcode(l->opcodes, ev->opcode))
+            continue;
+        d->class_name = l->class_name;
+        d->layout = l->fields;
+        return 1;
+    }
+    return 0;
+}
+
+/* A WmiSid: TOKEN_USER (two pointers' worth) then the SID, or 4 zero bytes. */
+static bool wmisid(const uint8_t *p, size_t n, size_t psz, size_t *skip, size_t *len)
+{
+    if (n < 4)
+        return false;
+    if (!ntl_le32(p)) {
+        *skip = 4;
+        *len = 0;
+        return true;
+    }
+    *skip = 2 * psz;
+    if (n < *skip + 8)
+        return false;
+    *len = 8 + 4u * p[*skip + 1];
+    return *len <= n - *skip;
+}
+
+static bool extent(const struct mof_field *m, const uint8_t *p, size_t n, size_t psz,
+                   size_t *skip, size_t *len, size_t *total)
+{
+    const uint8_t *nul;
+    *skip = 0;
+    switch (m->type) {
+    case U8: *len = 1; break;
+    case U16: *len = 2; break;
+    case U32: case S32: case X32: *len = 4; break;
+    case NTL_ETL_IN_FILETIME: case NTL_ETL_IN_INT64: case NTL_ETL_IN_UINT64: *len = 8; break;
+    case IPV6: *len = 16; break;
+    case P: case PTR: *len = psz; break;
+    case WMISID:
+        if (!wmisid(p, n, psz, skip, len))
+            return false;
+        break;
+    case ASTR:
+        if (!(nul = memchr(p, 0, n)))
+            return false;
+        *len = (size_t)(nul - p);
+        *total = *len + 1;
+        return true;
+    case WSTR: case WSTR_OPTIONAL:
+        *len = 2 * ntl_utf16_unit_len(p, n / 2);
+        *total = *len + 2;
+        return *total <= n;
+    default:
+        return false;
+    }
+    *total = *skip + *len;
+    return *total <= n;
+}
+
+/* The pointers that fill the rest of the payload: ARRAY_BEGIN, the
+ * elements, ARRAY_END. */
+static int next_in_array(struct ntl_etl_mof *d, const struct mof_field *m, struct ntl_etl_field *f,
+                         struct ntl_error *err)
+{
+    const struct ntl_etl_event *ev = d->ev;
+    size_t psz = ev->is64 ? 8 : 4, left = ev->payload_size - d->pos;
+    memset(f, 0, sizeof *f);
+    f->name = m->name;
+    f->in_type = P;
+    f->payload_offset = d->pos;
+    if (!d->in_array) {
+        if (left % psz)
+            return d->status = ntl_error_set(err, NTL_ERR_FORMAT, d->class_name, ev->offset,
+                                             "field '%s': %zu bytes are no whole pointers at %zu",
+                                             m->name, left, d->pos);
+        d->in_array = true;
+        d->array_index = 0;
+        f->item = NTL_ETL_ITEM_ARRAY_BEGIN;
+        f->count = (uint32_t)(left / psz);
+        return 1;
+    }
+    if (!left) {
+        d->in_array = false;
+        d->index++;
+        f->item = NTL_ETL_ITEM_ARRAY_END;
+        return 1;
+    }
+    f->item = NTL_ETL_ITEM_VALUE;
+    f->depth = 1;
+    f->in_array = true;
+    f->index = d->array_index++;
+    f->data = ev->payload + d->pos;
+    f->size = psz;
+    d->pos += psz;
+    return 1;
+}
+
+int ntl_etl_mof_next(struct ntl_etl_mof *d, struct ntl_etl_field *f, struct ntl_error *err)
+{
+    const struct mof_field *m = &((const struct mof_field *)d->layout)[d->index];
+    const struct ntl_etl_event *ev = d->ev;
+    size_t skip, len, total, psz = ev->is64 ? 8 : 4;
+    if (d->status < 0)
+        return d->status;
+    if (m->name && m->type == WSTR_OPTIONAL && d->pos == ev->payload_size)
+        m++; /* written by Windows 10 and later only */
+    if (!m->name) {
+        if (d->pos == ev->payload_size)
+            return 0;
+        return d->status = ntl_error_set(err, NTL_ERR_FORMAT, d->class_name, ev->offset,
+                                         "%zu payload bytes left after the last field at %zu",
+                                         ev->payload_size - d->pos, d->pos);
+    }
+    if (m->type == PTR_ARRAY)
+        return next_in_array(d, m, f, err);
+    if (!extent(m, ev->payload + d->pos, ev->payload_size - d->pos, psz, &skip, &len, &total))
+        return d->status = ntl_error_set(err, NTL_ERR_TRUNCATED, d->class_name, ev->offset,
+                                         "field '%s': value runs past the payload at %zu",
+                                         m->name, d->pos);
+    memset(f, 0, sizeof *f);
+    f->item = NTL_ETL_ITEM_VALUE;
+    f->name = m->name;
+    f->in_type = (uint8_t)(m->type == PTR ? P : m->type == WMISID ? NTL_ETL_IN_SID
+                           : m->type == WSTR_OPTIONAL ? WSTR
+                           : m->type == IPV6 ? NTL_ETL_IN_BINARY : m->type);
+    f->out_type = m->type == PTR ? NTL_ETL_OUT_UNSIGNED : m->out;
+    f->data = ev->payload + d->pos + skip;
+    f->size = len;
+    f->payload_offset = d->pos;
+    d->pos += total;
+    d->index++;
+    return 1;
+}

@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""An independent decoder of kernel events, for
+cross-checking `etl events`.
+
+Written from Microsoft's MOF class pages (Process_V2/V3/V4_TypeGroup1,
+Process_Terminate_TypeGroup1, Process_V2_TypeGroup2, Thread_V2/V3_TypeGroup1,
+Image_Load, SampledProfile, DiskIo_TypeGroup1-3, FileIo_Name,
+PageFault_HardFault, StackWalk_Event, UdpIp_TypeGroup1, the IPv6 UdpIp and
+TcpIp classes), with no code shared with lib/etl. Layouts are lists of
+name:kind: p pointer (hex), n pointer-sized count, I u32, i s32, x u32 in
+hex, q/Q s64/u64, B u8, b u8 in hex, H u16, P a big-endian port, 4 and 6
+IPv4 and IPv6 addresses, s WmiSid, a ANSI string, w UTF-16 string, W an
+optional trailing UTF-16 string, T FILETIME, S pointers to the end. Reads
+the buffers with etl_ref.
+
+    mof_ref.py FILE.etl   (one JSON line per decoded event)
+"""
+import datetime
+import json
+import struct
+import sys
+
+import etl_ref
+
+PROC_V2 = "UniqueProcessKey:p ProcessId:I ParentId:I SessionId:I ExitStatus:i UserSID:s " \
+          "ImageFileName:a CommandLine:w"
+PROC_V3 = "UniqueProcessKey:p ProcessId:I ParentId:I SessionId:I ExitStatus:i " \
+          "DirectoryTableBase:p UserSID:s ImageFileName:a CommandLine:w"
+PROC_V4 = "UniqueProcessKey:p ProcessId:I ParentId:I SessionId:I ExitStatus:i " \
+          "DirectoryTableBase:p Flags:x UserSID:s ImageFileName:a CommandLine:w " \
+          "PackageFullName:w ApplicationId:w"
+PERFCTR = "ProcessId:I PageFaultCount:I HandleCount:I Reserved:I " + " ".join(
+    n + ":n" for n in ("PeakVirtualSize", "PeakWorkingSetSize", "PeakPagefileUsage",
+                       "QuotaPeakPagedPoolUsage", "QuotaPeakNonPagedPoolUsage", "VirtualSize",
+                       "WorkingSetSize", "PagefileUsage", "QuotaPagedPoolUsage",
+                       "QuotaNonPagedPoolUsage", "PrivatePageCount"))
+THREAD_V2 = "ProcessId:I TThreadId:I StackBase:p StackLimit:p UserStackBase:p UserStackLimit:p " \
+            "StartAddr:p Win32StartAddr:p TebBase:p SubProcessTag:x"
+THREAD_V3 = "ProcessId:I TThreadId:I StackBase:p StackLimit:p UserStackBase:p UserStackLimit:p " \
+            "Affinity:p Win32StartAddr:p TebBase:p SubProcessTag:x BasePriority:B " \
+            "PagePriority:B IoPriority:B ThreadFlags:b ThreadName:W"
+IMAGE_V2 = "ImageBase:p ImageSize:p ProcessId:I ImageCheckSum:x TimeDateStamp:x Reserved0:I " \
+           "DefaultBase:p Reserved1:I Reserved2:I Reserved3:I Reserved4:I FileName:w"
+IMAGE_V3 = "ImageBase:p ImageSize:p ProcessId:I ImageCheckSum:x TimeDateStamp:x " \
+           "SignatureLevel:B SignatureType:B Reserved0:H DefaultBase:p Reserved1:I Reserved2:I " \
+           "Reserved3:I Reserved4:I FileName:w"
+
+SAMPLED_PROFILE = "InstructionPointer:p ThreadId:I Count:I"
+DISK_RW = "DiskNumber:I IrpFlags:x TransferSize:I Reserved:I ByteOffset:q FileObject:p Irp:p " \
+          "HighResResponseTime:Q IssuingThreadId:I"
+DISK_FLUSH = "DiskNumber:I IrpFlags:x HighResResponseTime:Q Irp:p IssuingThreadId:I"
+DISK_INIT = "Irp:p IssuingThreadId:I"
+FILE_NAME = "FileObject:p FileName:w"
+HARD_FAULT = "InitialTime:q ReadOffset:Q VirtualAddress:p FileObject:p TThreadId:I ByteCount:I"
+STACK = "EventTimeStamp:Q StackProcess:I StackThread:I Stack:S"
+UDP_V4 = "PID:I size:I daddr:4 saddr:4 dport:P sport:P seqnum:I connid:n"
+IP_V6 = "PID:I size:I daddr:6 saddr:6 dport:P sport:P seqnum:I connid:n"
+TCP_SEND_V6 = "PID:I size:I daddr:6 saddr:6 dport:P sport:P startime:I endtime:I seqnum:I connid:n"
+
+# (group, opcode, version) -> layout
+LAYOUTS = {}
+for op in (1, 2, 3, 4, 39):
+    LAYOUTS.update({(3, op, 2): PROC_V2, (3, op, 3): PROC_V3, (3, op, 4): PROC_V4,
+                    (3, op, 5): PROC_V4 + " ExitTime:T"})
+for op in (1, 2, 3, 4):
+    LAYOUTS.update({(5, op, 2): THREAD_V2, (5, op, 3): THREAD_V3})
+for op in (2, 3, 4, 10):
+    LAYOUTS.update({(0x14, op, 2): IMAGE_V2, (0x14, op, 3): IMAGE_V3})
+LAYOUTS.update({(3, 11, 2): "ProcessId:I", (3, 32, 2): PERFCTR, (3, 33, 2): PERFCTR,
+                (3, 10, 2): IMAGE_V2, (3, 10, 3): IMAGE_V3, (0x14, 33, 2): "ImageBase:p",
+                (0x0F, 46, 2): SAMPLED_PROFILE, (1, 10, 3): DISK_RW, (1, 11, 3): DISK_RW,
+                (1, 14, 3): DISK_FLUSH, (1, 12, 3): DISK_INIT, (1, 13, 3): DISK_INIT,
+                (1, 15, 3): DISK_INIT, (2, 32, 2): HARD_FAULT, (0x18, 32, 2): STACK,
+                (8, 10, 2): UDP_V4, (8, 11, 2): UDP_V4, (8, 26, 2): IP_V6, (8, 27, 2): IP_V6,
+                (6, 26, 2): TCP_SEND_V6, (6, 27, 2): IP_V6})
+for op in (0, 32, 35, 36):
+    LAYOUTS[(4, op, 2)] = FILE_NAME
+KERNEL = {"system": 32, "compact": 24, "perfinfo": 16}
+
+
+def sid_text(b):
+    auth = int.from_bytes(b[2:8], "big")
+    subs = struct.unpack_from("<%dI" % b[1], b, 8)
+    return "S-1-%d" % auth + "".join("-%d" % s for s in subs)
+
+
+def utf16(p, pos):
+    end = pos
+    while end + 1 < len(p) and p[end:end + 2] != b"\0\0":
+        end += 2
+    return p[pos:end].decode("utf-16-le", "replace"), end + 2
+
+
+def decode(layout, p, psz):
+    out, pos = {}, 0
+    pfmt = "<Q" if psz == 8 else "<I"
+    for item in layout.split():
+        name, kind = item.split(":")
+        if kind == "W" and pos == len(p):
+            continue
+        if kind in "pn":
+            v = struct.unpack_from(pfmt, p, pos)[0]
+            out[name] = "0x%0*x" % (2 * psz, v) if kind == "p" else v
+            pos += psz
+        elif kind in "qQ":
+            out[name] = struct.unpack_from("<" + kind, p, pos)[0]
+            pos += 8
+        elif kind == "4":
+            out[name] = ".".join(str(b) for b in p[pos:pos + 4])
+            pos += 4
+        elif kind == "6":
+            out[name] = ":".join("%x" % w for w in struct.unpack_from(">8H", p, pos))
+            pos += 16
+        elif kind == "P":
+            out[name] = struct.unpack_from(">H", p, pos)[0]
+            pos += 2
+        elif kind == "S":
+            n = (len(p) - pos) // psz
+            out[name] = ["0x%0*x" % (2 * psz, v) for v in struct.unpack_from("<%d%s" % (n, pfmt[1]), p, pos)]
+            pos += n * psz
+        elif kind in "Iix":
+            v = struct.unpack_from("<" + kind.replace("x", "I"), p, pos)[0]
+            out[name] = "0x%08x" % v if kind == "x" else v
+            pos += 4
+        elif kind in "Bb":
+            out[name] = p[pos] if kind == "B" else "0x%02x" % p[pos]
+            pos += 1
+        elif kind == "H":
+            out[name] = struct.unpack_from("<H", p, pos)[0]
+            pos += 2
+        elif kind == "T":
+            v = struct.unpack_from("<Q", p, pos)[0]
+            t = datetime.datetime(1601, 1, 1) + datetime.timedelta(microseconds=v // 10)
+            out[name] = t.strftime("%Y-%m-%dT%H:%M:%S") + ".%07dZ" % (v % 10000000)
+            pos += 8
+        elif kind == "s":
+            if struct.unpack_from("<I", p, pos)[0] == 0:
+                out[name] = ""
+                pos += 4
+            else:
+                start = pos + 2 * psz
+                n = 8 + 4 * p[start + 1]
+                out[name] = sid_text(p[start:start + n])
+                pos = start + n
+        elif kind == "a":
+            end = p.index(b"\0", pos)
+            out[name] = p[pos:end].decode("latin-1")
+            pos = end + 1
+        else:
+            out[name], pos = utf16(p, pos)
+    if pos != len(p):
+        raise ValueError("%s: %d of %d bytes" % (layout.split()[0], pos, len(p)))
+    return out
+
+
+def events(path):
+    for kind, htype, rec in etl_ref.all_records(path):
+        if kind not in KERNEL:
+            continue
+        marker = struct.unpack_from("<H", rec, 0)[0]
+        hook = struct.unpack_from("<H", rec, 6)[0]
+        layout = LAYOUTS.get((hook >> 8, hook & 0xFF, marker & 0xFF))
+        if not layout:
+            continue
+        ext = (8 if marker & 0x8000 else 0) + 8 * ((marker >> 8) & 7)
+        size = struct.unpack_from("<H", rec, 4)[0]
+        payload = rec[KERNEL[kind] + ext:size]
+        yield decode(layout, payload, 8 if htype in (2, 4, 0x11) else 4)
+
+
+if __name__ == "__main__":
+    for ev in events(sys.argv[1]):
+        print(json.dumps(ev))

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""`etl events` with names and fields, through the real binary: every field
+of every TraceLogging event of the shared traces against the independent
+decoder tl_ref.py, provider names and -p NAME, --raw, and a schema that
+lies (the event shown with the reason, the run going on)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mof_ref  # noqa: E402
+import tl_ref  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, finish  # noqa: E402
+
+NTLENS = os.environ["NTLENS"]
+DATA = os.path.join(os.environ["NTLENS_SHARED_DATA"], "etl")
+
+
+def run(*args, expect=0):
+    p = subprocess.run([NTLENS, *args], capture_output=True, text=True)
+    check(p.returncode == expect, "%s exited %d, expected %d: %s" % (" ".join(args), p.returncode,
+                                                                       expect, p.stderr.strip()))
+    return p
+
+
+def rows(*args):
+    return [json.loads(line) for line in run("etl", "events", "--format", "jsonl", *args).stdout.splitlines()]
+
+
+def test_tracelogging():
+    for name, n in (("primitive-types.etl", 5), ("SelfDescribingSingleEvent.etl", 1)):
+        path = os.path.join(DATA, name)
+        want = list(tl_ref.events(path))
+        got = [{"provider": r["provider"], "event": r["event"], "fields": r["fields"]}
+               for r in rows(path) if r["fields"] is not None]
+        check(len(want) == n and got == want, "%s: fields as tl_ref decodes them:\n%s\n%s" % (name, got, want))
+    table = run("etl", "events", os.path.join(DATA, "SelfDescribingSingleEvent.etl")).stdout
+    check("MySource" in table and "TestEvent" in table and "a.b=Hello a.c=World!" in table,
+          "table: provider, event, struct members as name=value")
+    table = run("etl", "events", os.path.join(DATA, "primitive-types.etl")).stdout
+    check("string_type=Mercury boolean_type=false char_type=M int16_type=-51" in table, "table fields")
+
+
+def test_names():
+    net = os.path.join(DATA, "net.4.5.2.x64.etl")
+    clr = rows("-p", "Microsoft-Windows-DotNETRuntime", net)
+    check(len(clr) == 32730 and all(r["provider_guid"] == "e13c0d23-ccbc-4e12-931b-d9cc2eee27e4"
+                                    for r in clr), "-p NAME from the well-known table")
+    check(len(rows("-p", "E13C0D23-CCBC-4E12-931B-D9CC2EEE27E4", "-n", "5", net)) == 5, "-p GUID")
+    check(len(rows("-p", "solar_system", os.path.join(DATA, "primitive-types.etl"))) == 5,
+          "-p NAME from TraceLogging provider traits")
+    check(rows("-p", "nobody-has-this", net) == [], "-p an unknown name matches nothing")
+    images = rows("--group", "Image", "-n", "3", net)
+    check(all(r["provider"] == "Windows Kernel" and r["event"].startswith("Image/") for r in images),
+          "kernel events: provider and Group/Opcode event names")
+    raw = rows("--raw", "-n", "400", os.path.join(DATA, "PerfViewData-gcevents.etl"))
+    check(all("fields" not in r and "event" not in r for r in raw) and
+          raw[-1]["provider"] == "e13c0d23-ccbc-4e12-931b-d9cc2eee27e4", "--raw: the header-only records")
+    run("etl", "events", "-p", "", net, expect=2)
+
+
+def test_kernel():
+    for name in ("ShutdownPerfDiagLogger.etl", "net.4.5.2.x64.etl"):
+        path = os.path.join(DATA, name)
+        want = list(mof_ref.events(path))
+        got = [r for r in rows(path) if r["group"] is not None]
+        decoded = [r["fields"] for r in got if r["fields"] is not None]
+        check(len(want) > 5000 and decoded == want,
+              "%s: kernel fields as mof_ref decodes them (%d, %d)" % (name, len(decoded), len(want)))
+        check(not any(r["decode_error"] for r in got), name + ": no decode errors")
+        dcstart = [r for r in got if r["event"] == "Process/DCStart"]
+        check(any(r["fields"]["ImageFileName"] == "System" and r["fields"]["ProcessId"] == 4 for r in dcstart),
+              name + ": System is process 4")
+        check(all(r["kind"] != "perfinfo" or r["pid"] == r["fields"]["ProcessId"] for r in dcstart),
+              name + ": PERFINFO events take their pid from the payload")
+    perfdiag = rows("--group", "Image", os.path.join(DATA, "ShutdownPerfDiagLogger.etl"))
+    nt = [r["fields"] for r in perfdiag if r["event"] == "Image/DCStart" and
+          r["fields"]["FileName"].lower().endswith("ntoskrnl.exe")]
+    check(len(nt) == 1 and nt[0]["ImageBase"] == "0xfffff802424ab000" and
+          nt[0]["ImageSize"] == "0x0000000000ab6000", "ntoskrnl's base and size from its DCStart event")
+    net = os.path.join(DATA, "net.4.5.2.x64.etl")
+    check(len(rows("--pid", "4", "--group", "Process", net)) > 0, "--pid matches a pid taken from the payload")
+    udp = rows("--group", "UdpIp", net)
+    check(any(r["fields"]["saddr"] == "10.128.0.55" and r["fields"]["dport"] == 138 and r["pid"] == 4
+              for r in udp), "UdpIp: IPv4 addresses, ports as numbers, the pid from PID")
+    stacks = [r for r in rows("--group", "StackWalk", net) if r["event"] == "StackWalk/Stack"]
+    check(len(stacks) == 252 and all(r["pid"] == r["fields"]["StackProcess"] and r["fields"]["Stack"]
+                                     for r in stacks), "StackWalk: the stack as an array, the pid from StackProcess")
+    files = [r["fields"]["FileName"] for r in rows("--group", "FileIo", net) if r["fields"]]
+    check(len(files) == 3084 and any(f.lower().endswith(".dll") for f in files), "FileIo names")
+
+
+def test_stats():
+    net = os.path.join(DATA, "net.4.5.2.x64.etl")
+    st = json.loads(run("etl", "stats", "--format", "json", net).stdout)
+    check(sum(r["events"] for r in st) == 179474, "stats: every event counted once")
+    check([r["events"] for r in st] == sorted((r["events"] for r in st), reverse=True), "stats: most first")
+    clr = [r for r in st if r["provider"] == "Microsoft-Windows-DotNETRuntime"]
+    check(sum(r["events"] for r in clr) == 32730, "stats: the CLR provider's events by id")
+    sample = [r for r in st if r["event"] == "PerfInfo/SampleProf"]
+    check(len(sample) == 1 and sample[0]["events"] == 79528 and sample[0]["bytes"] == 79528 * 32 and
+          abs(sample[0]["percent"] - 100 * 79528 / 179474) < 0.01 and sample[0]["per_second"] > 0,
+          "stats: bytes, share and rate of the profile samples: %s" % sample)
+    tl = json.loads(run("etl", "stats", "--format", "json", os.path.join(DATA, "primitive-types.etl")).stdout)
+    check({"provider": "solar_system", "event": "PrimitiveTypesTest"}.items() <= tl[0].items() and
+          tl[0]["events"] == 5, "stats: TraceLogging names")
+    run("etl", "stats", expect=2)
+
+
+def test_lying_schema(tmp):
+    bad = os.path.join(tmp, "lies.etl")
+    shutil.copy(os.path.join(DATA, "primitive-types.etl"), bad)
+    data = bytearray(open(bad, "rb").read())
+    at = data.index(b"string_type\0\x02")
+    data[at + len(b"string_type\0")] = 0x1F  # an in-type no header defines
+    open(bad, "wb").write(data)
+    got = rows(bad)
+    broken = [r for r in got if r["decode_error"]]
+    check(len(got) == 7 and len(broken) == 1 and broken[0]["fields"] is None and
+          "unknown in-type" in broken[0]["decode_error"] and broken[0]["event"] == "PrimitiveTypesTest",
+          "a lying schema: that event shown raw with the reason, the others decoded: %s" % broken)
+    table = run("etl", "events", bad).stdout
+    check("!TraceLogging event at offset" in table, "the table names the reason")
+
+
+def main():
+    test_tracelogging()
+    test_names()
+    test_kernel()
+    test_stats()
+    with tempfile.TemporaryDirectory() as tmp:
+        test_lying_schema(tmp)
+    finish()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+/* Kernel (MOF) layouts in the 32-bit form, which no shared trace has:
+ * payloads built here from the documented layouts; the 64-bit forms are
+ * checked on the shared traces by tests/etl/test_etl_fields.py. */
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "ntlens/etl.h"
+#include "ntlens/etl_fields.h"
+#include "ntlens/reader.h"
+
+static int decode(uint8_t group, uint8_t opcode, uint16_t version, const uint8_t *p, size_t n,
+                  char *out, size_t size)
+{
+    struct ntl_etl_event ev = {.kind = NTL_ETL_KIND_SYSTEM, .group = group, .opcode = opcode,
+                               .version = version, .payload = p, .payload_size = n};
+    struct ntl_etl_mof d;
+    struct ntl_etl_field f;
+    struct ntl_error err = {0};
+    size_t len = 0;
+    int rc;
+    out[0] = '\0';
+    if (ntl_etl_mof_begin(&d, &ev) <= 0)
+        return -100;
+    while ((rc = ntl_etl_mof_next(&d, &f, &err)) > 0) {
+        char v[200];
+        ntl_etl_field_text(&f, v, sizeof v);
+        if (f.item == NTL_ETL_ITEM_ARRAY_BEGIN)
+            snprintf(v, sizeof v, "[%u", f.count);
+        else if (f.item == NTL_ETL_ITEM_ARRAY_END)
+            snprintf(v, sizeof v, "]");
+        len += (size_t)snprintf(out + len, size - len, "%s%s=%s", len ? " " : "", f.name, v);
+    }
+    return rc;
+}
+
+static void test_process_v4_32(void)
+{
+    static const uint8_t p[] = {
+        0x40, 0x30, 0x20, 0x80,        /* UniqueProcessKey */
+        0x10, 0x02, 0, 0,              /* ProcessId 528 */
+        4, 0, 0, 0,                    /* ParentId */
+        1, 0, 0, 0,                    /* SessionId */
+        0x03, 0x01, 0, 0,              /* ExitStatus 259 */
+        0, 0x50, 0x1a, 0,              /* DirectoryTableBase */
+        0, 0, 0, 0,                    /* Flags */
+        0x88, 0x77, 0x66, 0x55, 0, 0, 0, 0, /* TOKEN_USER: Sid pointer, Attributes */
+        1, 1, 0, 0, 0, 0, 0, 5, 18, 0, 0, 0, /* S-1-5-18 */
+        'a', '.', 'e', 'x', 'e', 0,
+        'a', 0, ' ', 0, 'x', 0, 0, 0,  /* CommandLine */
+        0, 0, 0, 0,                    /* PackageFullName, ApplicationId */
+    };
+    char out[1024];
+    CHECK_EQ_INT(decode(0x03, 3, 4, p, sizeof p, out, sizeof out), 0);
+    CHECK_EQ_STR(out, "UniqueProcessKey=0x80203040 ProcessId=528 ParentId=4 SessionId=1 "
+                      "ExitStatus=259 DirectoryTableBase=0x001a5000 Flags=0x00000000 "
+                      "UserSID=S-1-5-18 ImageFileName=a.exe CommandLine=a x PackageFullName= "
+                      "ApplicationId=");
+    /* A null SID is 4 bytes in either pointer size. */
+    uint8_t q[sizeof p];
+    memcpy(q, p, 28);
+    memset(q + 28, 0, 4);
+    memcpy(q + 32, p + 48, sizeof p - 48);
+    CHECK_EQ_INT(decode(0x03, 3, 4, q, sizeof p - 16, out, sizeof out), 0);
+    CHECK(strstr(out, "UserSID= ImageFileName=a.exe") != NULL);
+    /* Cut inside the command line; one byte too many. */
+    CHECK_EQ_INT(decode(0x03, 3, 4, p, sizeof p - 7, out, sizeof out), NTL_ERR_TRUNCATED);
+    uint8_t r[sizeof p + 1];
+    memcpy(r, p, sizeof p);
+    r[sizeof p] = 0;
+    CHECK_EQ_INT(decode(0x03, 3, 4, r, sizeof r, out, sizeof out), NTL_ERR_FORMAT);
+}
+
+static void test_thread_image_32(void)
+{
+    uint8_t t[8 + 7 * 4 + 8];
+    memset(t, 0, sizeof t);
+    ntl_put_le32(t, 528);
+    ntl_put_le32(t + 4, 700);
+    ntl_put_le32(t + 8 + 5 * 4, 0x77001234); /* Win32StartAddr */
+    t[8 + 7 * 4 + 4] = 8;                    /* BasePriority */
+    char out[1024];
+    CHECK_EQ_INT(decode(0x05, 1, 3, t, sizeof t, out, sizeof out), 0);
+    CHECK(strstr(out, "ProcessId=528 TThreadId=700 ") == out);
+    CHECK(strstr(out, "Win32StartAddr=0x77001234 TebBase=0x00000000 SubProcessTag=0x00000000 "
+                      "BasePriority=8 PagePriority=0") != NULL);
+    CHECK(strstr(out, "ThreadName") == NULL);
+
+    uint8_t im[44 + 10]; /* 32-bit Image_Load v3: FileName at 44 */
+    memset(im, 0, sizeof im);
+    ntl_put_le32(im, 0x400000);
+    ntl_put_le32(im + 4, 0x3000);
+    ntl_put_le32(im + 8, 528);
+    memcpy(im + 44, "a\0.\0d\0l\0l\0", 10);
+    CHECK_EQ_INT(decode(0x14, 10, 3, im, sizeof im, out, sizeof out), NTL_ERR_TRUNCATED);
+    uint8_t im2[sizeof im + 2];
+    memcpy(im2, im, sizeof im);
+    im2[sizeof im] = im2[sizeof im + 1] = 0;
+    CHECK_EQ_INT(decode(0x14, 10, 3, im2, sizeof im2, out, sizeof out), 0);
+    CHECK(strstr(out, "ImageBase=0x00400000 ImageSize=0x00003000 ProcessId=528 ") == out);
+    CHECK(strstr(out, "FileName=a.dll") != NULL);
+    /* No layout: an unknown version or opcode. */
+    CHECK_EQ_INT(decode(0x14, 10, 9, im2, sizeof im2, out, sizeof out), -100);
+    CHECK_EQ_INT(decode(0x14, 99, 3, im2, sizeof im2, out, sizeof out), -100);
+}
+
+static void test_stack_udp_32(void)
+{
+    uint8_t st[16 + 3 * 4 + 1];
+    char out[1024];
+    memset(st, 0, sizeof st);
+    ntl_put_le32(st + 8, 528);
+    ntl_put_le32(st + 12, 700);
+    for (int i = 0; i < 3; i++)
+        ntl_put_le32(st + 16 + 4 * i, 0x401000u + (unsigned)i);
+    CHECK_EQ_INT(decode(0x18, 32, 2, st, sizeof st - 1, out, sizeof out), 0);
+    CHECK_EQ_STR(out, "EventTimeStamp=0 StackProcess=528 StackThread=700 Stack=[3 "
+                      "Stack=0x00401000 Stack=0x00401001 Stack=0x00401002 Stack=]");
+    CHECK_EQ_INT(decode(0x18, 32, 2, st, sizeof st, out, sizeof out), NTL_ERR_FORMAT);
+
+    static const uint8_t udp[] = {4, 0, 0, 0, 201, 0, 0, 0, 10, 128, 3, 255, 10, 128, 0, 55,
+                                  0, 138, 0, 139, 0, 0, 0, 0, 0, 0, 0, 0};
+    CHECK_EQ_INT(decode(0x08, 11, 2, udp, sizeof udp, out, sizeof out), 0);
+    CHECK_EQ_STR(out, "PID=4 size=201 daddr=10.128.3.255 saddr=10.128.0.55 dport=138 sport=139 "
+                      "seqnum=0 connid=0");
+}
+
+int main(void)
+{
+    test_stack_udp_32();
+    test_process_v4_32();
+    test_thread_image_32();
+    return check_exit();
+}

@@ -1,0 +1,251 @@
+/* TraceLogging fields rendered for `etl events`: one walk over the decoded
+ * items writes both the JSON object and the table's "name=value" text. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etl-common.h"
+#include "etl-fields.h"
+#include "ntlens/etl_fields.h"
+#include "out.h"
+
+/* Text grows up to this; a payload is at most 64 KiB, so no real event nears it. */
+#define TEXT_MAX (8u << 20)
+
+static void put(struct etl_text *t, const char *s, size_t n)
+{
+    if (t->len + n + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 256;
+        while (cap < t->len + n + 1)
+            cap *= 2;
+        char *p = cap <= TEXT_MAX ? realloc(t->s, cap) : NULL;
+        if (!p) {
+            t->failed = true;
+            return;
+        }
+        t->s = p;
+        t->cap = cap;
+    }
+    memcpy(t->s + t->len, s, n);
+    t->len += n;
+    t->s[t->len] = '\0';
+}
+
+static void puts_(struct etl_text *t, const char *s) { put(t, s, strlen(s)); }
+
+static void json_string(struct etl_text *t, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    const char *run = s;
+    put(t, "\"", 1);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        put(t, run, (size_t)(s - run));
+        char esc[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
+        if (c == '"' || c == '\\')
+            esc[1] = (char)c, esc[2] = 0;
+        puts_(t, esc);
+        run = s + 1;
+    }
+    put(t, run, (size_t)(s - run));
+    put(t, "\"", 1);
+}
+
+/* The value of f in *buf (grown as needed for long strings and binary). */
+static const char *value_text(const struct ntl_etl_field *f, char *small, size_t size, char **big)
+{
+    if (ntl_etl_field_class(f) == NTL_ETL_VALUE_FLOAT)
+        return out_format_double(small, size, ntl_etl_field_f64(f));
+    size_t n = ntl_etl_field_text(f, small, size);
+    if (n < size)
+        return small;
+    if (!(*big = malloc(n + 1)))
+        return NULL;
+    ntl_etl_field_text(f, *big, n + 1);
+    return *big;
+}
+
+struct walk {
+    struct etl_fields *out;
+    bool first[NTL_ETL_TL_MAX_DEPTH + 1];   /* no member written yet at this depth */
+    const char *path[NTL_ETL_TL_MAX_DEPTH + 1];
+    char elem[NTL_ETL_TL_MAX_DEPTH + 1][80];
+};
+
+static void json_key(struct walk *w, const struct ntl_etl_field *f)
+{
+    struct etl_text *j = &w->out->json;
+    if (!w->first[f->depth])
+        put(j, ",", 1);
+    w->first[f->depth] = false;
+    if (!f->in_array) {
+        json_string(j, f->name);
+        put(j, ":", 1);
+    }
+}
+
+/* "a.b[2]=" in the table text: the struct path and the element index. */
+static void text_key(struct walk *w, const struct ntl_etl_field *f)
+{
+    struct etl_text *t = &w->out->text;
+    char idx[16];
+    if (t->len)
+        put(t, " ", 1);
+    for (unsigned d = 0; d < f->depth; d++)
+        if (w->path[d]) {
+            puts_(t, w->path[d]);
+            put(t, ".", 1);
+        }
+    puts_(t, f->name);
+    if (f->in_array) {
+        snprintf(idx, sizeof idx, "[%u]", f->index);
+        puts_(t, idx);
+    }
+    put(t, "=", 1);
+}
+
+static bool needs_quotes(const char *s)
+{
+    return !*s || strpbrk(s, " \"=\t\n") != NULL;
+}
+
+static int value(struct walk *w, const struct ntl_etl_field *f)
+{
+    char small[128], *big = NULL;
+    const char *v = value_text(f, small, sizeof small, &big);
+    if (!v)
+        return -1;
+    json_key(w, f);
+    enum ntl_etl_value_class cls = ntl_etl_field_class(f);
+    if (cls == NTL_ETL_VALUE_TEXT)
+        json_string(&w->out->json, v);
+    else if (cls == NTL_ETL_VALUE_FLOAT && !isfinite(ntl_etl_field_f64(f)))
+        puts_(&w->out->json, "null"); /* JSON has no NaN or infinity; the text keeps them */
+    else
+        puts_(&w->out->json, v);
+    text_key(w, f);
+    if (needs_quotes(v))
+        json_string(&w->out->text, v);
+    else
+        puts_(&w->out->text, v);
+    free(big);
+    return 0;
+}
+
+static int item(struct walk *w, const struct ntl_etl_field *f)
+{
+    struct etl_text *j = &w->out->json;
+    switch (f->item) {
+    case NTL_ETL_ITEM_VALUE:
+        return value(w, f);
+    case NTL_ETL_ITEM_STRUCT_BEGIN:
+    case NTL_ETL_ITEM_ARRAY_BEGIN:
+        json_key(w, f);
+        put(j, f->item == NTL_ETL_ITEM_STRUCT_BEGIN ? "{" : "[", 1);
+        w->first[f->depth + 1] = true;
+        /* Members show as struct.member or array[i].member. */
+        w->path[f->depth] = NULL;
+        if (f->item == NTL_ETL_ITEM_STRUCT_BEGIN && f->in_array) {
+            snprintf(w->elem[f->depth], sizeof w->elem[0], "%s[%u]", f->name, f->index);
+            w->path[f->depth] = w->elem[f->depth];
+        } else if (f->item == NTL_ETL_ITEM_STRUCT_BEGIN) {
+            w->path[f->depth] = f->name;
+        }
+        return 0;
+    case NTL_ETL_ITEM_STRUCT_END:
+        put(j, "}", 1);
+        return 0;
+    case NTL_ETL_ITEM_ARRAY_END:
+        put(j, "]", 1);
+        return 0;
+    }
+    return 0;
+}
+
+static void kernel_names(struct etl_fields *f, const struct ntl_etl_event *ev)
+{
+    char g[32], o[32];
+    snprintf(f->event_buf, sizeof f->event_buf, "%s/%s", etl_cli_group(ev->group, g, sizeof g),
+             etl_cli_opcode(ev->group, ev->opcode, o, sizeof o));
+    f->event = f->event_buf;
+    f->provider = "Windows Kernel";
+}
+
+/* Walks the items of a decoder (TraceLogging or MOF) into json and text. */
+static int walk_items(struct etl_fields *f, void *dec,
+                      int (*next)(void *, struct ntl_etl_field *, struct ntl_error *))
+{
+    struct walk w = {.out = f, .first = {true}};
+    struct ntl_etl_field it;
+    struct ntl_error err = {0};
+    int rc;
+    put(&f->json, "{", 1);
+    put(&f->text, "", 0);
+    while ((rc = next(dec, &it, &err)) > 0) {
+        if (item(&w, &it) < 0)
+            return -1;
+        /* PERFINFO headers carry no process id; the payload's tells it. */
+        if (f->pid == UINT32_MAX && it.depth == 0 && it.size == 4 &&
+            (!strcmp(it.name, "ProcessId") || !strcmp(it.name, "PID") ||
+             !strcmp(it.name, "StackProcess")))
+            f->pid = (uint32_t)ntl_etl_field_u64(&it);
+    }
+    put(&f->json, "}", 1);
+    if (rc < 0)
+        ntl_error_format(&err, f->error, sizeof f->error);
+    else
+        f->has_fields = true;
+    return 0;
+}
+
+static int tl_next(void *d, struct ntl_etl_field *f, struct ntl_error *err)
+{
+    return ntl_etl_tl_next(d, f, err);
+}
+
+static int mof_next(void *d, struct ntl_etl_field *f, struct ntl_error *err)
+{
+    return ntl_etl_mof_next(d, f, err);
+}
+
+int etl_fields_decode(struct etl_fields *f, const struct ntl_etl_event *ev)
+{
+    struct ntl_etl_tl d;
+    struct ntl_etl_mof m;
+    struct ntl_error err = {0};
+    int rc = 0;
+
+    f->provider = f->event = NULL;
+    f->has_fields = false;
+    f->pid = ev->pid;
+    f->error[0] = '\0';
+    f->json.len = f->text.len = 0;
+    f->json.failed = f->text.failed = false;
+    if (ev->kind <= NTL_ETL_KIND_PERFINFO) {
+        kernel_names(f, ev);
+        if (ntl_etl_mof_begin(&m, ev) > 0)
+            rc = walk_items(f, &m, mof_next);
+    } else {
+        if (ev->has_guid)
+            f->provider = ntl_etl_provider_name(&ev->guid);
+        if ((rc = ntl_etl_tl_begin(&d, ev, &err)) > 0) {
+            f->event = d.event_name;
+            if (d.provider_name)
+                f->provider = d.provider_name;
+            rc = walk_items(f, &d, tl_next);
+        } else if (rc < 0) {
+            ntl_error_format(&err, f->error, sizeof f->error);
+            rc = 0;
+        }
+    }
+    return rc < 0 || f->json.failed || f->text.failed ? -1 : 0;
+}
+
+void etl_fields_free(struct etl_fields *f)
+{
+    free(f->json.s);
+    free(f->text.s);
+}

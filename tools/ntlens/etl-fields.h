@@ -1,0 +1,35 @@
+/* An event's decoded fields for `etl events`: its provider and event names
+ * and its fields as a JSON object and as "name=value" text. */
+#ifndef NTLENS_TOOL_ETL_FIELDS_H
+#define NTLENS_TOOL_ETL_FIELDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ntlens/etl.h"
+
+struct etl_text {
+    char *s;
+    size_t len, cap;
+    bool failed;           /* out of memory: s holds what fit */
+};
+
+struct etl_fields {
+    const char *provider;  /* provider name: TraceLogging traits or the well-known table; NULL */
+    const char *event;     /* event name from the schema; NULL */
+    bool has_fields;       /* json and text hold the fields */
+    uint32_t pid;          /* the header's process id, or the payload's ProcessId when the
+                            * header has none (PERFINFO); UINT32_MAX when neither */
+    struct etl_text json, text;
+    char error[320];       /* why the payload did not decode; "" when it did */
+    char event_buf[64];    /* a kernel event's "Group/Opcode" */
+};
+
+/* Decodes ev (its buffers reused from the last call). Returns 0, or -1 when
+ * out of memory. A payload that does not match its schema leaves has_fields
+ * false and error set. */
+int etl_fields_decode(struct etl_fields *f, const struct ntl_etl_event *ev);
+void etl_fields_free(struct etl_fields *f);
+
+#endif
