@@ -99,8 +99,7 @@ struct ntl_ipt_flow_item {
     uint8_t flags;  /* NTL_IPT_FL_* */
     uint8_t mode;   /* enum ntl_ipt_exec_mode */
     uint8_t iclass; /* INSN: enum ntl_ipt_iclass */
-    uint8_t size;   /* INSN: its bytes */
-    uint8_t bytes[15]; /* INSN: the instruction */
+    uint8_t size;   /* INSN: its bytes (read them through the image) */
     uint64_t ip;
     uint64_t a, b;
 };

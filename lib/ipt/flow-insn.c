@@ -108,14 +108,14 @@ static int decode(struct flow_insn *e, ntl_ipt_read_fn read, void *ctx)
     };
     if (e->mode < NTL_IPT_MODE_16 || e->mode > NTL_IPT_MODE_64)
         return NTL_IPT_BAD_INSN;
-    memset(e->bytes, 0, sizeof e->bytes);
-    size_t n = fetch(e->bytes, read, ctx, e->ip);
+    uint8_t bytes[15];
+    size_t n = fetch(bytes, read, ctx, e->ip);
     if (n == 0)
         return NTL_IPT_NOMAP;
     ZydisDecoder dec;
     ZydisDecodedInstruction z;
     ZydisDecoderInit(&dec, modes[e->mode].mm, modes[e->mode].sw);
-    if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, e->bytes, n, &z)))
+    if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, bytes, n, &z)))
         return n < 15 ? NTL_IPT_NOMAP : NTL_IPT_BAD_INSN;
     e->size = z.length;
     e->iclass = (uint8_t)classify(&z);

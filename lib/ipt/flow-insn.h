@@ -16,7 +16,6 @@ struct flow_insn {
     uint8_t mode;    /* enum ntl_ipt_exec_mode; 0: an empty slot */
     uint8_t size;
     uint8_t iclass;  /* enum ntl_ipt_iclass */
-    uint8_t bytes[15];
 };
 
 struct flow_cache {

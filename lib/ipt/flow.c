@@ -494,7 +494,6 @@ static int execute(struct ntl_ipt_flow *f, struct ntl_error *err)
     it->iclass = in->iclass;
     it->a = in->target;
     it->flags = f->speculative ? NTL_IPT_FL_SPECULATIVE : 0;
-    memcpy(it->bytes, in->bytes, sizeof it->bytes);
     /* Copy: the cache may move when an instruction is decoded below. */
     struct flow_insn cur = *in;
     if (cur.iclass == NTL_IPT_IC_COND) {

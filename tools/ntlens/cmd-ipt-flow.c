@@ -85,7 +85,7 @@ static void decode(struct run *r)
     }
 }
 
-static int run(struct run *r, const struct ntl_ipt_trace *t, struct ntl_ipt_image *img)
+static int run(struct run *r, const struct ntl_ipt_trace *t)
 {
     struct ntl_ipt_flow_config cfg;
     struct ntl_error err;
@@ -94,7 +94,7 @@ static int run(struct run *r, const struct ntl_ipt_trace *t, struct ntl_ipt_imag
     cfg.trace.size = t->size;
     cfg.trace.time = r->o->tc;
     cfg.read = ntl_ipt_image_read;
-    cfg.read_ctx = img;
+    cfg.read_ctx = r->o->img;
     if (ntl_ipt_cpu_errata(&r->o->cpu, &cfg.trace.time.errata) < 0 && !r->out)
         printf("[0, 0: config error: unknown cpu]\n");
     ntl_error_clear(&err);
@@ -121,7 +121,6 @@ int cmd_ipt_flow(int argc, char **argv)
     static char obuf[1 << 16];
     struct ipt_flow_opts o;
     struct ntl_ipt_trace trace;
-    struct ntl_ipt_image *img = NULL;
     struct ntl_error err;
     int rc;
 
@@ -131,14 +130,14 @@ int cmd_ipt_flow(int argc, char **argv)
     ntl_error_clear(&err);
     if (ntl_ipt_trace_load(&trace, o.trace, false, 0, &err) < 0) {
         rc = cli_fail(argv[0], &err, o.trace);
-    } else if (ntl_ipt_image_new(&img, &err) < 0 || ipt_flow_load_image(&o, img, &err) < 0) {
+    } else if (ipt_flow_load_image(&o, &err) < 0) {
         rc = cli_fail(argv[0], &err, NULL);
     } else {
         struct run r = { .cmd = argv[0], .o = &o };
         setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
-        rc = run(&r, &trace, img);
+        rc = run(&r, &trace);
     }
-    ntl_ipt_image_free(img);
+    ntl_ipt_image_free(o.img);
     ntl_ipt_trace_free(&trace);
     return rc;
 }

@@ -65,19 +65,22 @@ static int check_raw(const struct opt *opt, const char *arg, void *ctx)
     return 0;
 }
 
-int ipt_flow_load_image(const struct ipt_flow_opts *o, struct ntl_ipt_image *img,
-                        struct ntl_error *err)
+int ipt_flow_load_image(struct ipt_flow_opts *o, struct ntl_error *err)
 {
+    int rc = ntl_ipt_image_new(&o->img, err);
+    if (rc < 0)
+        return rc;
     for (size_t i = 0; i < o->raw.n; i++) {
         char path[4096];
-        uint64_t addr;
+        uint64_t addr = 0;
+        /* Checked when parsed (check_raw). */
         split_raw(o->raw.items[i], path, sizeof path, &addr);
-        int rc = ntl_ipt_image_add_file(img, path, addr, err);
+        rc = ntl_ipt_image_add_file(o->img, path, addr, err);
         if (rc < 0)
             return rc;
     }
     for (size_t i = 0; i < o->pages.n; i++) {
-        int rc = ntl_ipt_image_add_pages(img, o->pages.items[i], err);
+        rc = ntl_ipt_image_add_pages(o->img, o->pages.items[i], err);
         if (rc < 0)
             return rc;
     }

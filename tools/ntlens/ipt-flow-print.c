@@ -24,7 +24,7 @@ static void print_insn(const struct ntl_ipt_flow_item *it, const struct ipt_flow
         printf("? ");
     printf("%016" PRIx64, it->ip);
     char text[256];
-    if (!o->no_inst && ipt_flow_insn_text(it, text, sizeof text))
+    if (!o->no_inst && ipt_flow_insn_text(it, o->img, text, sizeof text))
         printf("  %s", text);
     printf("\n");
 }
@@ -135,7 +135,8 @@ void ipt_flow_event_text(const struct ntl_ipt_flow_item *it, const struct ipt_fl
     event_text(&t, it, o);
 }
 
-bool ipt_flow_insn_text(const struct ntl_ipt_flow_item *it, char *buf, size_t size)
+bool ipt_flow_insn_text(const struct ntl_ipt_flow_item *it, struct ntl_ipt_image *img, char *buf,
+                        size_t size)
 {
     static const struct {
         ZydisMachineMode mm;
@@ -151,11 +152,19 @@ bool ipt_flow_insn_text(const struct ntl_ipt_flow_item *it, char *buf, size_t si
     ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
     unsigned m = it->mode >= NTL_IPT_MODE_16 && it->mode <= NTL_IPT_MODE_64 ? it->mode
                                                                             : NTL_IPT_MODE_64;
+    uint8_t bytes[15];
+    size_t got = 0;
+    while (got < it->size) {
+        int n = ntl_ipt_image_read(bytes + got, it->size - got, it->ip + got, img);
+        if (n <= 0)
+            return false;
+        got += (size_t)n;
+    }
     ZydisDecoderInit(&dec, modes[m].mm, modes[m].sw);
     ZydisFormatterInit(&fmt, ZYDIS_FORMATTER_STYLE_INTEL);
     /* Lower-case hex, as the addresses around it. */
     ZydisFormatterSetProperty(&fmt, ZYDIS_FORMATTER_PROP_HEX_UPPERCASE, ZYAN_FALSE);
-    return ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, it->bytes, it->size, &z, ops)) &&
+    return ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, bytes, it->size, &z, ops)) &&
            ZYAN_SUCCESS(ZydisFormatterFormatInstruction(&fmt, &z, ops, z.operand_count_visible, buf,
                                                         size, it->ip, NULL));
 }

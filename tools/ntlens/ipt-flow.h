@@ -22,6 +22,7 @@ struct ipt_flow_opts {
     struct opt_list pages;        /* --pages DIR */
     struct ntl_ipt_cpu cpu;
     struct ntl_ipt_time_config tc;
+    struct ntl_ipt_image *img;    /* the image they load (ipt_flow_load_image) */
 };
 
 /* --format's value before the table says otherwise: ptxed's text. */
@@ -32,10 +33,9 @@ struct out;
 /* Parses argv into o (defaults first). Returns CLI_CONTINUE or the exit code. */
 int ipt_flow_parse_args(int argc, char **argv, struct ipt_flow_opts *o);
 
-/* Fills img from --raw and --pages. Returns 0, or the failing loader's
+/* o->img from --raw and --pages. Returns 0, or the failing loader's
  * status with err naming the file. */
-int ipt_flow_load_image(const struct ipt_flow_opts *o, struct ntl_ipt_image *img,
-                        struct ntl_error *err);
+int ipt_flow_load_image(struct ipt_flow_opts *o, struct ntl_error *err);
 
 /* One item as ptxed prints it (off: the trace offset for --offset). */
 void ipt_flow_print(const struct ntl_ipt_flow_item *it, const struct ipt_flow_opts *o,
@@ -43,9 +43,10 @@ void ipt_flow_print(const struct ntl_ipt_flow_item *it, const struct ipt_flow_op
 /* An event's text as ptxed prints it between brackets. */
 void ipt_flow_event_text(const struct ntl_ipt_flow_item *it, const struct ipt_flow_opts *o,
                          char *buf, size_t size);
-/* An instruction in Intel syntax (Zydis's formatter); false when it does
- * not decode. */
-bool ipt_flow_insn_text(const struct ntl_ipt_flow_item *it, char *buf, size_t size);
+/* An instruction in Intel syntax (Zydis's formatter), its bytes read from
+ * img; false when they do not decode. */
+bool ipt_flow_insn_text(const struct ntl_ipt_flow_item *it, struct ntl_ipt_image *img, char *buf,
+                        size_t size);
 
 /* The records' columns, and the record of one item. */
 void ipt_flow_records_columns(struct out *out);
