@@ -41,7 +41,8 @@ struct ntl_ipt_flow {
     uint8_t told_mode;
     int pending_tsx;       /* a MODE.TSX waiting for its FUP, else -1 */
     bool pending_paging;   /* a PIP waiting for its branch */
-    struct ntl_ipt_flow_item paging;
+    bool pending_vmcs;     /* a VMCS waiting for its branch */
+    struct ntl_ipt_flow_item paging, vmcs;
     struct psb_status psb;
     uint64_t rs[NTL_IPT_RETSTACK];
     unsigned rs_top, rs_n;
@@ -195,6 +196,10 @@ static void flush_pending(struct ntl_ipt_flow *f)
         set_mode(f, f->pending_mode, f->ip, true);
         f->pending_mode = 0;
     }
+    if (f->pending_vmcs) {
+        *push(f, NTL_IPT_FL_VMCS, 0) = f->vmcs;
+        f->pending_vmcs = false;
+    }
     if (f->pending_paging) {
         *push(f, NTL_IPT_FL_PAGING, 0) = f->paging;
         f->pending_paging = false;
@@ -209,6 +214,37 @@ static void disable(struct ntl_ipt_flow *f, uint8_t kind, uint64_t at, bool resu
     if (kind == NTL_IPT_FL_DISABLED && !resume_known)
         it->flags |= NTL_IPT_FL_IP_SUPPRESSED;
     flush_pending(f);
+}
+
+/* Whether the next packet that reports anything, past status and timing
+ * packets (and PSB+ with them when past_psb), is a TIP.PGE: the test of
+ * errata BDM70 and APL12, which look ahead without moving the decoder. */
+static bool pge_ahead(const struct ntl_ipt_flow *f, bool past_psb)
+{
+    struct ntl_ipt_evd d = f->evd;
+    struct ntl_ipt_event ev;
+    struct ntl_error err;
+    while (ntl_ipt_evd_next(&d, &ev, &err) > 0) {
+        switch (ev.pkt.type) {
+        case NTL_IPT_TIP_PGE:
+            return true;
+        case NTL_IPT_PSB:
+            if (!past_psb)
+                return false;
+            break;
+        case NTL_IPT_FUP:
+            if (!past_psb || !(ev.flags & NTL_IPT_EV_IN_PSB))
+                return false;
+            break;
+        case NTL_IPT_PAD: case NTL_IPT_TSC: case NTL_IPT_CBR: case NTL_IPT_PSBEND:
+        case NTL_IPT_PIP: case NTL_IPT_MODE_EXEC: case NTL_IPT_MODE_TSX: case NTL_IPT_VMCS:
+        case NTL_IPT_TMA: case NTL_IPT_MTC: case NTL_IPT_CYC: case NTL_IPT_MNT:
+            break;
+        default:
+            return false;
+        }
+    }
+    return false;
 }
 
 /* Reads a PSB+ up to its PSBEND into f->psb. */
@@ -230,12 +266,15 @@ static int read_psb(struct ntl_ipt_flow *f, struct ntl_error *err)
             return 1;
         }
         if (e->pkt.type == NTL_IPT_FUP && !e->ip_status) {
-            s->has_ip = true;
+            /* BDM70: tracing is disabled when a TIP.PGE follows. */
+            s->has_ip = !(f->cfg.trace.time.errata.bdm70 && pge_ahead(f, false));
             s->ip = e->ip;
         } else if (e->pkt.type == NTL_IPT_MODE_EXEC) {
             s->mode = (uint8_t)ntl_ipt_exec_mode(e->pkt.flags);
         } else if (e->pkt.type == NTL_IPT_MODE_TSX) {
             s->tsx = (int8_t)e->pkt.flags;
+        } else if (e->pkt.type == NTL_IPT_MNT) {
+            push(f, NTL_IPT_FL_MNT, 0)->a = e->pkt.payload;
         } else if (e->pkt.type == NTL_IPT_OVF || e->pkt.type == NTL_IPT_PSB) {
             /* PSB+ cut short: what follows is no status. */
             s->pending = true;
@@ -274,6 +313,8 @@ static int apply_psb(struct ntl_ipt_flow *f, bool start, struct ntl_error *err)
     return 0;
 }
 
+static int side_event(struct ntl_ipt_flow *f);
+
 /* An OVF: trace was lost; a FUP next says where tracing resumed. */
 static int overflow(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
@@ -281,20 +322,61 @@ static int overflow(struct ntl_ipt_flow *f, struct ntl_error *err)
     f->speculative = false;
     f->told_mode = 0;
     f->rs_n = 0;
-    int rc = peek(f, err);
+    int rc;
+    while ((rc = peek(f, err)) > 0 && side_event(f))
+        ;
     if (rc < 0)
         return rc;
-    if (rc > 0 && f->ev.pkt.type == NTL_IPT_FUP && !f->ev.ip_status) {
+    const struct ntl_ipt_errata *errata = &f->cfg.trace.time.errata;
+    uint8_t type = rc > 0 ? f->ev.pkt.type : 0;
+    bool resumes = type == NTL_IPT_FUP && !f->ev.ip_status;
+    /* APL12: a FUP although tracing is disabled, a TIP.PGE to follow. */
+    if (resumes && errata->apl12 && pge_ahead(f, true)) {
+        consume(f);
+        resumes = false;
+    }
+    /* SKD010: the FUP is missing and a TIP says where tracing resumed. */
+    resumes |= type == NTL_IPT_TIP && !f->ev.ip_status && errata->skd010;
+    if (resumes) {
         consume(f);
         f->enabled = true;
         f->ip = f->ev.ip;
         push(f, NTL_IPT_FL_OVERFLOW, f->ip);
         return 0;
     }
+    /* APL11: a TIP.PGD after the OVF, tracing being disabled already. */
+    if (type == NTL_IPT_TIP_PGD && errata->apl11)
+        consume(f);
     f->enabled = false;
     f->can_resume = false;
     push(f, NTL_IPT_FL_OVERFLOW, 0)->flags |= NTL_IPT_FL_IP_SUPPRESSED;
     return 0;
+}
+
+/* A PIP or VMCS while tracing is enabled: it binds to the next branch
+ * (MOV CR3, VM entry or exit, or the TIP of an asynchronous one), and is
+ * told after it. Returns 1 when the packet was one of them (consumed). */
+static int hold_context(struct ntl_ipt_flow *f)
+{
+    const struct ntl_ipt_packet *p = &f->ev.pkt;
+    struct ntl_ipt_flow_item *it;
+    if (p->type == NTL_IPT_PIP) {
+        f->pending_paging = true;
+        it = &f->paging;
+        memset(it, 0, sizeof *it);
+        it->kind = NTL_IPT_FL_PAGING;
+        it->flags = p->flags & NTL_IPT_F_NR ? NTL_IPT_FL_NR : 0;
+    } else if (p->type == NTL_IPT_VMCS) {
+        f->pending_vmcs = true;
+        it = &f->vmcs;
+        memset(it, 0, sizeof *it);
+        it->kind = NTL_IPT_FL_VMCS;
+    } else {
+        return 0;
+    }
+    it->a = p->payload;
+    consume(f);
+    return 1;
 }
 
 /* Packets that report an event wherever they stand. Returns 1 when the
@@ -321,14 +403,20 @@ static int side_event(struct ntl_ipt_flow *f)
     case NTL_IPT_PWRX:
         push(f, NTL_IPT_FL_PWRX, 0)->a = p->aux;
         break;
-    case NTL_IPT_VMCS:
-        push(f, NTL_IPT_FL_VMCS, 0)->a = p->payload;
-        break;
     default:
         return 0;
     }
     consume(f);
     return 1;
+}
+
+/* A MODE.TSX told at ip: the transaction begins, commits or aborts. */
+static void tsx_event(struct ntl_ipt_flow *f, unsigned tsx, uint64_t ip)
+{
+    struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_TSX, ip);
+    it->a = tsx & NTL_IPT_F_ABRT ? NTL_IPT_TSX_ABORT
+          : tsx & NTL_IPT_F_INTX ? NTL_IPT_TSX_BEGIN : NTL_IPT_TSX_COMMIT;
+    f->speculative = tsx & NTL_IPT_F_INTX;
 }
 
 /* A FUP at the current IP: an asynchronous event before the instruction
@@ -340,14 +428,13 @@ static int async_event(struct ntl_ipt_flow *f, struct ntl_error *err)
     if (f->pending_tsx >= 0) {
         unsigned tsx = (unsigned)f->pending_tsx;
         f->pending_tsx = -1;
-        struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_TSX, at);
-        it->a = tsx & NTL_IPT_F_ABRT ? NTL_IPT_TSX_ABORT
-              : tsx & NTL_IPT_F_INTX ? NTL_IPT_TSX_BEGIN : NTL_IPT_TSX_COMMIT;
-        f->speculative = tsx & NTL_IPT_F_INTX;
+        tsx_event(f, tsx, at);
         if (!(tsx & NTL_IPT_F_ABRT))
             return 0;
     }
-    int rc = peek(f, err);
+    int rc;
+    while ((rc = peek(f, err)) > 0 && hold_context(f))
+        ;
     if (rc < 0)
         return rc;
     if (rc == 0)
@@ -444,7 +531,10 @@ static int step(struct ntl_ipt_flow *f, const struct flow_insn *in, struct ntl_e
         f->ip = bit ? in->target : next;
         return 0;
     case NTL_IPT_IC_CALL:
-        call_push(f, next);
+        /* A call to the next instruction (32-bit code's way to read EIP)
+         * is no call for return compression. */
+        if (in->target != next)
+            call_push(f, next);
         f->ip = in->target;
         return 0;
     case NTL_IPT_IC_JUMP:
@@ -530,13 +620,16 @@ static int while_disabled(struct ntl_ipt_flow *f, struct ntl_error *err)
         consume(f);
         if (e->ip_status)
             return fail(f, NTL_IPT_NOIP, 0, err);
+        if (f->pending_tsx >= 0) {
+            /* A MODE.TSX binds to the TIP.PGE, told before it. */
+            tsx_event(f, (unsigned)f->pending_tsx, e->ip);
+            f->pending_tsx = -1;
+        }
         it = push(f, NTL_IPT_FL_ENABLED, e->ip);
         if (f->can_resume && f->ip == e->ip)
             it->flags |= NTL_IPT_FL_RESUMED;
         f->enabled = true;
         f->ip = e->ip;
-        f->speculative = f->pending_tsx >= 0 ? f->pending_tsx & NTL_IPT_F_INTX : f->speculative;
-        f->pending_tsx = -1;
         flush_pending(f);
         return 0;
     case NTL_IPT_PIP:
@@ -544,6 +637,10 @@ static int while_disabled(struct ntl_ipt_flow *f, struct ntl_error *err)
         it = push(f, NTL_IPT_FL_PAGING, 0);
         it->a = e->pkt.payload;
         it->flags = e->pkt.flags & NTL_IPT_F_NR ? NTL_IPT_FL_NR : 0;
+        return 0;
+    case NTL_IPT_VMCS:
+        consume(f);
+        push(f, NTL_IPT_FL_VMCS, 0)->a = e->pkt.payload;
         return 0;
     case NTL_IPT_FUP: case NTL_IPT_TNT_8: case NTL_IPT_TNT_64: case NTL_IPT_TIP:
     case NTL_IPT_TIP_PGD:
@@ -608,15 +705,8 @@ static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
         rc = apply_psb(f, false, err);
         return rc < 0 ? rc : 1;
     }
-    if (e->pkt.type == NTL_IPT_PIP) {
-        consume(f);
-        f->pending_paging = true;
-        memset(&f->paging, 0, sizeof f->paging);
-        f->paging.kind = NTL_IPT_FL_PAGING;
-        f->paging.a = e->pkt.payload;
-        f->paging.flags = e->pkt.flags & NTL_IPT_F_NR ? NTL_IPT_FL_NR : 0;
+    if (hold_context(f))
         return 1;
-    }
     if (e->pkt.type == NTL_IPT_FUP && !e->ip_status && e->ip == f->ip) {
         rc = async_event(f, err);
         return rc < 0 ? rc : 1;
