@@ -104,8 +104,20 @@ struct ntl_ipt_flow_item {
     uint64_t a, b;
 };
 
+/* The IP filter the trace was recorded with (IA32_RTIT_ADDRn_A/B and
+ * IA32_RTIT_CTL.ADDRn_CFG): erratum SKL014 needs it to tell which direct
+ * branch left the traced range. */
+#define NTL_IPT_FILTER_OFF 0
+#define NTL_IPT_FILTER_TRACE 1 /* trace only inside [a, b] */
+#define NTL_IPT_FILTER_STOP 2  /* stop tracing inside [a, b] */
+struct ntl_ipt_filter {
+    uint8_t cfg[4];
+    uint64_t a[4], b[4];
+};
+
 struct ntl_ipt_flow_config {
     struct ntl_ipt_config trace;
+    struct ntl_ipt_filter filter;
     ntl_ipt_read_fn read; /* the memory image */
     void *read_ctx;
 };

@@ -34,6 +34,7 @@ struct ntl_ipt_errata {
     bool apl12;  /* an OVF may be followed by a FUP although tracing is disabled */
     bool skd010; /* the FUP after an OVF may be missing (a TIP follows instead) */
     bool skd022; /* a VM entry may be reported as an asynchronous disable (FUP, TIP.PGD) */
+    bool skl014; /* a direct branch out of the filtered range sends TIP.PGD without its IP */
 };
 
 struct ntl_ipt_cpu {

@@ -119,6 +119,7 @@ static int decode(struct flow_insn *e, ntl_ipt_read_fn read, void *ctx)
         return n < 15 ? NTL_IPT_NOMAP : NTL_IPT_BAD_INSN;
     e->size = z.length;
     e->iclass = (uint8_t)classify(&z);
+    e->vmentry = z.mnemonic == ZYDIS_MNEMONIC_VMLAUNCH || z.mnemonic == ZYDIS_MNEMONIC_VMRESUME;
     e->target = 0;
     if (z.raw.imm[0].is_relative)
         e->target = (e->ip + z.length + (uint64_t)z.raw.imm[0].value.s) & modes[e->mode].ipmask;

@@ -5,6 +5,7 @@
 #ifndef NTLENS_LIB_IPT_FLOW_INSN_H
 #define NTLENS_LIB_IPT_FLOW_INSN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,6 +17,7 @@ struct flow_insn {
     uint8_t mode;    /* enum ntl_ipt_exec_mode; 0: an empty slot */
     uint8_t size;
     uint8_t iclass;  /* enum ntl_ipt_iclass */
+    bool vmentry;    /* VMLAUNCH or VMRESUME (erratum SKD022) */
 };
 
 struct flow_cache {

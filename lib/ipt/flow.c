@@ -419,6 +419,26 @@ static void tsx_event(struct ntl_ipt_flow *f, unsigned tsx, uint64_t ip)
     f->speculative = tsx & NTL_IPT_F_INTX;
 }
 
+/* SKD022: a VM entry disables tracing as FUP and TIP.PGD, as if an
+ * asynchronous event came before it; it did execute, and tracing stopped
+ * after it. Other instructions take the packets as they are. */
+static int skd022(struct ntl_ipt_flow *f, uint64_t at, struct ntl_error *err)
+{
+    const struct flow_insn *in;
+    int rc = flow_insn_get(&f->cache, f->cfg.read, f->cfg.read_ctx, at, f->mode, &in);
+    if (rc < 0 || !in->vmentry) {
+        disable(f, NTL_IPT_FL_ASYNC_DISABLED, at, true);
+        return rc == NTL_ERR_NOMEM ? ntl_error_set(err, rc, "flow", 0, "decode cache full") : 0;
+    }
+    struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_INSN, at);
+    it->size = in->size;
+    it->iclass = in->iclass;
+    it->flags = f->speculative ? NTL_IPT_FL_SPECULATIVE : 0;
+    f->ip = 0;
+    disable(f, NTL_IPT_FL_DISABLED, 0, false);
+    return 0;
+}
+
 /* A FUP at the current IP: an asynchronous event before the instruction
  * there executes, told by the packet after it. */
 static int async_event(struct ntl_ipt_flow *f, struct ntl_error *err)
@@ -442,6 +462,8 @@ static int async_event(struct ntl_ipt_flow *f, struct ntl_error *err)
     const struct ntl_ipt_event *e = &f->ev;
     if (e->pkt.type == NTL_IPT_TIP_PGD) {
         consume(f);
+        if (f->cfg.trace.time.errata.skd022)
+            return skd022(f, at, err);
         disable(f, NTL_IPT_FL_ASYNC_DISABLED, at, true);
         return 0;
     }
@@ -569,6 +591,40 @@ static void disabled_at_ip(struct ntl_ipt_flow *f, const struct flow_insn *in)
     f->q[(f->qh + f->qn - 1) % QUEUE].flags &= (uint8_t)~NTL_IPT_FL_IP_SUPPRESSED;
 }
 
+/* Whether the filter lets tracing on at addr (libipt's
+ * pt_filter_addr_check): outside every stop range and, when there are
+ * trace ranges, inside one. */
+static bool traced(const struct ntl_ipt_filter *flt, uint64_t addr)
+{
+    bool ranges = false, inside = false;
+    for (int i = 0; i < 4; i++) {
+        bool in = flt->a[i] <= addr && addr <= flt->b[i];
+        if (flt->cfg[i] == NTL_IPT_FILTER_STOP && in)
+            return false;
+        if (flt->cfg[i] == NTL_IPT_FILTER_TRACE) {
+            ranges = true;
+            inside |= in;
+        }
+    }
+    return !ranges || inside;
+}
+
+/* SKL014: a TIP.PGD without IP next binds to a direct branch out of the
+ * filter, when the filter is known. */
+static void skl014(struct ntl_ipt_flow *f, const struct flow_insn *in)
+{
+    const struct ntl_ipt_filter *flt = &f->cfg.filter;
+    const struct ntl_ipt_event *e = &f->ev;
+    if (!f->cfg.trace.time.errata.skl014 || !f->enabled || !f->have_ev ||
+        e->pkt.type != NTL_IPT_TIP_PGD || !e->ip_status ||
+        !(flt->cfg[0] | flt->cfg[1] | flt->cfg[2] | flt->cfg[3]) || traced(flt, f->ip))
+        return;
+    consume(f);
+    bool call = in->iclass == NTL_IPT_IC_CALL;
+    f->ip = call ? in->ip + in->size : 0;
+    disable(f, NTL_IPT_FL_DISABLED, 0, call);
+}
+
 /* One instruction at f->ip. */
 static int execute(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
@@ -606,6 +662,7 @@ static int execute(struct ntl_ipt_flow *f, struct ntl_error *err)
         if (rc < 0)
             return rc;
         disabled_at_ip(f, &cur);
+        skl014(f, &cur);
     }
     return 0;
 }

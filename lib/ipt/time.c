@@ -65,10 +65,13 @@ int ntl_ipt_cpu_errata(const struct ntl_ipt_cpu *cpu, struct ntl_ipt_errata *err
         break;
     case 0x64e: case 0x65e: case 0x68e: case 0x69e: case 0x6a5: case 0x6a6: /* Skylake client */
         errata->bdm70 = errata->skd022 = errata->skd010 = errata->skl168 = true;
+        errata->skl014 = true;
         break;
-    case 0x655: case 0x66a: case 0x66c: case 0x68f: case 0x6cf: case 0x6ad: case 0x6ae:
+    case 0x655: case 0x66a: case 0x66c:
     case 0x666: case 0x67d: case 0x67e: case 0x68c: case 0x68d: case 0x6a7: case 0x6a8:
-    case 0x1301:
+        errata->bdm70 = errata->skd022 = errata->skl014 = true;
+        break;
+    case 0x68f: case 0x6cf: case 0x6ad: case 0x6ae: case 0x1301:
         errata->bdm70 = errata->skd022 = true;
         break;
     case 0x697: case 0x69a: case 0x6ba: case 0x6b7: case 0x6bf: case 0x6c5: case 0x6c6:

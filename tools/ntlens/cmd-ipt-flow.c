@@ -93,6 +93,7 @@ static int run(struct run *r, const struct ntl_ipt_trace *t)
     cfg.trace.buf = t->data;
     cfg.trace.size = t->size;
     cfg.trace.time = r->o->tc;
+    cfg.filter = r->o->filter;
     cfg.read = ntl_ipt_image_read;
     cfg.read_ctx = r->o->img;
     if (ntl_ipt_cpu_errata(&r->o->cpu, &cfg.trace.time.errata) < 0 && !r->out)

@@ -89,8 +89,15 @@ int ipt_flow_load_image(struct ipt_flow_opts *o, struct ntl_error *err)
 
 int ipt_flow_parse_args(int argc, char **argv, struct ipt_flow_opts *o)
 {
-    long mtc_freq = 0, nom_freq = 0;
+    long mtc_freq = 0, nom_freq = 0, fcfg[4] = {0};
     uint64_t eax = 0, ebx = 0;
+#define FILTER(n)                                                                            \
+    OPT_INT(0, "filter:addr" #n "_cfg", &fcfg[n], "N", 0, 15,                                \
+            "IA32_RTIT_CTL.ADDR" #n "_CFG the trace was\nrecorded with (1 filter, 2 stop)"),  \
+    OPT_U64(0, "filter:addr" #n "_a", &o->filter.a[n], "ADDR", 0, UINT64_MAX,               \
+            "IA32_RTIT_ADDR" #n "_A"),                                                        \
+    OPT_U64(0, "filter:addr" #n "_b", &o->filter.b[n], "ADDR", 0, UINT64_MAX,               \
+            "IA32_RTIT_ADDR" #n "_B")
     struct opt opts[] = {
         OPT_GROUP("Input (ptxed's options)"),
         OPT_STRING(0, "pt", &o->trace, "FILE", "the trace (instead of the TRACE operand)"),
@@ -104,6 +111,8 @@ int ipt_flow_parse_args(int argc, char **argv, struct ipt_flow_opts *o)
         OPT_INT(0, "nom-freq", &nom_freq, "N", 0, 255, "nominal core:bus ratio"),
         OPT_U64(0, "cpuid-0x15.eax", &eax, "N", 0, UINT32_MAX, "CPUID leaf 0x15 EAX (TSC:CTC denominator)"),
         OPT_U64(0, "cpuid-0x15.ebx", &ebx, "N", 0, UINT32_MAX, "CPUID leaf 0x15 EBX (TSC:CTC numerator)"),
+        OPT_GROUP("IP filter of the recording (ptxed's options; erratum SKL014)"),
+        FILTER(0), FILTER(1), FILTER(2), FILTER(3),
         OPT_GROUP("What is printed (ptxed's options)"),
         OPT_FLAG(0, "no-inst", &o->no_inst, "print instruction addresses only, not the\ninstructions"),
         OPT_FLAG('q', "quiet", &o->quiet, "print nothing but errors and --stat"),
@@ -130,6 +139,9 @@ int ipt_flow_parse_args(int argc, char **argv, struct ipt_flow_opts *o)
     o->fmt = IPT_FORMAT_PTXED;
     if ((n = parse_options(&ipt_flow_command, opts, argc, argv)) < 0)
         return parse_options_exit(n);
+#undef FILTER
+    for (int i = 0; i < 4; i++)
+        o->filter.cfg[i] = (uint8_t)fcfg[i];
     o->tc.mtc_freq = (uint8_t)mtc_freq;
     o->tc.nom_freq = (uint8_t)nom_freq;
     o->tc.cpuid_15_eax = (uint32_t)eax;

@@ -22,6 +22,7 @@ struct ipt_flow_opts {
     struct opt_list pages;        /* --pages DIR */
     struct ntl_ipt_cpu cpu;
     struct ntl_ipt_time_config tc;
+    struct ntl_ipt_filter filter; /* --filter:addrN_cfg, _a, _b */
     struct ntl_ipt_image *img;    /* the image they load (ipt_flow_load_image) */
 };
 
