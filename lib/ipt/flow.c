@@ -314,6 +314,7 @@ static int apply_psb(struct ntl_ipt_flow *f, bool start, struct ntl_error *err)
 }
 
 static int side_event(struct ntl_ipt_flow *f);
+static void tsx_event(struct ntl_ipt_flow *f, unsigned tsx, uint64_t ip);
 
 /* An OVF: trace was lost; a FUP next says where tracing resumed. */
 static int overflow(struct ntl_ipt_flow *f, struct ntl_error *err)
@@ -322,9 +323,30 @@ static int overflow(struct ntl_ipt_flow *f, struct ntl_error *err)
     f->speculative = false;
     f->told_mode = 0;
     f->rs_n = 0;
+    /* Between the OVF and where tracing resumes: timing, MNT (told after
+     * the overflow), MODE.TSX and MODE.Exec (bound to the resume). */
     int rc;
-    while ((rc = peek(f, err)) > 0 && side_event(f))
-        ;
+    bool mnt = false;
+    struct ntl_ipt_flow_item held;
+    for (;;) {
+        rc = peek(f, err);
+        if (rc <= 0)
+            break;
+        uint8_t t = f->ev.pkt.type;
+        if (t == NTL_IPT_MNT && !mnt) {
+            mnt = true;
+            memset(&held, 0, sizeof held);
+            held.kind = NTL_IPT_FL_MNT;
+            held.a = f->ev.pkt.payload;
+        } else if (t == NTL_IPT_MODE_TSX) {
+            f->pending_tsx = f->ev.pkt.flags;
+        } else if (t == NTL_IPT_MODE_EXEC) {
+            f->pending_mode = f->told_mode = (uint8_t)ntl_ipt_exec_mode(f->ev.pkt.flags);
+        } else if (!side_event(f)) {
+            break;
+        }
+        consume(f);
+    }
     if (rc < 0)
         return rc;
     const struct ntl_ipt_errata *errata = &f->cfg.trace.time.errata;
@@ -342,14 +364,27 @@ static int overflow(struct ntl_ipt_flow *f, struct ntl_error *err)
         f->enabled = true;
         f->ip = f->ev.ip;
         push(f, NTL_IPT_FL_OVERFLOW, f->ip);
+        if (mnt)
+            *push(f, NTL_IPT_FL_MNT, 0) = held;
+        if (f->pending_tsx >= 0) {
+            tsx_event(f, (unsigned)f->pending_tsx, f->ip);
+            f->pending_tsx = -1;
+        }
+        if (f->pending_mode) {
+            f->mode = f->pending_mode;
+            f->pending_mode = 0;
+        }
         return 0;
     }
-    /* APL11: a TIP.PGD after the OVF, tracing being disabled already. */
-    if (type == NTL_IPT_TIP_PGD && errata->apl11)
+    /* APL11, SKD010: a TIP.PGD after the OVF, tracing being disabled
+     * already. */
+    if (type == NTL_IPT_TIP_PGD && (errata->apl11 || errata->skd010))
         consume(f);
     f->enabled = false;
     f->can_resume = false;
     push(f, NTL_IPT_FL_OVERFLOW, 0)->flags |= NTL_IPT_FL_IP_SUPPRESSED;
+    if (mnt)
+        *push(f, NTL_IPT_FL_MNT, 0) = held;
     return 0;
 }
 

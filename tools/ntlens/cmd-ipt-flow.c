@@ -17,7 +17,8 @@ struct run {
     const struct ipt_flow_opts *o;
     struct ntl_ipt_flow *flow;
     struct out *out;               /* records; NULL: ptxed's text */
-    uint64_t insns;
+    uint64_t insns, blocks;
+    bool in_block;                 /* the last item was an instruction that needs no trace */
     bool have_last;                /* an instruction since the last sync */
     struct ntl_ipt_flow_item last; /* the last one */
 };
@@ -61,6 +62,9 @@ static void decode(struct run *r)
         if (rc > 0) {
             if (it.kind == NTL_IPT_FL_INSN) {
                 r->insns++;
+                r->blocks += !r->in_block;
+                r->in_block = it.iclass == NTL_IPT_IC_OTHER || it.iclass == NTL_IPT_IC_JUMP ||
+                              it.iclass == NTL_IPT_IC_CALL || it.iclass == NTL_IPT_IC_PTWRITE;
                 r->have_last = true;
                 r->last = it;
             }
@@ -68,6 +72,7 @@ static void decode(struct run *r)
                 ipt_flow_records_row(r->out, &it, r->o, off);
             else
                 ipt_flow_print(&it, r->o, off);
+            r->in_block &= it.kind == NTL_IPT_FL_INSN;
             continue;
         }
         if (rc == 0)
@@ -109,8 +114,10 @@ static int run(struct run *r, const struct ntl_ipt_trace *t)
         ipt_flow_records_columns(r->out);
     }
     decode(r);
-    if (r->o->stat && r->o->stat_insn && !r->out)
+    if (r->o->stat_insn && !r->out)
         printf("insn: %" PRIu64 ".\n", r->insns);
+    if (r->o->stat_blocks && !r->out)
+        printf("blocks:\t%" PRIu64 ".\n", r->blocks);
     ntl_ipt_flow_free(r->flow);
     if ((r->out && out_close(r->out) < 0) || fflush(stdout) != 0)
         return cli_failf(r->cmd, "write error");

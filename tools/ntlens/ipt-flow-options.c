@@ -118,12 +118,19 @@ int ipt_flow_parse_args(int argc, char **argv, struct ipt_flow_opts *o)
         OPT_FLAG('q', "quiet", &o->quiet, "print nothing but errors and --stat"),
         OPT_FLAG(0, "offset", &o->offset, "print the trace offset of each line"),
         OPT_FLAG(0, "event:ip", &o->event_ip, "print the IP of events"),
-        OPT_FLAG(0, "stat", &o->stat, "print statistics at the end"),
-        OPT_FLAG(0, "stat:insn", &o->stat_insn, "with --stat: the number of instructions"),
+        OPT_FLAG(0, "stat", &o->stat,
+                 "print statistics at the end: instructions, and\nblocks with the block decoder"),
+        OPT_FLAG(0, "stat:insn", &o->stat_insn, "print the number of instructions at the end"),
+        OPT_FLAG(0, "stat:blocks", &o->stat_blocks,
+                 "print the number of blocks at the end (runs of\ninstructions that need no trace between them)"),
         OPT_GROUP("Decoding (ptxed's options)"),
         OPT_FLAG(0, "check", &o->check,
                  "report inconsistencies between trace and code\n(a compressed return whose bit is not-taken,\n"
                  "a branch the trace has no packet for) as\nerrors; ntlens always does"),
+        OPT_CMDMODE(0, "block-decoder", &o->decoder, IPT_FLOW_BLOCKS,
+                    "ptxed's block decoder (the default; for --stat)"),
+        OPT_CMDMODE(0, "insn-decoder", &o->decoder, IPT_FLOW_INSNS,
+                    "ptxed's instruction decoder (the same output;\n--stat counts no blocks)"),
         OPT_FLAG(0, "resync-on-error", &o->resync_on_error,
                  "after an error, print [disabled] when tracing\nis disabled where decoding resumes"),
         OPT_GROUP("Output options"),
@@ -142,6 +149,12 @@ int ipt_flow_parse_args(int argc, char **argv, struct ipt_flow_opts *o)
 #undef FILTER
     for (int i = 0; i < 4; i++)
         o->filter.cfg[i] = (uint8_t)fcfg[i];
+    /* ptxed: --stat alone means every count the decoder has. */
+    if (o->stat && !o->stat_insn && !o->stat_blocks) {
+        o->stat_insn = true;
+        o->stat_blocks = o->decoder == IPT_FLOW_BLOCKS;
+    }
+    o->stat |= o->stat_insn || o->stat_blocks;
     o->tc.mtc_freq = (uint8_t)mtc_freq;
     o->tc.nom_freq = (uint8_t)nom_freq;
     o->tc.cpuid_15_eax = (uint32_t)eax;

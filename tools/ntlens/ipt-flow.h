@@ -16,6 +16,7 @@
 struct ipt_flow_opts {
     bool no_inst, check, quiet, stat, stat_insn, stat_blocks;
     bool event_ip, offset, resync_on_error;
+    int decoder;                  /* IPT_FLOW_BLOCKS or IPT_FLOW_INSNS */
     int fmt;                      /* enum out_format, or IPT_FORMAT_PTXED */
     const char *trace;            /* --pt FILE or the TRACE operand */
     struct opt_list raw;          /* --raw FILE:ADDR */
@@ -25,6 +26,10 @@ struct ipt_flow_opts {
     struct ntl_ipt_filter filter; /* --filter:addrN_cfg, _a, _b */
     struct ntl_ipt_image *img;    /* the image they load (ipt_flow_load_image) */
 };
+
+/* ptxed's decoders: the same output, but --stat counts blocks of the
+ * block decoder's only. */
+enum { IPT_FLOW_BLOCKS, IPT_FLOW_INSNS };
 
 /* --format's value before the table says otherwise: ptxed's text. */
 #define IPT_FORMAT_PTXED (-1)
