@@ -1,8 +1,8 @@
 /* libFuzzer: the flow decoder, trace and code both fuzzed. The input's
  * first byte says how many 16-byte units of code follow (mapped at 0x1000,
  * and again at 0x100000 so far jumps land somewhere); the rest is the trace.
- * Every item must be well-formed, every error must leave a way on (resync),
- * and a bounded input must end in a bounded number of items. */
+ * Every item must be well-formed, every error must leave a way on (resync
+ * and recover), and a bounded input must end in a bounded number of items. */
 #include <stdlib.h>
 
 #include "ntlens/ipt_flow.h"
@@ -52,7 +52,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
             if (++errors > size + 1)
                 abort();
-            if (ntl_ipt_flow_resync(f, &enabled, &err) < 0)
+            /* Both ways on: recovering in place, and the next PSB. */
+            if ((errors & 1 ? ntl_ipt_flow_recover(f, &err)
+                            : ntl_ipt_flow_resync(f, &enabled, &err)) < 0)
                 break;
         }
     }

@@ -175,6 +175,15 @@ uint64_t ntl_ipt_flow_offset(const struct ntl_ipt_flow *f);
  * PSB, or ntl_ipt_flow_sync's statuses. */
 int ntl_ipt_flow_resync(struct ntl_ipt_flow *f, bool *enabled, struct ntl_error *err);
 
+/* After an error, the other way on (ptxed --resync-on-error, libipt's
+ * pt_blk_resync): decoding goes on past the packet that did not fit, at the
+ * next packet that tells where the code is (a TIP, a FUP with its TIP or
+ * TIP.PGD, a TIP.PGE, a PSB+, an OVF), passing over TNT bits; a TIP.PGD or
+ * TIP.PGE there is told as DISABLED first. After a packet that does not
+ * decode, it is ntl_ipt_flow_resync (the next PSB). Returns 0, or
+ * ntl_ipt_flow_resync's statuses. */
+int ntl_ipt_flow_recover(struct ntl_ipt_flow *f, struct ntl_error *err);
+
 /* libipt's wording of a flow status ("no memory mapped at this address",
  * "trace stream does not match query"), ntl_ipt_status_name's or
  * ntl_status_name's for the others. */

@@ -32,6 +32,7 @@ struct ntl_ipt_flow {
     /* The walk. */
     uint64_t ip;
     bool enabled;
+    bool lost;       /* after an error: the IP is unknown until a packet tells it */
     bool can_resume; /* ip is where tracing stopped (ENABLED may be RESUMED) */
     uint8_t mode;
     bool speculative;
@@ -52,6 +53,7 @@ struct ntl_ipt_flow {
     unsigned qh, qn;
     uint64_t err_off, err_ip;
     int pending_error; /* an error to report once the queue is empty */
+    bool packet_error; /* the last error was the event layer's */
     struct ntl_error saved_err;
 };
 
@@ -107,10 +109,25 @@ size_t ntl_ipt_flow_cached(const struct ntl_ipt_flow *f)
     return f->cache.used;
 }
 
+static int peek(struct ntl_ipt_flow *f, struct ntl_error *err);
+
 /* Records where an error happened and sets err. Returns status. */
 static int fail(struct ntl_ipt_flow *f, int status, uint64_t ip, struct ntl_error *err)
 {
-    f->err_off = f->have_ev ? f->cfg.trace.origin + f->ev.offset : ntl_ipt_flow_offset(f);
+    struct ntl_error ignored;
+    if (!f->have_ev)
+        peek(f, &ignored);
+    /* libipt names the offset where its event decoder stands: at the
+     * packet read ahead, or past it for a TNT or a FUP (whose event the
+     * next packet completes), unless the FUP completes a MODE.TSX. */
+    if (f->have_ev) {
+        uint8_t t = f->ev.pkt.type;
+        bool past = t == NTL_IPT_TNT_8 || t == NTL_IPT_TNT_64 ||
+                    (t == NTL_IPT_FUP && f->pending_tsx < 0);
+        f->err_off = f->cfg.trace.origin + f->ev.offset + (past ? f->ev.pkt.size : 0);
+    } else {
+        f->err_off = ntl_ipt_flow_offset(f);
+    }
     f->err_ip = ip;
     return ntl_error_set(err, status, "flow", f->err_off, "at ip 0x%llx: %s",
                          (unsigned long long)ip, ntl_ipt_flow_strerror(status));
@@ -141,6 +158,7 @@ static int peek(struct ntl_ipt_flow *f, struct ntl_error *err)
         if (rc < 0) {
             f->err_off = ntl_ipt_flow_offset(f);
             f->err_ip = f->ip;
+            f->packet_error = true;
             return rc;
         }
         switch (f->ev.pkt.type) {
@@ -743,6 +761,49 @@ static int while_disabled(struct ntl_ipt_flow *f, struct ntl_error *err)
     }
 }
 
+/* After an error, with --resync-on-error: the packets up to the next that
+ * tells the IP, as libipt's pt_blk_resync goes on: TNT bits are passed
+ * over, a TIP gives the IP, a FUP an asynchronous event there, TIP.PGD or
+ * TIP.PGE that tracing is (or was) disabled. */
+static int find_ip(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    const struct ntl_ipt_event *e = &f->ev;
+    switch (e->pkt.type) {
+    case NTL_IPT_TIP:
+        consume(f);
+        if (e->ip_status)
+            return 0;
+        f->lost = false;
+        f->ip = e->ip;
+        flush_pending(f);
+        return 0;
+    case NTL_IPT_FUP:
+        if (e->ip_status) {
+            consume(f);
+            return 0;
+        }
+        f->lost = false;
+        f->ip = e->ip;
+        return async_event(f, err);
+    case NTL_IPT_TIP_PGD:
+        consume(f);
+        f->lost = false;
+        f->ip = 0;
+        disable(f, NTL_IPT_FL_DISABLED, 0, false);
+        return 0;
+    case NTL_IPT_TIP_PGE:
+        /* Tracing had been disabled: told, and the TIP.PGE enables it. */
+        f->lost = false;
+        f->ip = 0;
+        disable(f, NTL_IPT_FL_DISABLED, 0, false);
+        return 0;
+    default:
+        if (!hold_context(f))
+            consume(f);
+        return 0;
+    }
+}
+
 /* Decides the next items. Returns 1 when it queued some or moved on, 0 at
  * the end of the trace, or an error. */
 static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
@@ -751,7 +812,7 @@ static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
     if (rc < 0)
         return rc;
     if (rc == 0) {
-        if (f->enabled && !f->end_told) {
+        if (f->enabled && !f->lost && !f->end_told) {
             f->end_told = true;
             push(f, NTL_IPT_FL_END, f->ip);
             return 1;
@@ -766,8 +827,9 @@ static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
         rc = read_psb(f, err);
         if (rc < 0)
             return rc;
-        if (!f->enabled) {
-            rc = apply_psb(f, false, err);
+        if (!f->enabled || f->lost) {
+            rc = apply_psb(f, f->lost, err);
+            f->lost = false;
             return rc < 0 ? rc : 1;
         }
         return 1;
@@ -791,6 +853,10 @@ static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
     }
     if (!f->enabled) {
         rc = while_disabled(f, err);
+        return rc < 0 ? rc : 1;
+    }
+    if (f->lost) {
+        rc = find_ip(f, err);
         return rc < 0 ? rc : 1;
     }
     if (f->psb.pending && (!f->psb.has_ip || f->psb.ip == f->ip)) {
@@ -839,7 +905,8 @@ int ntl_ipt_flow_next(struct ntl_ipt_flow *f, struct ntl_ipt_flow_item *it, stru
 static int start(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
     f->have_ev = f->at_end = f->end_told = false;
-    f->enabled = f->can_resume = f->speculative = f->pending_paging = false;
+    f->packet_error = false;
+    f->enabled = f->lost = f->can_resume = f->speculative = f->pending_paging = false;
     f->pending_mode = 0;
     f->mode = f->told_mode = NTL_IPT_MODE_UNKNOWN;
     f->pending_tsx = -1;
@@ -863,6 +930,22 @@ int ntl_ipt_flow_sync(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
     int rc = ntl_ipt_evd_sync_first(&f->evd, err);
     return rc < 0 ? rc : start(f, err);
+}
+
+int ntl_ipt_flow_recover(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    bool enabled;
+    if (f->packet_error)
+        return ntl_ipt_flow_resync(f, &enabled, err);
+    f->qn = f->qh = 0;
+    f->pending_error = 0;
+    f->steps = 0;
+    f->lost = f->enabled;
+    /* Go on past the packet that did not fit, so recovering moves on. */
+    if (f->have_ev && (!f->enabled || f->ev.pkt.type == NTL_IPT_TNT_8 ||
+                       f->ev.pkt.type == NTL_IPT_TNT_64))
+        consume(f);
+    return 0;
 }
 
 int ntl_ipt_flow_resync(struct ntl_ipt_flow *f, bool *enabled, struct ntl_error *err)

@@ -78,15 +78,15 @@ static void decode(struct run *r)
         if (rc == 0)
             return;
         diagnose(r, "error", rc);
-        r->have_last = false;
         bool enabled;
-        if (ntl_ipt_flow_resync(r->flow, &enabled, &err) < 0) {
+        if (r->o->resync_on_error ? ntl_ipt_flow_recover(r->flow, &err) < 0
+                                  : ntl_ipt_flow_resync(r->flow, &enabled, &err) < 0) {
             if (err.status != NTL_ERR_NOT_FOUND)
                 diagnose(r, "resync error", err.status);
             return;
         }
-        if (r->o->resync_on_error && !enabled && !r->o->quiet && !r->out)
-            printf("[disabled]\n");
+        if (!r->o->resync_on_error)
+            r->have_last = false;
     }
 }
 

@@ -132,7 +132,7 @@ int ipt_flow_parse_args(int argc, char **argv, struct ipt_flow_opts *o)
         OPT_CMDMODE(0, "insn-decoder", &o->decoder, IPT_FLOW_INSNS,
                     "ptxed's instruction decoder (the same output;\n--stat counts no blocks)"),
         OPT_FLAG(0, "resync-on-error", &o->resync_on_error,
-                 "after an error, print [disabled] when tracing\nis disabled where decoding resumes"),
+                 "after an error, go on at the next packet that\ntells the IP (default: at the next PSB)"),
         OPT_GROUP("Output options"),
         OPT_CHOICE('f', "format", &o->fmt, "FORMAT", out_format_names,
                    "one record per instruction or event: table, csv,\n"
