@@ -5,12 +5,13 @@
  * The flow decoder (ipt_flow.h) reads memory only through one callback,
  * ntl_ipt_read_fn; an ntl_ipt_image is the usual one (pass
  * ntl_ipt_image_read with the image as its context), filled from raw files
- * at addresses (ptxed's --raw FILE:ADDR) and folders of ADDR.bin pages (the
- * kAFL recordings' image/). Sections never overlap, so a lookup is one
+ * at addresses (ptxed's --raw FILE:ADDR), ELF files' loadable segments
+ * (--elf) and folders of ADDR.bin pages (the kAFL recordings' image/). Sections never overlap, so a lookup is one
  * binary search. */
 #ifndef NTLENS_IPT_IMAGE_H
 #define NTLENS_IPT_IMAGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,6 +56,24 @@ int ntl_ipt_image_add_file(struct ntl_ipt_image *img, const char *path, uint64_t
  *   NTL_ERR_IO        the folder cannot be read;
  *   ntl_ipt_image_add_file's statuses for the first file that failed. */
 int ntl_ipt_image_add_pages(struct ntl_ipt_image *img, const char *dir, struct ntl_error *err);
+
+/* Adds the loadable segments (PT_LOAD, their file bytes) of the ELF32 or
+ * ELF64 executable or shared object at path, at their own addresses, or
+ * with at_base moved so the lowest starts at base (ptxed --elf
+ * FILE[:BASE]). Returns 0, or:
+ *   ntl_file_read's statuses;
+ *   NTL_ERR_FORMAT       not ELF, or headers or a segment past the end;
+ *   NTL_ERR_UNSUPPORTED  big-endian or an unknown class;
+ *   NTL_ERR_TRUNCATED    the ELF header is cut short;
+ *   NTL_ERR_NOT_FOUND    no loadable segment;
+ *   ntl_ipt_image_add's statuses (overlapping segments).
+ * err names the file and the header's offset. */
+int ntl_ipt_image_add_elf(struct ntl_ipt_image *img, const char *path, bool at_base,
+                          uint64_t base, struct ntl_error *err);
+/* The same from an ELF file's bytes in memory (copied); the same statuses
+ * but ntl_file_read's, err naming no file. */
+int ntl_ipt_image_add_elf_bytes(struct ntl_ipt_image *img, const uint8_t *data, size_t len,
+                                bool at_base, uint64_t base, struct ntl_error *err);
 
 /* ntl_ipt_read_fn over an image (ctx is the struct ntl_ipt_image). Returns
  * the bytes read (> 0, up to the end of the section holding addr), or

@@ -2,6 +2,7 @@
  * --pages for kAFL's page folders; and the memory image they describe. */
 #ifdef NTLENS_HAVE_IPT_FLOW
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,8 +18,9 @@ static const struct opt_command ipt_flow_command = {
         "Walk the code of the memory image along the Intel PT trace TRACE (or --pt\n"
         "FILE) and print every instruction executed and every event, exactly as\n"
         "libipt's ptxed prints them, with ptxed's options. The image is the code at\n"
-        "the addresses it ran at: --raw FILE:ADDR loads a file at an address, --pages\n"
-        "DIR a folder of ADDR.bin pages (kAFL's image/). Decode errors are printed as\n"
+        "the addresses it ran at: --raw FILE:ADDR loads a file at an address, --elf\n"
+        "FILE an ELF file's segments, --pages DIR a folder of ADDR.bin pages (kAFL's\n"
+        "image/). Decode errors are printed as\n"
         "ptxed does, [OFFSET, IP: error: WHAT], and decoding goes on at the next PSB.\n"
         "With --format, one record per instruction or event instead, and decode\n"
         "errors go to stderr.",
@@ -65,6 +67,15 @@ static int check_raw(const struct opt *opt, const char *arg, void *ctx)
     return 0;
 }
 
+/* --elf's FILE[:BASE]: a ':' and a number at the end give the base. */
+static bool split_elf(const char *arg, char *path, size_t n, uint64_t *base)
+{
+    if (split_raw(arg, path, n, base) == 0)
+        return true;
+    snprintf(path, n, "%s", arg);
+    return false;
+}
+
 int ipt_flow_load_image(struct ipt_flow_opts *o, struct ntl_error *err)
 {
     int rc = ntl_ipt_image_new(&o->img, err);
@@ -76,6 +87,14 @@ int ipt_flow_load_image(struct ipt_flow_opts *o, struct ntl_error *err)
         /* Checked when parsed (check_raw). */
         split_raw(o->raw.items[i], path, sizeof path, &addr);
         rc = ntl_ipt_image_add_file(o->img, path, addr, err);
+        if (rc < 0)
+            return rc;
+    }
+    for (size_t i = 0; i < o->elf.n; i++) {
+        char path[4096];
+        uint64_t base = 0;
+        bool at_base = split_elf(o->elf.items[i], path, sizeof path, &base);
+        rc = ntl_ipt_image_add_elf(o->img, path, at_base, base, err);
         if (rc < 0)
             return rc;
     }
@@ -103,6 +122,8 @@ int ipt_flow_parse_args(int argc, char **argv, struct ipt_flow_opts *o)
         OPT_STRING(0, "pt", &o->trace, "FILE", "the trace (instead of the TRACE operand)"),
         OPT_CALLBACK(0, "raw", "FILE:ADDR", check_raw, &o->raw,
                      "load FILE's bytes at address ADDR (repeatable)"),
+        OPT_LIST(0, "elf", &o->elf, "FILE[:BASE]",
+                 "load an ELF file's segments at their addresses,\nor moved to start at BASE (repeatable)"),
         OPT_LIST(0, "pages", &o->pages, "DIR",
                  "load every ADDR.bin of DIR at ADDR (hex), as\nkAFL dumps pages (repeatable)"),
         OPT_CALLBACK(0, "cpu", "CPU", cpu_cb, &o->cpu,
@@ -167,8 +188,9 @@ int ipt_flow_parse_args(int argc, char **argv, struct ipt_flow_opts *o)
         o->trace = argv[1];
     if (!o->trace)
         return opt_usage_error(&ipt_flow_command, "missing TRACE");
-    if (o->raw.n == 0 && o->pages.n == 0)
-        return opt_usage_error(&ipt_flow_command, "no memory image: give '--raw FILE:ADDR' or '--pages DIR'");
+    if (o->raw.n == 0 && o->pages.n == 0 && o->elf.n == 0)
+        return opt_usage_error(&ipt_flow_command,
+                               "no memory image: give '--raw FILE:ADDR', '--elf FILE' or '--pages DIR'");
     return CLI_CONTINUE;
 }
 #endif

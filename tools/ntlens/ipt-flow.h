@@ -21,6 +21,7 @@ struct ipt_flow_opts {
     const char *trace;            /* --pt FILE or the TRACE operand */
     struct opt_list raw;          /* --raw FILE:ADDR */
     struct opt_list pages;        /* --pages DIR */
+    struct opt_list elf;          /* --elf FILE[:BASE] */
     struct ntl_ipt_cpu cpu;
     struct ntl_ipt_time_config tc;
     struct ntl_ipt_filter filter; /* --filter:addrN_cfg, _a, _b */
@@ -39,7 +40,7 @@ struct out;
 /* Parses argv into o (defaults first). Returns CLI_CONTINUE or the exit code. */
 int ipt_flow_parse_args(int argc, char **argv, struct ipt_flow_opts *o);
 
-/* o->img from --raw and --pages. Returns 0, or the failing loader's
+/* o->img from --raw, --elf and --pages. Returns 0, or the failing loader's
  * status with err naming the file. */
 int ipt_flow_load_image(struct ipt_flow_opts *o, struct ntl_error *err);
 
