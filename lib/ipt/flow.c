@@ -136,10 +136,7 @@ static int fail(struct ntl_ipt_flow *f, int status, uint64_t ip, struct ntl_erro
 static struct ntl_ipt_flow_item *push(struct ntl_ipt_flow *f, uint8_t kind, uint64_t ip)
 {
     struct ntl_ipt_flow_item *it = &f->q[(f->qh + f->qn++) % QUEUE];
-    memset(it, 0, sizeof *it);
-    it->kind = kind;
-    it->ip = ip;
-    it->mode = f->mode;
+    *it = (struct ntl_ipt_flow_item){.kind = kind, .ip = ip, .mode = f->mode};
     return it;
 }
 
@@ -872,6 +869,12 @@ static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
     if (e->pkt.type == NTL_IPT_TIP_PGE)
         return fail(f, NTL_IPT_BAD_CONTEXT, f->ip, err);
     rc = execute(f, err);
+    /* While the packet ahead is a TNT or TIP, nothing binds before the
+     * next instruction: decide a few at once. */
+    while (rc >= 0 && f->qn < QUEUE - 2 && f->enabled && !f->lost && f->have_ev && !f->psb.pending &&
+           (f->ev.pkt.type == NTL_IPT_TNT_8 || f->ev.pkt.type == NTL_IPT_TNT_64 ||
+            f->ev.pkt.type == NTL_IPT_TIP))
+        rc = execute(f, err);
     return rc < 0 ? rc : 1;
 }
 
