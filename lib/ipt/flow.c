@@ -221,14 +221,19 @@ static void flush_pending(struct ntl_ipt_flow *f)
     }
 }
 
-static void disable(struct ntl_ipt_flow *f, uint8_t kind, uint64_t at, bool resume_known)
+/* Tracing stops: a DISABLED at ip (or ASYNC_DISABLED before the
+ * instruction at ip, the TIP.PGD's IP to go in a), suppressed when the IP
+ * it reports is not known; f->ip is where tracing is expected to resume
+ * when resume_known. Returns the item. */
+static struct ntl_ipt_flow_item *disable(struct ntl_ipt_flow *f, uint8_t kind, uint64_t ip,
+                                         bool resume_known, bool suppressed)
 {
     f->enabled = false;
     f->can_resume = resume_known;
-    struct ntl_ipt_flow_item *it = push(f, kind, at);
-    if (kind == NTL_IPT_FL_DISABLED && !resume_known)
-        it->flags |= NTL_IPT_FL_IP_SUPPRESSED;
+    struct ntl_ipt_flow_item *it = push(f, kind, ip);
+    it->flags = suppressed ? NTL_IPT_FL_IP_SUPPRESSED : 0;
     flush_pending(f);
+    return it;
 }
 
 /* Whether the next packet that reports anything, past status and timing
@@ -477,7 +482,7 @@ static int skd022(struct ntl_ipt_flow *f, uint64_t at, struct ntl_error *err)
     const struct flow_insn *in;
     int rc = flow_insn_get(&f->cache, f->cfg.read, f->cfg.read_ctx, at, f->mode, &in);
     if (rc < 0 || !in->vmentry) {
-        disable(f, NTL_IPT_FL_ASYNC_DISABLED, at, true);
+        disable(f, NTL_IPT_FL_ASYNC_DISABLED, at, true, f->ev.ip_status)->a = f->ev.ip;
         return rc == NTL_ERR_NOMEM ? ntl_error_set(err, rc, "flow", 0, "decode cache full") : 0;
     }
     struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_INSN, at);
@@ -485,7 +490,7 @@ static int skd022(struct ntl_ipt_flow *f, uint64_t at, struct ntl_error *err)
     it->iclass = in->iclass;
     it->flags = f->speculative ? NTL_IPT_FL_SPECULATIVE : 0;
     f->ip = 0;
-    disable(f, NTL_IPT_FL_DISABLED, 0, false);
+    disable(f, NTL_IPT_FL_DISABLED, 0, false, true);
     return 0;
 }
 
@@ -514,7 +519,7 @@ static int async_event(struct ntl_ipt_flow *f, struct ntl_error *err)
         consume(f);
         if (f->cfg.trace.time.errata.skd022)
             return skd022(f, at, err);
-        disable(f, NTL_IPT_FL_ASYNC_DISABLED, at, true);
+        disable(f, NTL_IPT_FL_ASYNC_DISABLED, at, true, e->ip_status)->a = e->ip;
         return 0;
     }
     if (e->pkt.type == NTL_IPT_TIP) {
@@ -553,9 +558,7 @@ static int indirect(struct ntl_ipt_flow *f, const struct flow_insn *in, struct n
         consume(f);
         bool call = in->iclass == NTL_IPT_IC_CALL_IND || in->iclass == NTL_IPT_IC_FAR_CALL;
         f->ip = call ? in->ip + in->size : 0;
-        disable(f, NTL_IPT_FL_DISABLED, e->ip_status ? 0 : e->ip, call);
-        if (!e->ip_status)
-            f->q[(f->qh + f->qn - 1) % QUEUE].flags &= (uint8_t)~NTL_IPT_FL_IP_SUPPRESSED;
+        disable(f, NTL_IPT_FL_DISABLED, e->ip_status ? 0 : e->ip, call, e->ip_status);
         return 0;
     }
     return fail(f, NTL_IPT_BAD_QUERY, in->ip, err);
@@ -637,8 +640,7 @@ static void disabled_at_ip(struct ntl_ipt_flow *f, const struct flow_insn *in)
     consume(f);
     bool call = in->iclass == NTL_IPT_IC_CALL;
     f->ip = call ? in->ip + in->size : 0;
-    disable(f, NTL_IPT_FL_DISABLED, e->ip, call);
-    f->q[(f->qh + f->qn - 1) % QUEUE].flags &= (uint8_t)~NTL_IPT_FL_IP_SUPPRESSED;
+    disable(f, NTL_IPT_FL_DISABLED, e->ip, call, false);
 }
 
 /* Whether the filter lets tracing on at addr (libipt's
@@ -672,7 +674,7 @@ static void skl014(struct ntl_ipt_flow *f, const struct flow_insn *in)
     consume(f);
     bool call = in->iclass == NTL_IPT_IC_CALL;
     f->ip = call ? in->ip + in->size : 0;
-    disable(f, NTL_IPT_FL_DISABLED, 0, call);
+    disable(f, NTL_IPT_FL_DISABLED, 0, call, true);
 }
 
 /* One instruction at f->ip. */
@@ -786,13 +788,13 @@ static int find_ip(struct ntl_ipt_flow *f, struct ntl_error *err)
         consume(f);
         f->lost = false;
         f->ip = 0;
-        disable(f, NTL_IPT_FL_DISABLED, 0, false);
+        disable(f, NTL_IPT_FL_DISABLED, 0, false, true);
         return 0;
     case NTL_IPT_TIP_PGE:
         /* Tracing had been disabled: told, and the TIP.PGE enables it. */
         f->lost = false;
         f->ip = 0;
-        disable(f, NTL_IPT_FL_DISABLED, 0, false);
+        disable(f, NTL_IPT_FL_DISABLED, 0, false, true);
         return 0;
     default:
         if (!hold_context(f))
