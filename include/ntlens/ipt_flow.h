@@ -81,6 +81,9 @@ enum ntl_ipt_flow_kind {
     NTL_IPT_FL_CBR,            /* a: core:bus ratio */
     NTL_IPT_FL_MNT,            /* a: payload */
     NTL_IPT_FL_END,            /* the trace ended with tracing enabled at ip */
+    NTL_IPT_FL_PTWRITE,        /* a: the payload; after the PTWRITE at ip */
+    NTL_IPT_FL_EXSTOP,         /* execution stopped at ip (unless IP_SUPPRESSED) */
+    NTL_IPT_FL_MWAIT,          /* a: hints, b: extensions; at ip */
 };
 
 #define NTL_IPT_TSX_BEGIN 1

@@ -45,6 +45,16 @@ struct ntl_ipt_flow {
     bool pending_vmcs;     /* a VMCS waiting for its branch */
     struct ntl_ipt_flow_item paging, vmcs;
     struct psb_status psb;
+    /* Events a FUP binds (MWAIT, EXSTOP with IP, a PWRE with them), told
+     * at its IP in libipt's order. */
+    struct ntl_ipt_flow_item fup_ev[4];
+    unsigned n_fup_ev;
+    /* PTWs, each told after the PTWRITE it binds to (the one at its IP). */
+    struct {
+        bool has_ip;
+        uint64_t ip, payload;
+    } ptw[4];
+    unsigned n_ptw;
     uint64_t rs[NTL_IPT_RETSTACK];
     unsigned rs_top, rs_n;
     unsigned steps; /* instructions since a packet was consumed */
@@ -439,7 +449,6 @@ static int hold_context(struct ntl_ipt_flow *f)
 static int side_event(struct ntl_ipt_flow *f)
 {
     const struct ntl_ipt_packet *p = &f->ev.pkt;
-    struct ntl_ipt_flow_item *it;
     switch (p->type) {
     case NTL_IPT_CBR:
         push(f, NTL_IPT_FL_CBR, 0)->a = p->payload;
@@ -449,11 +458,6 @@ static int side_event(struct ntl_ipt_flow *f)
         break;
     case NTL_IPT_STOP:
         push(f, NTL_IPT_FL_STOP, 0);
-        break;
-    case NTL_IPT_PWRE:
-        it = push(f, NTL_IPT_FL_PWRE, 0);
-        it->a = p->aux;
-        it->flags |= p->flags & NTL_IPT_F_HW ? NTL_IPT_FL_HW : 0;
         break;
     case NTL_IPT_PWRX:
         push(f, NTL_IPT_FL_PWRX, 0)->a = p->aux;
@@ -694,6 +698,11 @@ static int execute(struct ntl_ipt_flow *f, struct ntl_error *err)
     it->flags = f->speculative ? NTL_IPT_FL_SPECULATIVE : 0;
     /* Copy: the cache may move when an instruction is decoded below. */
     struct flow_insn cur = *in;
+    if (cur.iclass == NTL_IPT_IC_PTWRITE && f->n_ptw &&
+        (!f->ptw[0].has_ip || f->ptw[0].ip == cur.ip)) {
+        push(f, NTL_IPT_FL_PTWRITE, cur.ip)->a = f->ptw[0].payload;
+        memmove(&f->ptw[0], &f->ptw[1], --f->n_ptw * sizeof f->ptw[0]);
+    }
     if (cur.iclass == NTL_IPT_IC_COND) {
         /* A branch leaving the filtered range sends TIP.PGD, not a bit. */
         rc = peek(f, err);
@@ -803,6 +812,106 @@ static int find_ip(struct ntl_ipt_flow *f, struct ntl_error *err)
     }
 }
 
+/* Whether an EXSTOP with IP comes before the next FUP: then a PWRE
+ * waits for that FUP too. */
+static bool exstop_ahead(const struct ntl_ipt_flow *f)
+{
+    struct ntl_ipt_evd d = f->evd;
+    struct ntl_ipt_event ev;
+    struct ntl_error err;
+    while (ntl_ipt_evd_next(&d, &ev, &err) > 0) {
+        switch (ev.pkt.type) {
+        case NTL_IPT_EXSTOP:
+            return ev.pkt.flags & NTL_IPT_F_IP;
+        case NTL_IPT_PAD: case NTL_IPT_TSC: case NTL_IPT_MTC: case NTL_IPT_TMA: case NTL_IPT_CYC:
+        case NTL_IPT_CBR: case NTL_IPT_MWAIT: case NTL_IPT_PWRE:
+            break;
+        default:
+            return false;
+        }
+    }
+    return false;
+}
+
+/* Holds an event for the next FUP, in libipt's order: MWAIT, EXSTOP, PWRE. */
+static void hold_for_fup(struct ntl_ipt_flow *f, uint8_t kind, uint64_t a, uint64_t b,
+                         uint8_t flags)
+{
+    if (f->n_fup_ev == sizeof f->fup_ev / sizeof f->fup_ev[0])
+        return;
+    unsigned i = f->n_fup_ev++;
+    for (; i > 0 && (kind == NTL_IPT_FL_MWAIT ||
+                     (kind == NTL_IPT_FL_EXSTOP && f->fup_ev[i - 1].kind == NTL_IPT_FL_PWRE));
+         i--)
+        f->fup_ev[i] = f->fup_ev[i - 1];
+    f->fup_ev[i] = (struct ntl_ipt_flow_item){.kind = kind, .a = a, .b = b, .flags = flags};
+}
+
+/* MWAIT, EXSTOP, PWRE and PTW: told now, or held for the FUP or the
+ * PTWRITE they bind to. Returns 1 when the packet was one of them. */
+static int power_event(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    const struct ntl_ipt_packet *p = &f->ev.pkt;
+    switch (p->type) {
+    case NTL_IPT_MWAIT:
+        hold_for_fup(f, NTL_IPT_FL_MWAIT, p->payload, p->aux, 0);
+        break;
+    case NTL_IPT_EXSTOP:
+        if (p->flags & NTL_IPT_F_IP)
+            hold_for_fup(f, NTL_IPT_FL_EXSTOP, 0, 0, 0);
+        else
+            push(f, NTL_IPT_FL_EXSTOP, 0)->flags = NTL_IPT_FL_IP_SUPPRESSED;
+        break;
+    case NTL_IPT_PWRE: {
+        uint8_t hw = p->flags & NTL_IPT_F_HW ? NTL_IPT_FL_HW : 0;
+        consume(f);
+        if (f->n_fup_ev || exstop_ahead(f))
+            hold_for_fup(f, NTL_IPT_FL_PWRE, p->aux, 0, hw);
+        else
+            push(f, NTL_IPT_FL_PWRE, 0)->flags = hw;
+        return 1;
+    }
+    case NTL_IPT_PTW: {
+        bool ip = p->flags & NTL_IPT_F_IP, has_ip = false;
+        uint64_t payload = p->payload, at = 0;
+        consume(f);
+        if (ip && peek(f, err) > 0 && f->ev.pkt.type == NTL_IPT_FUP && !f->ev.ip_status) {
+            has_ip = true;
+            at = f->ev.ip;
+            consume(f);
+        }
+        if (f->enabled && f->n_ptw < sizeof f->ptw / sizeof f->ptw[0]) {
+            f->ptw[f->n_ptw].has_ip = has_ip;
+            f->ptw[f->n_ptw].ip = at;
+            f->ptw[f->n_ptw++].payload = payload;
+        } else {
+            struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_PTWRITE, at);
+            it->a = payload;
+            it->flags = has_ip ? 0 : NTL_IPT_FL_IP_SUPPRESSED;
+        }
+        return 1;
+    }
+    default:
+        return 0;
+    }
+    consume(f);
+    return 1;
+}
+
+/* The FUP the held events wait for: told at its IP. */
+static void fup_events(struct ntl_ipt_flow *f)
+{
+    uint64_t ip = f->ev.ip;
+    consume(f);
+    for (unsigned i = 0; i < f->n_fup_ev; i++) {
+        struct ntl_ipt_flow_item *it = push(f, f->fup_ev[i].kind, ip);
+        it->a = f->fup_ev[i].a;
+        it->b = f->fup_ev[i].b;
+        it->flags = f->fup_ev[i].flags;
+    }
+    f->n_fup_ev = 0;
+}
+
 /* Decides the next items. Returns 1 when it queued some or moved on, 0 at
  * the end of the trace, or an error. */
 static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
@@ -819,8 +928,13 @@ static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
         return 0;
     }
     const struct ntl_ipt_event *e = &f->ev;
-    if (side_event(f))
+    if (side_event(f) || power_event(f, err))
         return 1;
+    if (f->n_fup_ev && e->pkt.type == NTL_IPT_FUP && !e->ip_status && !f->lost &&
+        (!f->enabled || e->ip == f->ip)) {
+        fup_events(f);
+        return 1;
+    }
     switch (e->pkt.type) {
     case NTL_IPT_PSB:
         rc = read_psb(f, err);
@@ -911,6 +1025,8 @@ static int start(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
     f->have_ev = f->at_end = f->end_told = false;
     f->packet_error = false;
+    f->n_fup_ev = 0;
+    f->n_ptw = 0;
     f->enabled = f->lost = f->can_resume = f->speculative = f->pending_paging = false;
     f->pending_mode = 0;
     f->mode = f->told_mode = NTL_IPT_MODE_UNKNOWN;

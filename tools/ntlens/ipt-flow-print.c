@@ -117,6 +117,18 @@ static void event_text(struct text *t, const struct ntl_ipt_flow_item *it,
     case NTL_IPT_FL_END:
         add(t, "end of trace");
         break;
+    case NTL_IPT_FL_PTWRITE:
+        add(t, "ptwrite: %" PRIx64, it->a);
+        event_ip(t, it, o, "ip");
+        break;
+    case NTL_IPT_FL_EXSTOP:
+        add(t, "exstop");
+        event_ip(t, it, o, "ip");
+        break;
+    case NTL_IPT_FL_MWAIT:
+        add(t, "mwait %" PRIx64 " %" PRIx64, it->a, it->b);
+        event_ip(t, it, o, "ip");
+        break;
     case NTL_IPT_FL_PWRX: {
         unsigned wr = (unsigned)(it->a >> 8);
         add(t, "pwrx %s%s%sc%u (c%u)", wr & 1 ? "int: " : "", wr & 4 ? "st: " : "",
