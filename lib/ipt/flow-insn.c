@@ -120,6 +120,7 @@ static int decode(struct flow_insn *e, ntl_ipt_read_fn read, void *ctx)
     e->size = z.length;
     e->iclass = (uint8_t)classify(&z);
     e->vmentry = z.mnemonic == ZYDIS_MNEMONIC_VMLAUNCH || z.mnemonic == ZYDIS_MNEMONIC_VMRESUME;
+    e->movcr3 = z.opcode_map == ZYDIS_OPCODE_MAP_0F && z.opcode == 0x22 && z.raw.modrm.reg == 3;
     e->target = 0;
     if (z.raw.imm[0].is_relative)
         e->target = (e->ip + z.length + (uint64_t)z.raw.imm[0].value.s) & modes[e->mode].ipmask;

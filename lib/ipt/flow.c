@@ -353,26 +353,28 @@ static int overflow(struct ntl_ipt_flow *f, struct ntl_error *err)
     f->speculative = false;
     f->told_mode = 0;
     f->rs_n = 0;
-    /* Between the OVF and where tracing resumes: timing, MNT (told after
-     * the overflow), MODE.TSX and MODE.Exec (bound to the resume). */
+    /* Between the OVF and where tracing resumes: timing, CBR and MNT
+     * (told before the overflow when tracing resumes at a FUP, after it
+     * when disabled), MODE.TSX and MODE.Exec (bound to the resume). */
     int rc;
-    bool mnt = false;
-    struct ntl_ipt_flow_item held;
+    struct ntl_ipt_flow_item held[4];
+    unsigned nh = 0;
     for (;;) {
         rc = peek(f, err);
         if (rc <= 0)
             break;
         uint8_t t = f->ev.pkt.type;
-        if (t == NTL_IPT_MNT && !mnt) {
-            mnt = true;
-            memset(&held, 0, sizeof held);
-            held.kind = NTL_IPT_FL_MNT;
-            held.a = f->ev.pkt.payload;
-        } else if (t == NTL_IPT_MODE_TSX) {
+        if (t == NTL_IPT_MODE_TSX) {
             f->pending_tsx = f->ev.pkt.flags;
         } else if (t == NTL_IPT_MODE_EXEC) {
             f->pending_mode = f->told_mode = (uint8_t)ntl_ipt_exec_mode(f->ev.pkt.flags);
-        } else if (!side_event(f)) {
+        } else if (side_event(f)) {
+            /* Taken back from the queue to be told in its place. */
+            f->qn--;
+            if (nh < 4)
+                held[nh++] = f->q[(f->qh + f->qn) % QUEUE];
+            continue;
+        } else {
             break;
         }
         consume(f);
@@ -393,9 +395,9 @@ static int overflow(struct ntl_ipt_flow *f, struct ntl_error *err)
         consume(f);
         f->enabled = true;
         f->ip = f->ev.ip;
+        for (unsigned i = 0; i < nh; i++)
+            *push(f, held[i].kind, 0) = held[i];
         push(f, NTL_IPT_FL_OVERFLOW, f->ip);
-        if (mnt)
-            *push(f, NTL_IPT_FL_MNT, 0) = held;
         if (f->pending_tsx >= 0) {
             tsx_event(f, (unsigned)f->pending_tsx, f->ip);
             f->pending_tsx = -1;
@@ -413,8 +415,8 @@ static int overflow(struct ntl_ipt_flow *f, struct ntl_error *err)
     f->enabled = false;
     f->can_resume = false;
     push(f, NTL_IPT_FL_OVERFLOW, 0)->flags |= NTL_IPT_FL_IP_SUPPRESSED;
-    if (mnt)
-        *push(f, NTL_IPT_FL_MNT, 0) = held;
+    for (unsigned i = 0; i < nh; i++)
+        *push(f, held[i].kind, 0) = held[i];
     return 0;
 }
 
@@ -698,6 +700,23 @@ static int execute(struct ntl_ipt_flow *f, struct ntl_error *err)
     it->flags = f->speculative ? NTL_IPT_FL_SPECULATIVE : 0;
     /* Copy: the cache may move when an instruction is decoded below. */
     struct flow_insn cur = *in;
+    if (cur.movcr3 && f->pending_paging) {
+        /* A PIP binds to the MOV CR3 it reports. */
+        *push(f, NTL_IPT_FL_PAGING, 0) = f->paging;
+        f->pending_paging = false;
+    }
+    if (cur.movcr3) {
+        /* A TIP.PGD without IP binds to a CR3 change too. */
+        rc = peek(f, err);
+        if (rc < 0)
+            return rc;
+        if (rc > 0 && f->ev.pkt.type == NTL_IPT_TIP_PGD && f->ev.ip_status) {
+            consume(f);
+            f->ip = 0;
+            disable(f, NTL_IPT_FL_DISABLED, 0, false, true);
+            return 0;
+        }
+    }
     if (cur.iclass == NTL_IPT_IC_PTWRITE && f->n_ptw &&
         (!f->ptw[0].has_ip || f->ptw[0].ip == cur.ip)) {
         push(f, NTL_IPT_FL_PTWRITE, cur.ip)->a = f->ptw[0].payload;
