@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (;;) {
             int rc = ntl_ipt_flow_next(f, &it, &err);
             if (rc > 0) {
-                if (it.kind < NTL_IPT_FL_INSN || it.kind > NTL_IPT_FL_END)
+                if (it.kind < NTL_IPT_FL_INSN || it.kind > NTL_IPT_FL_LAST)
                     abort();
                 if (it.kind == NTL_IPT_FL_INSN && (it.size == 0 || it.size > 15))
                     abort();

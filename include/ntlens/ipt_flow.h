@@ -84,6 +84,7 @@ enum ntl_ipt_flow_kind {
     NTL_IPT_FL_PTWRITE,        /* a: the payload; after the PTWRITE at ip */
     NTL_IPT_FL_EXSTOP,         /* execution stopped at ip (unless IP_SUPPRESSED) */
     NTL_IPT_FL_MWAIT,          /* a: hints, b: extensions; at ip */
+    NTL_IPT_FL_LAST = NTL_IPT_FL_MWAIT
 };
 
 #define NTL_IPT_TSX_BEGIN 1
