@@ -758,8 +758,9 @@ static int while_disabled(struct ntl_ipt_flow *f, struct ntl_error *err)
         if (e->ip_status)
             return fail(f, NTL_IPT_NOIP, 0, err);
         if (f->pending_tsx >= 0) {
-            /* A MODE.TSX binds to the TIP.PGE, told before it. */
+            /* A MODE.TSX binds to the TIP.PGE, told before it, without IP. */
             tsx_event(f, (unsigned)f->pending_tsx, e->ip);
+            f->q[(f->qh + f->qn - 1) % QUEUE].flags = NTL_IPT_FL_IP_SUPPRESSED;
             f->pending_tsx = -1;
         }
         it = push(f, NTL_IPT_FL_ENABLED, e->ip);
