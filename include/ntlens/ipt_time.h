@@ -30,6 +30,7 @@ extern "C" {
 struct ntl_ipt_errata {
     bool skl168; /* CYC packets can be dropped when immediately preceding PSB */
     bool bdm70;  /* a PSB+ before a TIP.PGE may hold a FUP although tracing is disabled */
+    bool bdm64;  /* the branch before a TSX abort may lose its TNT or TIP */
     bool apl11;  /* an OVF may be followed by a TIP.PGD */
     bool apl12;  /* an OVF may be followed by a FUP although tracing is disabled */
     bool skd010; /* the FUP after an OVF may be missing (a TIP follows instead) */

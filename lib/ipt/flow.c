@@ -33,6 +33,7 @@ struct ntl_ipt_flow {
     uint64_t ip;
     bool enabled;
     bool lost;       /* after an error: the IP is unknown until a packet tells it */
+    bool after_traced_branch; /* the last instruction took a TNT bit or TIP (BDM64) */
     bool can_resume; /* ip is where tracing stopped (ENABLED may be RESUMED) */
     uint8_t mode;
     bool speculative;
@@ -506,6 +507,7 @@ static int async_event(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
     uint64_t at = f->ip;
     consume(f);
+    f->after_traced_branch = false;
     if (f->pending_tsx >= 0) {
         unsigned tsx = (unsigned)f->pending_tsx;
         f->pending_tsx = -1;
@@ -737,6 +739,8 @@ static int execute(struct ntl_ipt_flow *f, struct ntl_error *err)
     rc = step(f, &cur, err);
     if (rc < 0)
         return rc;
+    f->after_traced_branch = cur.iclass != NTL_IPT_IC_OTHER && cur.iclass != NTL_IPT_IC_JUMP &&
+                             cur.iclass != NTL_IPT_IC_CALL && cur.iclass != NTL_IPT_IC_PTWRITE;
     if (f->enabled && (cur.iclass == NTL_IPT_IC_JUMP || cur.iclass == NTL_IPT_IC_CALL)) {
         rc = peek(f, err);
         if (rc < 0)
@@ -932,6 +936,32 @@ static void fup_events(struct ntl_ipt_flow *f)
     f->n_fup_ev = 0;
 }
 
+/* BDM64: the branch before a TSX abort may have reported a wrong TNT bit
+ * or TIP. With the abort's FUP ahead right after a branch that took
+ * trace, and its IP not reachable from here without another branch (in
+ * 256 instructions, as libipt looks), the branch is taken to have gone to
+ * the abort's IP. */
+static void bdm64(struct ntl_ipt_flow *f)
+{
+    const struct ntl_ipt_event *e = &f->ev;
+    if (!f->cfg.trace.time.errata.bdm64 || !f->after_traced_branch || f->pending_tsx < 0 ||
+        !(f->pending_tsx & NTL_IPT_F_ABRT) || !f->have_ev || e->pkt.type != NTL_IPT_FUP ||
+        e->ip_status || e->ip == f->ip)
+        return;
+    f->after_traced_branch = false;
+    uint64_t ip = f->ip;
+    for (int i = 0; i < 256; i++) {
+        const struct flow_insn *in;
+        if (flow_insn_get(&f->cache, f->cfg.read, f->cfg.read_ctx, ip, f->mode, &in) < 0 ||
+            in->iclass != NTL_IPT_IC_OTHER)
+            break;
+        ip += in->size;
+        if (ip == e->ip)
+            return;
+    }
+    f->ip = e->ip;
+}
+
 /* Decides the next items. Returns 1 when it queued some or moved on, 0 at
  * the end of the trace, or an error. */
 static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
@@ -998,6 +1028,7 @@ static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
     }
     if (hold_context(f))
         return 1;
+    bdm64(f);
     if (e->pkt.type == NTL_IPT_FUP && !e->ip_status && e->ip == f->ip) {
         rc = async_event(f, err);
         return rc < 0 ? rc : 1;
@@ -1047,6 +1078,7 @@ static int start(struct ntl_ipt_flow *f, struct ntl_error *err)
     f->packet_error = false;
     f->n_fup_ev = 0;
     f->n_ptw = 0;
+    f->after_traced_branch = false;
     f->enabled = f->lost = f->can_resume = f->speculative = f->pending_paging = false;
     f->pending_mode = 0;
     f->mode = f->told_mode = NTL_IPT_MODE_UNKNOWN;

@@ -61,7 +61,7 @@ int ntl_ipt_cpu_errata(const struct ntl_ipt_cpu *cpu, struct ntl_ipt_errata *err
     unsigned fm = cpu->family << 8 | cpu->model;
     switch (fm) {
     case 0x63d: case 0x647: case 0x64f: case 0x656: /* Broadwell */
-        errata->bdm70 = true;
+        errata->bdm70 = errata->bdm64 = true;
         break;
     case 0x64e: case 0x65e: case 0x68e: case 0x69e: case 0x6a5: case 0x6a6: /* Skylake client */
         errata->bdm70 = errata->skd022 = errata->skd010 = errata->skl168 = true;
