@@ -24,9 +24,18 @@ extern "C" {
 
 #define NTL_IPT_FCR_SHIFT 8
 
-/* CPU errata that change time tracking. */
+/* CPU errata that change time tracking (skl168) and the flow decoder's
+ * reading of the trace (the others), named and listed per CPU as libipt
+ * does. */
 struct ntl_ipt_errata {
     bool skl168; /* CYC packets can be dropped when immediately preceding PSB */
+    bool bdm70;  /* a PSB+ before a TIP.PGE may hold a FUP although tracing is disabled */
+    bool bdm64;  /* the branch before a TSX abort may lose its TNT or TIP */
+    bool apl11;  /* an OVF may be followed by a TIP.PGD */
+    bool apl12;  /* an OVF may be followed by a FUP although tracing is disabled */
+    bool skd010; /* the FUP after an OVF may be missing (a TIP follows instead) */
+    bool skd022; /* a VM entry may be reported as an asynchronous disable (FUP, TIP.PGD) */
+    bool skl014; /* a direct branch out of the filtered range sends TIP.PGD without its IP */
 };
 
 struct ntl_ipt_cpu {

@@ -57,19 +57,36 @@ int ntl_ipt_cpu_errata(const struct ntl_ipt_cpu *cpu, struct ntl_ipt_errata *err
         return NTL_OK;
     if (cpu->family == 0)
         return NTL_ERR_UNSUPPORTED;
-    if (cpu->family == 6) {
-        switch (cpu->model) {
-        case 0x4e: /* Skylake */
-        case 0x5e:
-        case 0x8e: /* Kaby Lake, Coffee Lake */
-        case 0x9e:
-        case 0xa5: /* Comet Lake */
-        case 0xa6:
-            errata->skl168 = true;
-            break;
-        default:
-            break;
-        }
+    /* libipt's table (pt_cpu_errata), for the errata ntlens applies. */
+    unsigned fm = cpu->family << 8 | cpu->model;
+    switch (fm) {
+    case 0x63d: case 0x647: case 0x64f: case 0x656: /* Broadwell */
+        errata->bdm70 = errata->bdm64 = true;
+        break;
+    case 0x64e: case 0x65e: case 0x68e: case 0x69e: case 0x6a5: case 0x6a6: /* Skylake client */
+        errata->bdm70 = errata->skd022 = errata->skd010 = errata->skl168 = true;
+        errata->skl014 = true;
+        break;
+    case 0x655: case 0x66a: case 0x66c:
+    case 0x666: case 0x67d: case 0x67e: case 0x68c: case 0x68d: case 0x6a7: case 0x6a8:
+        errata->bdm70 = errata->skd022 = errata->skl014 = true;
+        break;
+    case 0x68f: case 0x6cf: case 0x6ad: case 0x6ae: case 0x1301:
+        errata->bdm70 = errata->skd022 = true;
+        break;
+    case 0x697: case 0x69a: case 0x6ba: case 0x6b7: case 0x6bf: case 0x6c5: case 0x6c6:
+    case 0x6b5: case 0x6aa: case 0x6ac: case 0x6bd: case 0x6cc: case 0x6d5: case 0x1201:
+    case 0x1203:
+        errata->bdm70 = errata->skd022 = errata->apl11 = true;
+        break;
+    case 0x65c: case 0x65f: /* Apollo Lake */
+        errata->apl12 = errata->apl11 = true;
+        break;
+    case 0x67a: case 0x686: case 0x696: case 0x69c: case 0x6b6: case 0x6af: case 0x6dd:
+        errata->apl11 = true;
+        break;
+    default:
+        break;
     }
     return NTL_OK;
 }

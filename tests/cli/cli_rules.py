@@ -154,6 +154,7 @@ RECORDS = {
     "counters": [],
     "sample": ["\\Memory\\Available Bytes", "-n", "2", "-i", "1"],
     "ipt dump": [PT],
+    "ipt flow": ["--raw", PT[:-3] + ".bin:0x1000", PT],
     "etl info": [ETL],
     "etl events": [ETL, "-n", "50"],
     "etl stats": [ETL],

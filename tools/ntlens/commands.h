@@ -14,6 +14,14 @@
 #define NTLENS_EXPORTER_COMMAND(X)
 #endif
 
+/* ipt flow needs Zydis, which only native builds have (lib/ipt/meson.build). */
+#ifdef NTLENS_HAVE_IPT_FLOW
+#define NTLENS_IPT_FLOW(X) \
+    X("ipt flow", cmd_ipt_flow, "reconstruct the instructions of an Intel PT trace (ptxed)")
+#else
+#define NTLENS_IPT_FLOW(X)
+#endif
+
 #define NTLENS_COMMANDS(X)                                                                    \
     X("ps", cmd_ps, "list processes and threads (PsList)")                                    \
     X("counters", cmd_counters, "list performance objects, counters and instances")           \
@@ -22,6 +30,7 @@
     X("samba-provider", cmd_samba_provider, "fill Samba's perfmon store with this host's data") \
     NTLENS_EXPORTER_COMMAND(X)                                                                \
     X("ipt dump", cmd_ipt_dump, "print Intel PT packets (ptdump)")                            \
+    NTLENS_IPT_FLOW(X)                                                                        \
     X("ipt modules", cmd_ipt_modules, "count Intel PT branch targets per module")             \
     X("etl info", cmd_etl_info, "summarise an ETW trace file")                                \
     X("etl events", cmd_etl_events, "list the events of an ETW trace file")                   \

@@ -1,0 +1,183 @@
+/* Intel PT flow decoding: ntlens's flow decoder against libipt's block
+ * decoder (pt_blk_next, Debian's libipt-dev; never linked into the product)
+ * on the kAFL recordings, in the same run: each decoder made afresh per
+ * round (no warm caches carried over), best of 5 rounds of CPU time, no
+ * output. Prints MB/s of trace, instructions/s and the ratio.
+ *   bench_ipt_flow [RECORDING_DIR...]   default: the kafl-* recordings */
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <intel-pt.h>
+
+#include "ntlens/buf.h"
+#include "ntlens/ipt_flow.h"
+#include "ntlens/ipt_image.h"
+
+#define ROUNDS 5
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t); /* CPU time: the machine is shared */
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+struct rec {
+    const char *dir;
+    struct ntl_buf trace;
+    struct ntl_ipt_image *img;
+};
+
+static uint64_t run_ntl(const struct rec *r)
+{
+    struct ntl_ipt_flow_config cfg = {.trace = {.buf = r->trace.data, .size = r->trace.len},
+                                      .read = ntl_ipt_image_read, .read_ctx = r->img};
+    struct ntl_ipt_flow *f;
+    struct ntl_ipt_flow_item it;
+    struct ntl_error err;
+    uint64_t n = 0;
+    bool enabled;
+    if (ntl_ipt_flow_new(&f, &cfg, &err) < 0)
+        return 0;
+    if (ntl_ipt_flow_sync(f, &err) == 0) {
+        for (;;) {
+            int rc = ntl_ipt_flow_next(f, &it, &err);
+            if (rc > 0) {
+                n += it.kind == NTL_IPT_FL_INSN;
+                continue;
+            }
+            if (rc == 0 || ntl_ipt_flow_resync(f, &enabled, &err) < 0)
+                break;
+        }
+    }
+    ntl_ipt_flow_free(f);
+    return n;
+}
+
+/* The image's pages into libipt's image, as ptxed --raw loads them. */
+static int libipt_pages(struct pt_image *image, const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/image", dir);
+    DIR *d = opendir(path);
+    struct dirent *e;
+    if (!d)
+        return -1;
+    while ((e = readdir(d)) != NULL) {
+        char *end;
+        uint64_t addr = strtoull(e->d_name, &end, 16);
+        if (strcmp(end, ".bin") != 0)
+            continue;
+        snprintf(path, sizeof path, "%s/image/%s", dir, e->d_name);
+        if (pt_image_add_file(image, path, 0, UINT64_MAX, NULL, addr) < 0) {
+            closedir(d);
+            return -1;
+        }
+    }
+    closedir(d);
+    return 0;
+}
+
+static uint64_t run_libipt(const struct rec *r)
+{
+    struct pt_config config;
+    pt_config_init(&config);
+    config.begin = r->trace.data;
+    config.end = r->trace.data + r->trace.len;
+    struct pt_block_decoder *d = pt_blk_alloc_decoder(&config);
+    uint64_t n = 0;
+    if (!d)
+        return 0;
+    if (libipt_pages(pt_blk_get_image(d), r->dir) < 0) {
+        pt_blk_free_decoder(d);
+        return 0;
+    }
+    for (;;) {
+        int status = pt_blk_sync_forward(d);
+        if (status < 0)
+            break;
+        for (;;) {
+            while (status & pts_event_pending) {
+                struct pt_event ev;
+                status = pt_blk_event(d, &ev, sizeof ev);
+                if (status < 0)
+                    break;
+            }
+            if (status < 0)
+                break;
+            struct pt_block b;
+            memset(&b, 0, sizeof b);
+            status = pt_blk_next(d, &b, sizeof b);
+            n += b.ninsn;
+            if (status < 0)
+                break;
+        }
+        if (status == -pte_eos)
+            break;
+    }
+    pt_blk_free_decoder(d);
+    return n;
+}
+
+/* Best CPU time of ROUNDS runs; *insns the instructions of the last. */
+static double best(uint64_t (*fn)(const struct rec *), const struct rec *r, uint64_t *insns)
+{
+    double b = 1e30;
+    for (int i = 0; i < ROUNDS; i++) {
+        double t0 = now();
+        *insns = fn(r);
+        double t = now() - t0;
+        if (t < b)
+            b = t;
+    }
+    return b;
+}
+
+static int bench(const char *dir)
+{
+    struct rec r = {.dir = dir};
+    struct ntl_error err;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/trace.pt", dir);
+    ntl_buf_init(&r.trace, 0);
+    if (ntl_file_read(path, (size_t)1 << 30, &r.trace, &err) < 0 ||
+        ntl_ipt_image_new(&r.img, &err) < 0)
+        return fprintf(stderr, "%s: %s\n", path, err.message), 1;
+    snprintf(path, sizeof path, "%s/image", dir);
+    if (ntl_ipt_image_add_pages(r.img, path, &err) < 0)
+        return fprintf(stderr, "%s: %s\n", path, err.message), 1;
+    uint64_t n_ntl, n_ipt;
+    double t_ntl = best(run_ntl, &r, &n_ntl);
+    double t_ipt = best(run_libipt, &r, &n_ipt);
+    double mb = (double)r.trace.len / 1e6;
+    const char *name = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+    printf("%-16s %8.1f KB  ntlens %8.1f MB/s %7.1f Minsn/s (%" PRIu64 ")  libipt %7.1f MB/s "
+           "%7.1f Minsn/s (%" PRIu64 ")  ratio %.1fx\n",
+           name, mb * 1e3, mb / t_ntl, (double)n_ntl / t_ntl / 1e6, n_ntl, mb / t_ipt,
+           (double)n_ipt / t_ipt / 1e6, n_ipt, t_ipt / t_ntl);
+    ntl_ipt_image_free(r.img);
+    ntl_buf_free(&r.trace);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const defaults[] = {"kafl-foo", "kafl-unzip", "kafl-mruby",
+                                           "kafl-avscript32"};
+    int rc = 0;
+    if (argc > 1) {
+        for (int i = 1; i < argc; i++)
+            rc |= bench(argv[i]);
+        return rc;
+    }
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s/ipt/real/%s", NTL_SHARED_DATA, defaults[i]);
+        rc |= bench(dir);
+    }
+    return rc;
+}

@@ -1,0 +1,64 @@
+/* libFuzzer: the flow decoder, trace and code both fuzzed. The input's
+ * first byte says how many 16-byte units of code follow (mapped at 0x1000,
+ * and again at 0x100000 so far jumps land somewhere); the rest is the trace.
+ * Every item must be well-formed, every error must leave a way on (resync
+ * and recover), and a bounded input must end in a bounded number of items. */
+#include <stdlib.h>
+
+#include "ntlens/ipt_flow.h"
+#include "ntlens/ipt_image.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    size_t code = (size_t)data[0] * 16;
+    if (code > size - 1)
+        code = size - 1;
+    struct ntl_ipt_image *img;
+    struct ntl_error err;
+    if (ntl_ipt_image_new(&img, &err) < 0)
+        return 0;
+    if (code && (ntl_ipt_image_add(img, data + 1, code, 0x1000, &err) < 0 ||
+                 ntl_ipt_image_add(img, data + 1, code, 0x100000, &err) < 0))
+        abort();
+    struct ntl_ipt_flow_config cfg = {.trace = {.buf = data + 1 + code, .size = size - 1 - code},
+                                      .read = ntl_ipt_image_read, .read_ctx = img};
+    struct ntl_ipt_flow *f;
+    if (ntl_ipt_flow_new(&f, &cfg, &err) < 0) {
+        ntl_ipt_image_free(img);
+        return 0;
+    }
+    struct ntl_ipt_flow_item it;
+    bool enabled;
+    uint64_t items = 0, errors = 0;
+    if (ntl_ipt_flow_sync(f, &err) == 0) {
+        for (;;) {
+            int rc = ntl_ipt_flow_next(f, &it, &err);
+            if (rc > 0) {
+                if (it.kind < NTL_IPT_FL_INSN || it.kind > NTL_IPT_FL_LAST)
+                    abort();
+                if (it.kind == NTL_IPT_FL_INSN && (it.size == 0 || it.size > 15))
+                    abort();
+                /* Each instruction consumes trace or moves on: at most
+                 * NTL_IPT_FLOW_MAX_STEPS between packets. */
+                if (++items > (uint64_t)(size + 1) * (NTL_IPT_FLOW_MAX_STEPS + 8))
+                    abort();
+                continue;
+            }
+            if (rc == 0)
+                break;
+            if (err.status != rc || !ntl_ipt_flow_strerror(rc)[0])
+                abort();
+            if (++errors > size + 1)
+                abort();
+            /* Both ways on: recovering in place, and the next PSB. */
+            if ((errors & 1 ? ntl_ipt_flow_recover(f, &err)
+                            : ntl_ipt_flow_resync(f, &enabled, &err)) < 0)
+                break;
+        }
+    }
+    ntl_ipt_flow_free(f);
+    ntl_ipt_image_free(img);
+    return 0;
+}

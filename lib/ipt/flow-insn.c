@@ -1,0 +1,156 @@
+/* Instruction length and branch class from Zydis, cached per address. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <Zydis/Zydis.h>
+
+#include "flow-insn.h"
+#include "ntlens/ipt_event.h"
+#include "ntlens/ipt_flow.h"
+
+void flow_cache_free(struct flow_cache *c)
+{
+    free(c->slot);
+    memset(c, 0, sizeof *c);
+}
+
+static size_t hash(uint64_t ip, unsigned mode)
+{
+    uint64_t h = (ip ^ (uint64_t)mode << 61) * 0x9e3779b97f4a7c15ull;
+    return (size_t)(h >> 20);
+}
+
+/* Doubles the table (or makes the first), keeping every entry. */
+static int grow(struct flow_cache *c)
+{
+    size_t n = c->slot ? (c->mask + 1) * 2 : 4096;
+    if (n > FLOW_CACHE_MAX)
+        return NTL_ERR_NOMEM;
+    struct flow_insn *s = calloc(n, sizeof *s);
+    if (!s)
+        return NTL_ERR_NOMEM;
+    for (size_t i = 0; c->slot && i <= c->mask; i++) {
+        if (!c->slot[i].mode)
+            continue;
+        size_t j = hash(c->slot[i].ip, c->slot[i].mode) & (n - 1);
+        while (s[j].mode)
+            j = (j + 1) & (n - 1);
+        s[j] = c->slot[i];
+    }
+    free(c->slot);
+    c->slot = s;
+    c->mask = n - 1;
+    return 0;
+}
+
+/* Up to 15 bytes at ip, across sections. Returns how many (0: unmapped). */
+static size_t fetch(uint8_t *buf, ntl_ipt_read_fn read, void *ctx, uint64_t ip)
+{
+    size_t got = 0;
+    while (got < 15) {
+        int n = read(buf + got, 15 - got, ip + got, ctx);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    return got;
+}
+
+static enum ntl_ipt_iclass classify(const ZydisDecodedInstruction *z)
+{
+    bool far = z->meta.branch_type == ZYDIS_BRANCH_TYPE_FAR;
+    bool rel = z->raw.imm[0].is_relative;
+    switch (z->mnemonic) {
+    case ZYDIS_MNEMONIC_JMP:
+        return far ? NTL_IPT_IC_FAR_JUMP : rel ? NTL_IPT_IC_JUMP : NTL_IPT_IC_JUMP_IND;
+    case ZYDIS_MNEMONIC_CALL:
+        return far ? NTL_IPT_IC_FAR_CALL : rel ? NTL_IPT_IC_CALL : NTL_IPT_IC_CALL_IND;
+    case ZYDIS_MNEMONIC_RET:
+        return far ? NTL_IPT_IC_FAR_RET : NTL_IPT_IC_RET;
+    case ZYDIS_MNEMONIC_INT:
+    case ZYDIS_MNEMONIC_INT1:
+    case ZYDIS_MNEMONIC_INT3:
+    case ZYDIS_MNEMONIC_INTO:
+    case ZYDIS_MNEMONIC_SYSCALL:
+    case ZYDIS_MNEMONIC_SYSENTER:
+    case ZYDIS_MNEMONIC_VMCALL:
+    case ZYDIS_MNEMONIC_VMMCALL:
+        return NTL_IPT_IC_FAR_CALL;
+    case ZYDIS_MNEMONIC_IRET:
+    case ZYDIS_MNEMONIC_IRETD:
+    case ZYDIS_MNEMONIC_IRETQ:
+    case ZYDIS_MNEMONIC_SYSRET:
+    case ZYDIS_MNEMONIC_SYSEXIT:
+    case ZYDIS_MNEMONIC_UIRET:
+    case ZYDIS_MNEMONIC_RSM:
+        return NTL_IPT_IC_FAR_RET;
+    case ZYDIS_MNEMONIC_VMLAUNCH:
+    case ZYDIS_MNEMONIC_VMRESUME:
+        return NTL_IPT_IC_FAR_JUMP;
+    case ZYDIS_MNEMONIC_PTWRITE:
+        return NTL_IPT_IC_PTWRITE;
+    default:
+        return z->meta.category == ZYDIS_CATEGORY_COND_BR ? NTL_IPT_IC_COND : NTL_IPT_IC_OTHER;
+    }
+}
+
+/* Decodes the instruction at e->ip in e->mode into e. */
+static int decode(struct flow_insn *e, ntl_ipt_read_fn read, void *ctx)
+{
+    static const struct {
+        ZydisMachineMode mm;
+        ZydisStackWidth sw;
+        uint64_t ipmask;
+    } modes[] = {
+        [NTL_IPT_MODE_16] = { ZYDIS_MACHINE_MODE_LEGACY_16, ZYDIS_STACK_WIDTH_16, 0xffff },
+        [NTL_IPT_MODE_32] = { ZYDIS_MACHINE_MODE_LEGACY_32, ZYDIS_STACK_WIDTH_32, 0xffffffff },
+        [NTL_IPT_MODE_64] = { ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64, ~0ull },
+    };
+    if (e->mode < NTL_IPT_MODE_16 || e->mode > NTL_IPT_MODE_64)
+        return NTL_IPT_BAD_INSN;
+    uint8_t bytes[15];
+    size_t n = fetch(bytes, read, ctx, e->ip);
+    if (n == 0)
+        return NTL_IPT_NOMAP;
+    ZydisDecoder dec;
+    ZydisDecodedInstruction z;
+    ZydisDecoderInit(&dec, modes[e->mode].mm, modes[e->mode].sw);
+    if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, bytes, n, &z)))
+        return n < 15 ? NTL_IPT_NOMAP : NTL_IPT_BAD_INSN;
+    e->size = z.length;
+    e->iclass = (uint8_t)classify(&z);
+    e->vmentry = z.mnemonic == ZYDIS_MNEMONIC_VMLAUNCH || z.mnemonic == ZYDIS_MNEMONIC_VMRESUME;
+    e->movcr3 = z.opcode_map == ZYDIS_OPCODE_MAP_0F && z.opcode == 0x22 && z.raw.modrm.reg == 3;
+    e->target = 0;
+    if (z.raw.imm[0].is_relative)
+        e->target = (e->ip + z.length + (uint64_t)z.raw.imm[0].value.s) & modes[e->mode].ipmask;
+    return 0;
+}
+
+int flow_insn_get(struct flow_cache *c, ntl_ipt_read_fn read, void *ctx, uint64_t ip,
+                  unsigned mode, const struct flow_insn **out)
+{
+    if (!c->slot && grow(c) < 0)
+        return NTL_ERR_NOMEM;
+    size_t i = hash(ip, mode) & c->mask;
+    for (; c->slot[i].mode; i = (i + 1) & c->mask) {
+        if (c->slot[i].ip == ip && c->slot[i].mode == mode) {
+            *out = &c->slot[i];
+            return 0;
+        }
+    }
+    struct flow_insn e = { .ip = ip, .mode = (uint8_t)mode };
+    int rc = decode(&e, read, ctx);
+    if (rc < 0)
+        return rc;
+    if ((c->used + 1) * 2 > c->mask + 1) {
+        if (grow(c) < 0)
+            return NTL_ERR_NOMEM;
+        for (i = hash(ip, mode) & c->mask; c->slot[i].mode; i = (i + 1) & c->mask)
+            ;
+    }
+    c->slot[i] = e;
+    c->used++;
+    *out = &c->slot[i];
+    return 0;
+}

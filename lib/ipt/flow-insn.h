@@ -1,0 +1,43 @@
+/* The flow decoder's instructions: length and branch class from Zydis,
+ * decoded once per address and mode and kept in an open-addressing cache
+ * (libipt's block cache and libxdc's decision cache do the same). Internal
+ * to lib/ipt. */
+#ifndef NTLENS_LIB_IPT_FLOW_INSN_H
+#define NTLENS_LIB_IPT_FLOW_INSN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ntlens/ipt_image.h"
+
+struct flow_insn {
+    uint64_t ip;
+    uint64_t target; /* direct branches: the target */
+    uint8_t mode;    /* enum ntl_ipt_exec_mode; 0: an empty slot */
+    uint8_t size;
+    uint8_t iclass;  /* enum ntl_ipt_iclass */
+    bool vmentry;    /* VMLAUNCH or VMRESUME (erratum SKD022) */
+    bool movcr3;     /* MOV CR3: where a PIP or a TIP.PGD without IP binds */
+};
+
+struct flow_cache {
+    struct flow_insn *slot;
+    size_t mask; /* slots - 1 */
+    size_t used;
+};
+
+/* Largest cache, in instructions. */
+#define FLOW_CACHE_MAX ((size_t)1 << 24)
+
+void flow_cache_free(struct flow_cache *c);
+
+/* The instruction at ip in mode into *out (a cache slot, valid until the
+ * next call). Returns 0, or:
+ *   NTL_IPT_NOMAP     nothing is mapped at ip;
+ *   NTL_IPT_BAD_INSN  the bytes do not decode, or the mode is unknown;
+ *   NTL_ERR_NOMEM     the cache could not grow (or is full). */
+int flow_insn_get(struct flow_cache *c, ntl_ipt_read_fn read, void *ctx, uint64_t ip,
+                  unsigned mode, const struct flow_insn **out);
+
+#endif

@@ -1,0 +1,1131 @@
+/* The flow decoder: walks the code, taking TNT bits and TIPs from the event
+ * layer where the code branches on something the image does not tell, and
+ * binding the packets that report events to the instructions they belong
+ * to (the SDM's "Decoder Application" rules, as libipt applies them). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow-insn.h"
+#include "ntlens/ipt_flow.h"
+
+#define QUEUE 8
+
+/* What a PSB+ restates, applied when the walk reaches its FUP's IP. */
+struct psb_status {
+    bool pending;
+    bool has_ip;
+    uint64_t ip;
+    uint8_t mode;      /* 0: no MODE.Exec */
+    int8_t tsx;        /* -1: no MODE.TSX, else its flags */
+    uint64_t end;      /* offset of the PSBEND */
+};
+
+struct ntl_ipt_flow {
+    struct ntl_ipt_flow_config cfg;
+    struct ntl_ipt_evd evd;
+    struct flow_cache cache;
+    /* The next packet not yet consumed (have_ev), and of a TNT the bits
+     * left, oldest in bit (tnt_left - 1). */
+    struct ntl_ipt_event ev;
+    bool have_ev, at_end, end_told;
+    unsigned tnt_left;
+    /* The walk. */
+    uint64_t ip;
+    bool enabled;
+    bool lost;       /* after an error: the IP is unknown until a packet tells it */
+    bool after_traced_branch; /* the last instruction took a TNT bit or TIP (BDM64) */
+    bool can_resume; /* ip is where tracing stopped (ENABLED may be RESUMED) */
+    uint8_t mode;
+    bool speculative;
+    uint8_t pending_mode;  /* a MODE.Exec waiting for its TIP or TIP.PGE */
+    /* The mode the packets last told (0: none since the last PSB or OVF):
+     * like libipt, a MODE.Exec is an event only when it changes this. */
+    uint8_t told_mode;
+    int pending_tsx;       /* a MODE.TSX waiting for its FUP, else -1 */
+    bool pending_paging;   /* a PIP waiting for its branch */
+    bool pending_vmcs;     /* a VMCS waiting for its branch */
+    struct ntl_ipt_flow_item paging, vmcs;
+    struct psb_status psb;
+    /* Events a FUP binds (MWAIT, EXSTOP with IP, a PWRE with them), told
+     * at its IP in libipt's order. */
+    struct ntl_ipt_flow_item fup_ev[4];
+    unsigned n_fup_ev;
+    /* PTWs, each told after the PTWRITE it binds to (the one at its IP). */
+    struct {
+        bool has_ip;
+        uint64_t ip, payload;
+    } ptw[4];
+    unsigned n_ptw;
+    uint64_t rs[NTL_IPT_RETSTACK];
+    unsigned rs_top, rs_n;
+    unsigned steps; /* instructions since a packet was consumed */
+    /* Items decided but not yet returned. */
+    struct ntl_ipt_flow_item q[QUEUE];
+    unsigned qh, qn;
+    uint64_t err_off, err_ip;
+    int pending_error; /* an error to report once the queue is empty */
+    bool packet_error; /* the last error was the event layer's */
+    struct ntl_error saved_err;
+};
+
+int ntl_ipt_flow_new(struct ntl_ipt_flow **f, const struct ntl_ipt_flow_config *cfg,
+                     struct ntl_error *err)
+{
+    *f = calloc(1, sizeof **f);
+    if (!*f)
+        return ntl_error_set(err, NTL_ERR_NOMEM, "flow", 0, "out of memory");
+    (*f)->cfg = *cfg;
+    ntl_ipt_evd_init(&(*f)->evd, &cfg->trace);
+    (*f)->pending_tsx = -1;
+    return 0;
+}
+
+void ntl_ipt_flow_free(struct ntl_ipt_flow *f)
+{
+    if (!f)
+        return;
+    flow_cache_free(&f->cache);
+    free(f);
+}
+
+const char *ntl_ipt_flow_strerror(int status)
+{
+    switch (status) {
+    case NTL_IPT_NOMAP: return "no memory mapped at this address";
+    case NTL_IPT_BAD_QUERY: return "trace stream does not match query";
+    case NTL_IPT_BAD_CONTEXT: return "unexpected packet context";
+    case NTL_IPT_BAD_INSN: return "unknown instruction";
+    case NTL_IPT_BAD_RETCOMP: return "bad compressed return";
+    case NTL_IPT_RETSTACK_EMPTY: return "compressed return without call";
+    case NTL_IPT_NOIP: return "no ip";
+    case NTL_IPT_BAD_STATUS: return "bad status update";
+    case NTL_ERR_TRUNCATED: return "reached end of trace stream";
+    default: return status <= -100 ? ntl_ipt_status_name(status) : ntl_status_name(status);
+    }
+}
+
+void ntl_ipt_flow_where(const struct ntl_ipt_flow *f, uint64_t *offset, uint64_t *ip)
+{
+    *offset = f->err_off;
+    *ip = f->err_ip;
+}
+
+uint64_t ntl_ipt_flow_offset(const struct ntl_ipt_flow *f)
+{
+    return f->cfg.trace.origin + ntl_ipt_offset(&f->evd.pkt);
+}
+
+size_t ntl_ipt_flow_cached(const struct ntl_ipt_flow *f)
+{
+    return f->cache.used;
+}
+
+static int peek(struct ntl_ipt_flow *f, struct ntl_error *err);
+
+/* Records where an error happened and sets err. Returns status. */
+static int fail(struct ntl_ipt_flow *f, int status, uint64_t ip, struct ntl_error *err)
+{
+    struct ntl_error ignored;
+    if (!f->have_ev)
+        peek(f, &ignored);
+    /* libipt names the offset where its event decoder stands: at the
+     * packet read ahead, or past it for a TNT or a FUP (whose event the
+     * next packet completes), unless the FUP completes a MODE.TSX. */
+    if (f->have_ev) {
+        uint8_t t = f->ev.pkt.type;
+        bool past = t == NTL_IPT_TNT_8 || t == NTL_IPT_TNT_64 ||
+                    (t == NTL_IPT_FUP && f->pending_tsx < 0);
+        f->err_off = f->cfg.trace.origin + f->ev.offset + (past ? f->ev.pkt.size : 0);
+    } else {
+        f->err_off = ntl_ipt_flow_offset(f);
+    }
+    f->err_ip = ip;
+    return ntl_error_set(err, status, "flow", f->err_off, "at ip 0x%llx: %s",
+                         (unsigned long long)ip, ntl_ipt_flow_strerror(status));
+}
+
+static struct ntl_ipt_flow_item *push(struct ntl_ipt_flow *f, uint8_t kind, uint64_t ip)
+{
+    struct ntl_ipt_flow_item *it = &f->q[(f->qh + f->qn++) % QUEUE];
+    *it = (struct ntl_ipt_flow_item){.kind = kind, .ip = ip, .mode = f->mode};
+    return it;
+}
+
+/* The next packet that matters into f->ev (PAD and timing packets are
+ * passed over). Returns 1, 0 at the end, or the event layer's error. */
+static int peek(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    while (!f->have_ev) {
+        if (f->at_end)
+            return 0;
+        int rc = ntl_ipt_evd_next(&f->evd, &f->ev, err);
+        if (rc == 0) {
+            f->at_end = true;
+            return 0;
+        }
+        if (rc < 0) {
+            f->err_off = ntl_ipt_flow_offset(f);
+            f->err_ip = f->ip;
+            f->packet_error = true;
+            return rc;
+        }
+        switch (f->ev.pkt.type) {
+        case NTL_IPT_PAD: case NTL_IPT_TSC: case NTL_IPT_MTC: case NTL_IPT_TMA:
+        case NTL_IPT_CYC: case NTL_IPT_BBP: case NTL_IPT_BIP: case NTL_IPT_BEP:
+            continue;
+        case NTL_IPT_TNT_8: case NTL_IPT_TNT_64:
+            if (f->ev.pkt.count == 0)
+                continue;
+            f->tnt_left = f->ev.pkt.count;
+            break;
+        default:
+            break;
+        }
+        f->have_ev = true;
+    }
+    return 1;
+}
+
+static void consume(struct ntl_ipt_flow *f)
+{
+    f->have_ev = false;
+    f->steps = 0;
+}
+
+/* The next TNT bit: 1 taken, 0 not taken, NTL_IPT_BAD_QUERY when the next
+ * packet is no TNT. */
+static int tnt_bit(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    int rc = peek(f, err);
+    if (rc < 0)
+        return rc;
+    if (rc == 0 || (f->ev.pkt.type != NTL_IPT_TNT_8 && f->ev.pkt.type != NTL_IPT_TNT_64))
+        return NTL_IPT_BAD_QUERY;
+    int bit = (int)(f->ev.pkt.payload >> --f->tnt_left & 1);
+    if (f->tnt_left == 0)
+        consume(f);
+    f->steps = 0;
+    return bit;
+}
+
+static void set_mode(struct ntl_ipt_flow *f, uint8_t mode, uint64_t ip, bool tell)
+{
+    f->mode = mode;
+    if (tell)
+        push(f, NTL_IPT_FL_EXEC_MODE, ip);
+}
+
+/* A MODE.Exec or PIP that waited for the branch just taken. */
+static void flush_pending(struct ntl_ipt_flow *f)
+{
+    if (f->pending_mode) {
+        set_mode(f, f->pending_mode, f->ip, true);
+        f->pending_mode = 0;
+    }
+    if (f->pending_vmcs) {
+        *push(f, NTL_IPT_FL_VMCS, 0) = f->vmcs;
+        f->pending_vmcs = false;
+    }
+    if (f->pending_paging) {
+        *push(f, NTL_IPT_FL_PAGING, 0) = f->paging;
+        f->pending_paging = false;
+    }
+}
+
+/* Tracing stops: a DISABLED at ip (or ASYNC_DISABLED before the
+ * instruction at ip, the TIP.PGD's IP to go in a), suppressed when the IP
+ * it reports is not known; f->ip is where tracing is expected to resume
+ * when resume_known. Returns the item. */
+static struct ntl_ipt_flow_item *disable(struct ntl_ipt_flow *f, uint8_t kind, uint64_t ip,
+                                         bool resume_known, bool suppressed)
+{
+    f->enabled = false;
+    f->can_resume = resume_known;
+    struct ntl_ipt_flow_item *it = push(f, kind, ip);
+    it->flags = suppressed ? NTL_IPT_FL_IP_SUPPRESSED : 0;
+    flush_pending(f);
+    return it;
+}
+
+/* Whether the next packet that reports anything, past status and timing
+ * packets (and PSB+ with them when past_psb), is a TIP.PGE: the test of
+ * errata BDM70 and APL12, which look ahead without moving the decoder. */
+static bool pge_ahead(const struct ntl_ipt_flow *f, bool past_psb)
+{
+    struct ntl_ipt_evd d = f->evd;
+    struct ntl_ipt_event ev;
+    struct ntl_error err;
+    while (ntl_ipt_evd_next(&d, &ev, &err) > 0) {
+        switch (ev.pkt.type) {
+        case NTL_IPT_TIP_PGE:
+            return true;
+        case NTL_IPT_PSB:
+            if (!past_psb)
+                return false;
+            break;
+        case NTL_IPT_FUP:
+            if (!past_psb || !(ev.flags & NTL_IPT_EV_IN_PSB))
+                return false;
+            break;
+        case NTL_IPT_PAD: case NTL_IPT_TSC: case NTL_IPT_CBR: case NTL_IPT_PSBEND:
+        case NTL_IPT_PIP: case NTL_IPT_MODE_EXEC: case NTL_IPT_MODE_TSX: case NTL_IPT_VMCS:
+        case NTL_IPT_TMA: case NTL_IPT_MTC: case NTL_IPT_CYC: case NTL_IPT_MNT:
+            break;
+        default:
+            return false;
+        }
+    }
+    return false;
+}
+
+/* Reads a PSB+ up to its PSBEND into f->psb. */
+static int read_psb(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    struct psb_status *s = &f->psb;
+    memset(s, 0, sizeof *s);
+    s->tsx = -1;
+    consume(f);
+    for (;;) {
+        int rc = peek(f, err);
+        if (rc <= 0)
+            return rc;
+        const struct ntl_ipt_event *e = &f->ev;
+        if (e->pkt.type == NTL_IPT_PSBEND) {
+            s->end = e->offset;
+            consume(f);
+            s->pending = true;
+            return 1;
+        }
+        if (e->pkt.type == NTL_IPT_FUP && !e->ip_status) {
+            /* BDM70: tracing is disabled when a TIP.PGE follows. */
+            s->has_ip = !(f->cfg.trace.time.errata.bdm70 && pge_ahead(f, false));
+            s->ip = e->ip;
+        } else if (e->pkt.type == NTL_IPT_MODE_EXEC) {
+            s->mode = (uint8_t)ntl_ipt_exec_mode(e->pkt.flags);
+        } else if (e->pkt.type == NTL_IPT_MODE_TSX) {
+            s->tsx = (int8_t)e->pkt.flags;
+        } else if (e->pkt.type == NTL_IPT_MNT) {
+            push(f, NTL_IPT_FL_MNT, 0)->a = e->pkt.payload;
+        } else if (e->pkt.type == NTL_IPT_OVF || e->pkt.type == NTL_IPT_PSB) {
+            /* PSB+ cut short: what follows is no status. */
+            s->pending = true;
+            return 1;
+        }
+        consume(f);
+    }
+}
+
+/* Applies a PSB+ read earlier. At a synchronisation point (start) it sets
+ * the state: tracing is enabled at its FUP or disabled, in its mode,
+ * silently (as libipt's status updates). Elsewhere it only restates the state, and one that
+ * says otherwise is an error at its PSBEND. */
+static int apply_psb(struct ntl_ipt_flow *f, bool start, struct ntl_error *err)
+{
+    struct psb_status *s = &f->psb;
+    s->pending = false;
+    if (!start && f->enabled != s->has_ip) {
+        f->err_off = f->cfg.trace.origin + s->end;
+        f->err_ip = f->ip;
+        return ntl_error_set(err, NTL_IPT_BAD_STATUS, "PSB+", f->err_off,
+                             "tracing %s there, not %s", s->has_ip ? "enabled" : "disabled",
+                             f->enabled ? "enabled" : "disabled");
+    }
+    if (s->tsx >= 0)
+        f->speculative = s->tsx & NTL_IPT_F_INTX;
+    if (s->mode) {
+        f->mode = s->mode;
+        if (!f->told_mode)
+            f->told_mode = s->mode;
+    }
+    if (s->has_ip) {
+        f->enabled = true;
+        f->ip = s->ip;
+    }
+    return 0;
+}
+
+static int side_event(struct ntl_ipt_flow *f);
+static void tsx_event(struct ntl_ipt_flow *f, unsigned tsx, uint64_t ip);
+
+/* An OVF: trace was lost; a FUP next says where tracing resumed. */
+static int overflow(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    consume(f);
+    f->speculative = false;
+    f->told_mode = 0;
+    f->rs_n = 0;
+    /* Between the OVF and where tracing resumes: timing, CBR and MNT
+     * (told before the overflow when tracing resumes at a FUP, after it
+     * when disabled), MODE.TSX and MODE.Exec (bound to the resume). */
+    int rc;
+    struct ntl_ipt_flow_item held[4];
+    unsigned nh = 0;
+    for (;;) {
+        rc = peek(f, err);
+        if (rc <= 0)
+            break;
+        uint8_t t = f->ev.pkt.type;
+        if (t == NTL_IPT_MODE_TSX) {
+            f->pending_tsx = f->ev.pkt.flags;
+        } else if (t == NTL_IPT_MODE_EXEC) {
+            f->pending_mode = f->told_mode = (uint8_t)ntl_ipt_exec_mode(f->ev.pkt.flags);
+        } else if (side_event(f)) {
+            /* Taken back from the queue to be told in its place. */
+            f->qn--;
+            if (nh < 4)
+                held[nh++] = f->q[(f->qh + f->qn) % QUEUE];
+            continue;
+        } else {
+            break;
+        }
+        consume(f);
+    }
+    if (rc < 0)
+        return rc;
+    const struct ntl_ipt_errata *errata = &f->cfg.trace.time.errata;
+    uint8_t type = rc > 0 ? f->ev.pkt.type : 0;
+    bool resumes = type == NTL_IPT_FUP && !f->ev.ip_status;
+    /* APL12: a FUP although tracing is disabled, a TIP.PGE to follow. */
+    if (resumes && errata->apl12 && pge_ahead(f, true)) {
+        consume(f);
+        resumes = false;
+    }
+    /* SKD010: the FUP is missing and a TIP says where tracing resumed. */
+    resumes |= type == NTL_IPT_TIP && !f->ev.ip_status && errata->skd010;
+    if (resumes) {
+        consume(f);
+        f->enabled = true;
+        f->ip = f->ev.ip;
+        for (unsigned i = 0; i < nh; i++)
+            *push(f, held[i].kind, 0) = held[i];
+        push(f, NTL_IPT_FL_OVERFLOW, f->ip);
+        if (f->pending_tsx >= 0) {
+            tsx_event(f, (unsigned)f->pending_tsx, f->ip);
+            f->pending_tsx = -1;
+        }
+        if (f->pending_mode) {
+            f->mode = f->pending_mode;
+            f->pending_mode = 0;
+        }
+        return 0;
+    }
+    /* APL11, SKD010: a TIP.PGD after the OVF, tracing being disabled
+     * already. */
+    if (type == NTL_IPT_TIP_PGD && (errata->apl11 || errata->skd010))
+        consume(f);
+    f->enabled = false;
+    f->can_resume = false;
+    push(f, NTL_IPT_FL_OVERFLOW, 0)->flags |= NTL_IPT_FL_IP_SUPPRESSED;
+    for (unsigned i = 0; i < nh; i++)
+        *push(f, held[i].kind, 0) = held[i];
+    return 0;
+}
+
+/* A PIP or VMCS while tracing is enabled: it binds to the next branch
+ * (MOV CR3, VM entry or exit, or the TIP of an asynchronous one), and is
+ * told after it. Returns 1 when the packet was one of them (consumed). */
+static int hold_context(struct ntl_ipt_flow *f)
+{
+    const struct ntl_ipt_packet *p = &f->ev.pkt;
+    struct ntl_ipt_flow_item *it;
+    if (p->type == NTL_IPT_PIP) {
+        f->pending_paging = true;
+        it = &f->paging;
+        memset(it, 0, sizeof *it);
+        it->kind = NTL_IPT_FL_PAGING;
+        it->flags = p->flags & NTL_IPT_F_NR ? NTL_IPT_FL_NR : 0;
+    } else if (p->type == NTL_IPT_VMCS) {
+        f->pending_vmcs = true;
+        it = &f->vmcs;
+        memset(it, 0, sizeof *it);
+        it->kind = NTL_IPT_FL_VMCS;
+    } else {
+        return 0;
+    }
+    it->a = p->payload;
+    consume(f);
+    return 1;
+}
+
+/* Packets that report an event wherever they stand. Returns 1 when the
+ * packet was one of them (consumed, its item queued). */
+static int side_event(struct ntl_ipt_flow *f)
+{
+    const struct ntl_ipt_packet *p = &f->ev.pkt;
+    switch (p->type) {
+    case NTL_IPT_CBR:
+        push(f, NTL_IPT_FL_CBR, 0)->a = p->payload;
+        break;
+    case NTL_IPT_MNT:
+        push(f, NTL_IPT_FL_MNT, 0)->a = p->payload;
+        break;
+    case NTL_IPT_STOP:
+        push(f, NTL_IPT_FL_STOP, 0);
+        break;
+    case NTL_IPT_PWRX:
+        push(f, NTL_IPT_FL_PWRX, 0)->a = p->aux;
+        break;
+    default:
+        return 0;
+    }
+    consume(f);
+    return 1;
+}
+
+/* A MODE.TSX told at ip: the transaction begins, commits or aborts. */
+static void tsx_event(struct ntl_ipt_flow *f, unsigned tsx, uint64_t ip)
+{
+    struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_TSX, ip);
+    it->a = tsx & NTL_IPT_F_ABRT ? NTL_IPT_TSX_ABORT
+          : tsx & NTL_IPT_F_INTX ? NTL_IPT_TSX_BEGIN : NTL_IPT_TSX_COMMIT;
+    f->speculative = tsx & NTL_IPT_F_INTX;
+}
+
+/* SKD022: a VM entry disables tracing as FUP and TIP.PGD, as if an
+ * asynchronous event came before it; it did execute, and tracing stopped
+ * after it. Other instructions take the packets as they are. */
+static int skd022(struct ntl_ipt_flow *f, uint64_t at, struct ntl_error *err)
+{
+    const struct flow_insn *in;
+    int rc = flow_insn_get(&f->cache, f->cfg.read, f->cfg.read_ctx, at, f->mode, &in);
+    if (rc < 0 || !in->vmentry) {
+        disable(f, NTL_IPT_FL_ASYNC_DISABLED, at, true, f->ev.ip_status)->a = f->ev.ip;
+        return rc == NTL_ERR_NOMEM ? ntl_error_set(err, rc, "flow", 0, "decode cache full") : 0;
+    }
+    struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_INSN, at);
+    it->size = in->size;
+    it->iclass = in->iclass;
+    it->flags = f->speculative ? NTL_IPT_FL_SPECULATIVE : 0;
+    f->ip = 0;
+    disable(f, NTL_IPT_FL_DISABLED, 0, false, true);
+    return 0;
+}
+
+/* A FUP at the current IP: an asynchronous event before the instruction
+ * there executes, told by the packet after it. */
+static int async_event(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    uint64_t at = f->ip;
+    consume(f);
+    f->after_traced_branch = false;
+    if (f->pending_tsx >= 0) {
+        unsigned tsx = (unsigned)f->pending_tsx;
+        f->pending_tsx = -1;
+        tsx_event(f, tsx, at);
+        if (!(tsx & NTL_IPT_F_ABRT))
+            return 0;
+    }
+    int rc;
+    while ((rc = peek(f, err)) > 0 && hold_context(f))
+        ;
+    if (rc < 0)
+        return rc;
+    if (rc == 0)
+        return fail(f, NTL_IPT_BAD_QUERY, at, err);
+    const struct ntl_ipt_event *e = &f->ev;
+    if (e->pkt.type == NTL_IPT_TIP_PGD) {
+        consume(f);
+        if (f->cfg.trace.time.errata.skd022)
+            return skd022(f, at, err);
+        disable(f, NTL_IPT_FL_ASYNC_DISABLED, at, true, e->ip_status)->a = e->ip;
+        return 0;
+    }
+    if (e->pkt.type == NTL_IPT_TIP) {
+        consume(f);
+        struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_INTERRUPT, at);
+        it->a = e->ip;
+        if (e->ip_status)
+            it->flags |= NTL_IPT_FL_IP_SUPPRESSED;
+        if (e->ip_status)
+            return fail(f, NTL_IPT_NOIP, at, err);
+        f->ip = e->ip;
+        flush_pending(f);
+        return 0;
+    }
+    return fail(f, NTL_IPT_BAD_QUERY, at, err);
+}
+
+/* The target of an instruction that needs a TIP. */
+static int indirect(struct ntl_ipt_flow *f, const struct flow_insn *in, struct ntl_error *err)
+{
+    int rc = peek(f, err);
+    if (rc < 0)
+        return rc;
+    if (rc == 0)
+        return fail(f, NTL_IPT_BAD_QUERY, in->ip, err);
+    const struct ntl_ipt_event *e = &f->ev;
+    if (e->pkt.type == NTL_IPT_TIP) {
+        consume(f);
+        if (e->ip_status)
+            return fail(f, NTL_IPT_NOIP, in->ip, err);
+        f->ip = e->ip;
+        flush_pending(f);
+        return 0;
+    }
+    if (e->pkt.type == NTL_IPT_TIP_PGD) {
+        consume(f);
+        bool call = in->iclass == NTL_IPT_IC_CALL_IND || in->iclass == NTL_IPT_IC_FAR_CALL;
+        f->ip = call ? in->ip + in->size : 0;
+        disable(f, NTL_IPT_FL_DISABLED, e->ip_status ? 0 : e->ip, call, e->ip_status);
+        return 0;
+    }
+    return fail(f, NTL_IPT_BAD_QUERY, in->ip, err);
+}
+
+static void call_push(struct ntl_ipt_flow *f, uint64_t ret)
+{
+    f->rs[f->rs_top] = ret;
+    f->rs_top = (f->rs_top + 1) % NTL_IPT_RETSTACK;
+    if (f->rs_n < NTL_IPT_RETSTACK)
+        f->rs_n++;
+}
+
+/* A near return: compressed (a taken TNT bit, to the last call's return
+ * address) when a TNT is next, else a TIP. */
+static int ret(struct ntl_ipt_flow *f, const struct flow_insn *in, struct ntl_error *err)
+{
+    int rc = peek(f, err);
+    if (rc < 0)
+        return rc;
+    if (rc == 0 || (f->ev.pkt.type != NTL_IPT_TNT_8 && f->ev.pkt.type != NTL_IPT_TNT_64))
+        return indirect(f, in, err);
+    /* Seed 002: a compressed return's bit is the best check that the walk
+     * still follows the trace; a not-taken bit means it does not. */
+    if (tnt_bit(f, err) != 1)
+        return fail(f, NTL_IPT_BAD_RETCOMP, in->ip, err);
+    if (f->rs_n == 0)
+        return fail(f, NTL_IPT_RETSTACK_EMPTY, in->ip, err);
+    f->rs_top = (f->rs_top + NTL_IPT_RETSTACK - 1) % NTL_IPT_RETSTACK;
+    f->rs_n--;
+    f->ip = f->rs[f->rs_top];
+    return 0;
+}
+
+/* Moves f->ip past the instruction in. */
+static int step(struct ntl_ipt_flow *f, const struct flow_insn *in, struct ntl_error *err)
+{
+    uint64_t next = in->ip + in->size;
+    int bit;
+    switch (in->iclass) {
+    case NTL_IPT_IC_COND:
+        bit = tnt_bit(f, err);
+        if (bit < 0)
+            return bit == NTL_IPT_BAD_QUERY ? fail(f, bit, in->ip, err) : bit;
+        f->ip = bit ? in->target : next;
+        return 0;
+    case NTL_IPT_IC_CALL:
+        /* A call to the next instruction (32-bit code's way to read EIP)
+         * is no call for return compression. */
+        if (in->target != next)
+            call_push(f, next);
+        f->ip = in->target;
+        return 0;
+    case NTL_IPT_IC_JUMP:
+        f->ip = in->target;
+        return 0;
+    case NTL_IPT_IC_RET:
+        return ret(f, in, err);
+    case NTL_IPT_IC_CALL_IND:
+        call_push(f, next);
+        return indirect(f, in, err);
+    case NTL_IPT_IC_JUMP_IND: case NTL_IPT_IC_FAR_CALL: case NTL_IPT_IC_FAR_RET:
+    case NTL_IPT_IC_FAR_JUMP:
+        return indirect(f, in, err);
+    default:
+        f->ip = next;
+        return 0;
+    }
+}
+
+/* A TIP.PGD with an IP next: tracing stops when the walk reaches it (a
+ * branch out of the filtered range). */
+static void disabled_at_ip(struct ntl_ipt_flow *f, const struct flow_insn *in)
+{
+    const struct ntl_ipt_event *e = &f->ev;
+    if (!f->enabled || !f->have_ev || e->pkt.type != NTL_IPT_TIP_PGD || e->ip_status ||
+        e->ip != f->ip)
+        return;
+    consume(f);
+    bool call = in->iclass == NTL_IPT_IC_CALL;
+    f->ip = call ? in->ip + in->size : 0;
+    disable(f, NTL_IPT_FL_DISABLED, e->ip, call, false);
+}
+
+/* Whether the filter lets tracing on at addr (libipt's
+ * pt_filter_addr_check): outside every stop range and, when there are
+ * trace ranges, inside one. */
+static bool traced(const struct ntl_ipt_filter *flt, uint64_t addr)
+{
+    bool ranges = false, inside = false;
+    for (int i = 0; i < 4; i++) {
+        bool in = flt->a[i] <= addr && addr <= flt->b[i];
+        if (flt->cfg[i] == NTL_IPT_FILTER_STOP && in)
+            return false;
+        if (flt->cfg[i] == NTL_IPT_FILTER_TRACE) {
+            ranges = true;
+            inside |= in;
+        }
+    }
+    return !ranges || inside;
+}
+
+/* SKL014: a TIP.PGD without IP next binds to a direct branch out of the
+ * filter, when the filter is known. */
+static void skl014(struct ntl_ipt_flow *f, const struct flow_insn *in)
+{
+    const struct ntl_ipt_filter *flt = &f->cfg.filter;
+    const struct ntl_ipt_event *e = &f->ev;
+    if (!f->cfg.trace.time.errata.skl014 || !f->enabled || !f->have_ev ||
+        e->pkt.type != NTL_IPT_TIP_PGD || !e->ip_status ||
+        !(flt->cfg[0] | flt->cfg[1] | flt->cfg[2] | flt->cfg[3]) || traced(flt, f->ip))
+        return;
+    consume(f);
+    bool call = in->iclass == NTL_IPT_IC_CALL;
+    f->ip = call ? in->ip + in->size : 0;
+    disable(f, NTL_IPT_FL_DISABLED, 0, call, true);
+}
+
+/* One instruction at f->ip. */
+static int execute(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    const struct flow_insn *in;
+    int rc = flow_insn_get(&f->cache, f->cfg.read, f->cfg.read_ctx, f->ip, f->mode, &in);
+    if (rc < 0)
+        return rc == NTL_ERR_NOMEM ? ntl_error_set(err, rc, "flow", 0, "decode cache full")
+                                   : fail(f, rc, f->ip, err);
+    if (++f->steps > NTL_IPT_FLOW_MAX_STEPS)
+        return fail(f, NTL_ERR_LIMIT, f->ip, err);
+    struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_INSN, in->ip);
+    it->size = in->size;
+    it->iclass = in->iclass;
+    it->a = in->target;
+    it->flags = f->speculative ? NTL_IPT_FL_SPECULATIVE : 0;
+    /* Copy: the cache may move when an instruction is decoded below. */
+    struct flow_insn cur = *in;
+    if (cur.movcr3 && f->pending_paging) {
+        /* A PIP binds to the MOV CR3 it reports. */
+        *push(f, NTL_IPT_FL_PAGING, 0) = f->paging;
+        f->pending_paging = false;
+    }
+    if (cur.movcr3) {
+        /* A TIP.PGD without IP binds to a CR3 change too. */
+        rc = peek(f, err);
+        if (rc < 0)
+            return rc;
+        if (rc > 0 && f->ev.pkt.type == NTL_IPT_TIP_PGD && f->ev.ip_status) {
+            consume(f);
+            f->ip = 0;
+            disable(f, NTL_IPT_FL_DISABLED, 0, false, true);
+            return 0;
+        }
+    }
+    if (cur.iclass == NTL_IPT_IC_PTWRITE && f->n_ptw &&
+        (!f->ptw[0].has_ip || f->ptw[0].ip == cur.ip)) {
+        push(f, NTL_IPT_FL_PTWRITE, cur.ip)->a = f->ptw[0].payload;
+        memmove(&f->ptw[0], &f->ptw[1], --f->n_ptw * sizeof f->ptw[0]);
+    }
+    if (cur.iclass == NTL_IPT_IC_COND) {
+        /* A branch leaving the filtered range sends TIP.PGD, not a bit. */
+        rc = peek(f, err);
+        if (rc < 0)
+            return rc;
+        if (rc > 0 && f->ev.pkt.type == NTL_IPT_TIP_PGD && !f->ev.ip_status &&
+            (f->ev.ip == cur.target || f->ev.ip == cur.ip + cur.size)) {
+            f->ip = f->ev.ip;
+            disabled_at_ip(f, &cur);
+            return 0;
+        }
+    }
+    rc = step(f, &cur, err);
+    if (rc < 0)
+        return rc;
+    f->after_traced_branch = cur.iclass != NTL_IPT_IC_OTHER && cur.iclass != NTL_IPT_IC_JUMP &&
+                             cur.iclass != NTL_IPT_IC_CALL && cur.iclass != NTL_IPT_IC_PTWRITE;
+    if (f->enabled && (cur.iclass == NTL_IPT_IC_JUMP || cur.iclass == NTL_IPT_IC_CALL)) {
+        rc = peek(f, err);
+        if (rc < 0)
+            return rc;
+        disabled_at_ip(f, &cur);
+        skl014(f, &cur);
+    }
+    return 0;
+}
+
+/* With tracing disabled: the packet decides. */
+static int while_disabled(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    const struct ntl_ipt_event *e = &f->ev;
+    struct ntl_ipt_flow_item *it;
+    switch (e->pkt.type) {
+    case NTL_IPT_TIP_PGE:
+        consume(f);
+        if (e->ip_status)
+            return fail(f, NTL_IPT_NOIP, 0, err);
+        if (f->pending_tsx >= 0) {
+            /* A MODE.TSX binds to the TIP.PGE, told before it, without IP. */
+            tsx_event(f, (unsigned)f->pending_tsx, e->ip);
+            f->q[(f->qh + f->qn - 1) % QUEUE].flags = NTL_IPT_FL_IP_SUPPRESSED;
+            f->pending_tsx = -1;
+        }
+        it = push(f, NTL_IPT_FL_ENABLED, e->ip);
+        if (f->can_resume && f->ip == e->ip)
+            it->flags |= NTL_IPT_FL_RESUMED;
+        f->enabled = true;
+        f->ip = e->ip;
+        flush_pending(f);
+        return 0;
+    case NTL_IPT_PIP:
+        consume(f);
+        it = push(f, NTL_IPT_FL_PAGING, 0);
+        it->a = e->pkt.payload;
+        it->flags = e->pkt.flags & NTL_IPT_F_NR ? NTL_IPT_FL_NR : 0;
+        return 0;
+    case NTL_IPT_VMCS:
+        consume(f);
+        push(f, NTL_IPT_FL_VMCS, 0)->a = e->pkt.payload;
+        return 0;
+    case NTL_IPT_FUP: case NTL_IPT_TNT_8: case NTL_IPT_TNT_64: case NTL_IPT_TIP:
+    case NTL_IPT_TIP_PGD:
+        return fail(f, NTL_IPT_BAD_CONTEXT, 0, err);
+    default:
+        consume(f);
+        return 0;
+    }
+}
+
+/* After an error, with --resync-on-error: the packets up to the next that
+ * tells the IP, as libipt's pt_blk_resync goes on: TNT bits are passed
+ * over, a TIP gives the IP, a FUP an asynchronous event there, TIP.PGD or
+ * TIP.PGE that tracing is (or was) disabled. */
+static int find_ip(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    const struct ntl_ipt_event *e = &f->ev;
+    switch (e->pkt.type) {
+    case NTL_IPT_TIP:
+        consume(f);
+        if (e->ip_status)
+            return 0;
+        f->lost = false;
+        f->ip = e->ip;
+        flush_pending(f);
+        return 0;
+    case NTL_IPT_FUP:
+        if (e->ip_status) {
+            consume(f);
+            return 0;
+        }
+        f->lost = false;
+        f->ip = e->ip;
+        return async_event(f, err);
+    case NTL_IPT_TIP_PGD:
+        consume(f);
+        f->lost = false;
+        f->ip = 0;
+        disable(f, NTL_IPT_FL_DISABLED, 0, false, true);
+        return 0;
+    case NTL_IPT_TIP_PGE:
+        /* Tracing had been disabled: told, and the TIP.PGE enables it. */
+        f->lost = false;
+        f->ip = 0;
+        disable(f, NTL_IPT_FL_DISABLED, 0, false, true);
+        return 0;
+    default:
+        if (!hold_context(f))
+            consume(f);
+        return 0;
+    }
+}
+
+/* Whether an EXSTOP with IP comes before the next FUP: then a PWRE
+ * waits for that FUP too. */
+static bool exstop_ahead(const struct ntl_ipt_flow *f)
+{
+    struct ntl_ipt_evd d = f->evd;
+    struct ntl_ipt_event ev;
+    struct ntl_error err;
+    while (ntl_ipt_evd_next(&d, &ev, &err) > 0) {
+        switch (ev.pkt.type) {
+        case NTL_IPT_EXSTOP:
+            return ev.pkt.flags & NTL_IPT_F_IP;
+        case NTL_IPT_PAD: case NTL_IPT_TSC: case NTL_IPT_MTC: case NTL_IPT_TMA: case NTL_IPT_CYC:
+        case NTL_IPT_CBR: case NTL_IPT_MWAIT: case NTL_IPT_PWRE:
+            break;
+        default:
+            return false;
+        }
+    }
+    return false;
+}
+
+/* Holds an event for the next FUP, in libipt's order: MWAIT, EXSTOP, PWRE. */
+static void hold_for_fup(struct ntl_ipt_flow *f, uint8_t kind, uint64_t a, uint64_t b,
+                         uint8_t flags)
+{
+    if (f->n_fup_ev == sizeof f->fup_ev / sizeof f->fup_ev[0])
+        return;
+    unsigned i = f->n_fup_ev++;
+    for (; i > 0 && (kind == NTL_IPT_FL_MWAIT ||
+                     (kind == NTL_IPT_FL_EXSTOP && f->fup_ev[i - 1].kind == NTL_IPT_FL_PWRE));
+         i--)
+        f->fup_ev[i] = f->fup_ev[i - 1];
+    f->fup_ev[i] = (struct ntl_ipt_flow_item){.kind = kind, .a = a, .b = b, .flags = flags};
+}
+
+/* MWAIT, EXSTOP, PWRE and PTW: told now, or held for the FUP or the
+ * PTWRITE they bind to. Returns 1 when the packet was one of them. */
+static int power_event(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    const struct ntl_ipt_packet *p = &f->ev.pkt;
+    switch (p->type) {
+    case NTL_IPT_MWAIT:
+        hold_for_fup(f, NTL_IPT_FL_MWAIT, p->payload, p->aux, 0);
+        break;
+    case NTL_IPT_EXSTOP:
+        if (p->flags & NTL_IPT_F_IP)
+            hold_for_fup(f, NTL_IPT_FL_EXSTOP, 0, 0, 0);
+        else
+            push(f, NTL_IPT_FL_EXSTOP, 0)->flags = NTL_IPT_FL_IP_SUPPRESSED;
+        break;
+    case NTL_IPT_PWRE: {
+        uint8_t hw = p->flags & NTL_IPT_F_HW ? NTL_IPT_FL_HW : 0;
+        consume(f);
+        if (f->n_fup_ev || exstop_ahead(f))
+            hold_for_fup(f, NTL_IPT_FL_PWRE, p->aux, 0, hw);
+        else
+            push(f, NTL_IPT_FL_PWRE, 0)->flags = hw;
+        return 1;
+    }
+    case NTL_IPT_PTW: {
+        bool ip = p->flags & NTL_IPT_F_IP, has_ip = false;
+        uint64_t payload = p->payload, at = 0;
+        consume(f);
+        if (ip && peek(f, err) > 0 && f->ev.pkt.type == NTL_IPT_FUP && !f->ev.ip_status) {
+            has_ip = true;
+            at = f->ev.ip;
+            consume(f);
+        }
+        if (f->enabled && f->n_ptw < sizeof f->ptw / sizeof f->ptw[0]) {
+            f->ptw[f->n_ptw].has_ip = has_ip;
+            f->ptw[f->n_ptw].ip = at;
+            f->ptw[f->n_ptw++].payload = payload;
+        } else {
+            struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_PTWRITE, at);
+            it->a = payload;
+            it->flags = has_ip ? 0 : NTL_IPT_FL_IP_SUPPRESSED;
+        }
+        return 1;
+    }
+    default:
+        return 0;
+    }
+    consume(f);
+    return 1;
+}
+
+/* The FUP the held events wait for: told at its IP. */
+static void fup_events(struct ntl_ipt_flow *f)
+{
+    uint64_t ip = f->ev.ip;
+    consume(f);
+    for (unsigned i = 0; i < f->n_fup_ev; i++) {
+        struct ntl_ipt_flow_item *it = push(f, f->fup_ev[i].kind, ip);
+        it->a = f->fup_ev[i].a;
+        it->b = f->fup_ev[i].b;
+        it->flags = f->fup_ev[i].flags;
+    }
+    f->n_fup_ev = 0;
+}
+
+/* BDM64: the branch before a TSX abort may have reported a wrong TNT bit
+ * or TIP. With the abort's FUP ahead right after a branch that took
+ * trace, and its IP not reachable from here without another branch (in
+ * 256 instructions, as libipt looks), the branch is taken to have gone to
+ * the abort's IP. */
+static void bdm64(struct ntl_ipt_flow *f)
+{
+    const struct ntl_ipt_event *e = &f->ev;
+    if (!f->cfg.trace.time.errata.bdm64 || !f->after_traced_branch || f->pending_tsx < 0 ||
+        !(f->pending_tsx & NTL_IPT_F_ABRT) || !f->have_ev || e->pkt.type != NTL_IPT_FUP ||
+        e->ip_status || e->ip == f->ip)
+        return;
+    f->after_traced_branch = false;
+    uint64_t ip = f->ip;
+    for (int i = 0; i < 256; i++) {
+        const struct flow_insn *in;
+        if (flow_insn_get(&f->cache, f->cfg.read, f->cfg.read_ctx, ip, f->mode, &in) < 0 ||
+            in->iclass != NTL_IPT_IC_OTHER)
+            break;
+        ip += in->size;
+        if (ip == e->ip)
+            return;
+    }
+    f->ip = e->ip;
+}
+
+/* Decides the next items. Returns 1 when it queued some or moved on, 0 at
+ * the end of the trace, or an error. */
+static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    int rc = peek(f, err);
+    if (rc < 0)
+        return rc;
+    if (rc == 0) {
+        if (f->enabled && !f->lost && !f->end_told) {
+            f->end_told = true;
+            push(f, NTL_IPT_FL_END, f->ip);
+            return 1;
+        }
+        return 0;
+    }
+    const struct ntl_ipt_event *e = &f->ev;
+    if (side_event(f) || power_event(f, err))
+        return 1;
+    if (f->n_fup_ev && e->pkt.type == NTL_IPT_FUP && !e->ip_status && !f->lost &&
+        (!f->enabled || e->ip == f->ip)) {
+        fup_events(f);
+        return 1;
+    }
+    switch (e->pkt.type) {
+    case NTL_IPT_PSB:
+        rc = read_psb(f, err);
+        if (rc < 0)
+            return rc;
+        if (!f->enabled || f->lost) {
+            rc = apply_psb(f, f->lost, err);
+            f->lost = false;
+            return rc < 0 ? rc : 1;
+        }
+        return 1;
+    case NTL_IPT_OVF:
+        f->psb.pending = false;
+        rc = overflow(f, err);
+        return rc < 0 ? rc : 1;
+    case NTL_IPT_MODE_EXEC: {
+        consume(f);
+        uint8_t mode = (uint8_t)ntl_ipt_exec_mode(e->pkt.flags);
+        if (mode != f->told_mode)
+            f->pending_mode = f->told_mode = mode;
+        return 1;
+    }
+    case NTL_IPT_MODE_TSX:
+        consume(f);
+        f->pending_tsx = e->pkt.flags;
+        return 1;
+    default:
+        break;
+    }
+    if (!f->enabled) {
+        rc = while_disabled(f, err);
+        return rc < 0 ? rc : 1;
+    }
+    if (f->lost) {
+        rc = find_ip(f, err);
+        return rc < 0 ? rc : 1;
+    }
+    if (f->psb.pending && (!f->psb.has_ip || f->psb.ip == f->ip)) {
+        rc = apply_psb(f, false, err);
+        return rc < 0 ? rc : 1;
+    }
+    if (hold_context(f))
+        return 1;
+    bdm64(f);
+    if (e->pkt.type == NTL_IPT_FUP && !e->ip_status && e->ip == f->ip) {
+        rc = async_event(f, err);
+        return rc < 0 ? rc : 1;
+    }
+    if (e->pkt.type == NTL_IPT_TIP_PGE)
+        return fail(f, NTL_IPT_BAD_CONTEXT, f->ip, err);
+    rc = execute(f, err);
+    /* While the packet ahead is a TNT or TIP, nothing binds before the
+     * next instruction: decide a few at once. */
+    while (rc >= 0 && f->qn < QUEUE - 2 && f->enabled && !f->lost && f->have_ev && !f->psb.pending &&
+           (f->ev.pkt.type == NTL_IPT_TNT_8 || f->ev.pkt.type == NTL_IPT_TNT_64 ||
+            f->ev.pkt.type == NTL_IPT_TIP))
+        rc = execute(f, err);
+    return rc < 0 ? rc : 1;
+}
+
+int ntl_ipt_flow_next(struct ntl_ipt_flow *f, struct ntl_ipt_flow_item *it, struct ntl_error *err)
+{
+    while (f->qn == 0) {
+        if (f->pending_error) {
+            int rc = f->pending_error;
+            f->pending_error = 0;
+            *err = f->saved_err;
+            return rc;
+        }
+        int rc = advance(f, err);
+        if (rc == 0)
+            return 0;
+        if (rc < 0) {
+            if (f->qn == 0)
+                return rc;
+            /* Hand out what was decided before the error, then the error. */
+            f->pending_error = rc;
+            f->saved_err = *err;
+        }
+    }
+    *it = f->q[f->qh];
+    f->qh = (f->qh + 1) % QUEUE;
+    f->qn--;
+    return 1;
+}
+
+/* The state at a PSB: reset, then its PSB+ applied. */
+static int start(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    f->have_ev = f->at_end = f->end_told = false;
+    f->packet_error = false;
+    f->n_fup_ev = 0;
+    f->n_ptw = 0;
+    f->after_traced_branch = false;
+    f->enabled = f->lost = f->can_resume = f->speculative = f->pending_paging = false;
+    f->pending_mode = 0;
+    f->mode = f->told_mode = NTL_IPT_MODE_UNKNOWN;
+    f->pending_tsx = -1;
+    f->pending_error = 0;
+    f->rs_n = f->rs_top = 0;
+    f->qn = f->qh = 0;
+    f->steps = 0;
+    f->psb.pending = false;
+    int rc = peek(f, err);
+    if (rc < 0)
+        return rc;
+    if (rc == 0 || f->ev.pkt.type != NTL_IPT_PSB)
+        return 0;
+    rc = read_psb(f, err);
+    if (rc < 0)
+        return rc;
+    return apply_psb(f, true, err);
+}
+
+int ntl_ipt_flow_sync(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    int rc = ntl_ipt_evd_sync_first(&f->evd, err);
+    return rc < 0 ? rc : start(f, err);
+}
+
+int ntl_ipt_flow_recover(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    bool enabled;
+    if (f->packet_error)
+        return ntl_ipt_flow_resync(f, &enabled, err);
+    f->qn = f->qh = 0;
+    f->pending_error = 0;
+    f->steps = 0;
+    f->lost = f->enabled;
+    /* Go on past the packet that did not fit, so recovering moves on. */
+    if (f->have_ev && (!f->enabled || f->ev.pkt.type == NTL_IPT_TNT_8 ||
+                       f->ev.pkt.type == NTL_IPT_TNT_64))
+        consume(f);
+    return 0;
+}
+
+int ntl_ipt_flow_resync(struct ntl_ipt_flow *f, bool *enabled, struct ntl_error *err)
+{
+    int rc = ntl_ipt_evd_resync(&f->evd, err);
+    if (rc == 0)
+        rc = start(f, err);
+    *enabled = f->enabled;
+    return rc;
+}

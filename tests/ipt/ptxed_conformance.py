@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Runs `ntlens ipt flow` on every run of libipt's conformance corpus that has
+a ptxed expectation (../shared/data/ipt/libipt-corpus/manifest.tsv), with the
+command line that produced it (`ptxed --raw NAME.bin:ORG [--cpu CPU] OPTS
+--no-inst --check --pt NAME.pt`), and compares its output with it.
+
+Two comparisons per run: byte for byte, and the way libipt's own test script
+compares (`diff -b`: runs of blanks are equal, trailing blanks ignored). The
+expected files are written by libipt's test compiler pttc from hand-aligned
+annotations, so some have column spacing ptdump itself never prints; those
+can only match modulo blanks.
+
+Fails when a run differs modulo blanks unless it is listed in
+ptxed_known_diffs.txt, or when a run in the byte-identical list
+(ptxed_exact.txt) is no longer byte-identical.
+
+  ptxed_conformance.py [--write-lists] [--show NAME]
+Environment: NTLENS (the binary), NTLENS_SHARED_DATA, NTLENS_SOURCE_ROOT."""
+import os
+import re
+import subprocess
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+data = os.path.join(os.environ.get("NTLENS_SHARED_DATA", os.path.join(here, "../../../shared/data")),
+                    "ipt", "libipt-corpus")
+ntlens = os.environ.get("NTLENS", "ntlens")
+
+
+def blanks(text):
+    return [re.sub(r"[ \t]+", " ", line).rstrip(" ") for line in text.split("\n")]
+
+
+def read_list(name):
+    path = os.path.join(here, name)
+    if not os.path.exists(path):
+        return set()
+    return {l.strip() for l in open(path) if l.strip() and not l.startswith("#")}
+
+
+def main():
+    write = "--write-lists" in sys.argv
+    show = sys.argv[sys.argv.index("--show") + 1] if "--show" in sys.argv else None
+    rows = []
+    with open(os.path.join(data, "manifest.tsv")) as f:
+        header = f.readline().rstrip("\n").split("\t")
+        for line in f:
+            if line.strip():
+                rows.append(dict(zip(header, line.rstrip("\n").split("\t"))))
+    known = read_list("ptxed_known_diffs.txt")
+    exact_list = read_list("ptxed_exact.txt")
+    exact, same, bad, regress = [], [], [], []
+    rows = [r for r in rows if r["ptxed_exp"]]
+    for r in rows:
+        run = r["ptxed_exp"]
+        tests = os.path.join(data, "tests")
+        args = [ntlens, "ipt", "flow", "--raw", "%s:%s" % (os.path.join(tests, r["test"] + ".bin"), r["org"])]
+        if r["cpu"]:
+            args += ["--cpu", r["cpu"]]
+        args += r["ptxed_opts"].split()
+        args += ["--no-inst", "--check", "--pt", os.path.join(tests, r["test"] + ".pt")]
+        p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        out = p.stdout.decode("utf-8", "replace")
+        exp = open(os.path.join(data, "tests", run), encoding="utf-8").read()
+        if show and show in run:
+            print(" ".join(args))
+            print(out, end="")
+            print("---- expected")
+            print(exp, end="")
+        if p.returncode != 0:
+            out += "[exit %d: %s]" % (p.returncode, p.stderr.decode("utf-8", "replace").strip())
+        if out == exp:
+            exact.append(run)
+            same.append(run)
+        elif blanks(out) == blanks(exp):
+            same.append(run)
+            if run in exact_list:
+                regress.append(run + " (no longer byte-identical)")
+        else:
+            bad.append(run)
+            if run not in known:
+                regress.append(run)
+    n = len(rows)
+    print("%d/%d identical byte for byte" % (len(exact), n))
+    print("%d/%d identical modulo blanks (as libipt's test script compares)" % (len(same), n))
+    if bad:
+        print("differing: " + " ".join(bad))
+    if write:
+        with open(os.path.join(here, "ptxed_exact.txt"), "w") as f:
+            f.write("# runs whose output is byte-identical to the expected ptxed output\n")
+            f.writelines(r + "\n" for r in sorted(exact))
+        with open(os.path.join(here, "ptxed_known_diffs.txt"), "w") as f:
+            f.write("# runs known to differ from the expected ptxed output (modulo blanks)\n")
+            f.writelines(r + "\n" for r in sorted(bad))
+        return 0
+    if regress:
+        print("REGRESSIONS: " + " ".join(regress))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

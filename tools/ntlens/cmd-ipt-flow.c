@@ -1,0 +1,152 @@
+/* ntlens ipt flow: the instructions an Intel PT trace executed, printed as
+ * libipt's ptxed prints them. This file loads the trace and the image and
+ * runs the flow decoder; ipt-flow.h names the files that parse and print. */
+#ifdef NTLENS_HAVE_IPT_FLOW
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "ipt-flow.h"
+#include "out.h"
+#include "ntlens/ipt_trace.h"
+
+struct run {
+    const char *cmd;
+    const struct ipt_flow_opts *o;
+    struct ntl_ipt_flow *flow;
+    struct out *out;               /* records; NULL: ptxed's text */
+    uint64_t insns, blocks;
+    bool in_block;                 /* the last item was an instruction that needs no trace */
+    bool have_last;                /* an instruction since the last sync */
+    struct ntl_ipt_flow_item last; /* the last one */
+};
+
+/* ptxed's diagnostic for a decode error. ptxed names the IP of the
+ * instruction it could not decode, else the IP after the last instruction
+ * decoded since it synchronised (its target for a direct branch), or that
+ * instruction's own for a missing TNT or TIP, or 0 before any. */
+static void diagnose(const struct run *r, const char *what, int status)
+{
+    uint64_t off, ip;
+    ntl_ipt_flow_where(r->flow, &off, &ip);
+    if (status != NTL_IPT_NOMAP && status != NTL_IPT_BAD_INSN) {
+        const struct ntl_ipt_flow_item *l = &r->last;
+        bool direct = l->iclass == NTL_IPT_IC_JUMP || l->iclass == NTL_IPT_IC_CALL ||
+                      l->iclass == NTL_IPT_IC_COND;
+        ip = !r->have_last ? 0 : status == NTL_IPT_BAD_QUERY ? l->ip : direct ? l->a : l->ip + l->size;
+    }
+    if (r->out)
+        cli_warn(r->cmd, "%s at trace offset 0x%" PRIx64 ", ip 0x%" PRIx64 ": %s", what, off, ip,
+                 ntl_ipt_flow_strerror(status));
+    else
+        printf("[%" PRIx64 ", %" PRIx64 ": %s: %s]\n", off, ip, what, ntl_ipt_flow_strerror(status));
+}
+
+/* Every item to the end of the trace; after an error, on at the next PSB
+ * as ptxed goes on. */
+static void decode(struct run *r)
+{
+    struct ntl_ipt_flow_item it;
+    struct ntl_error err;
+    ntl_error_clear(&err);
+    if (ntl_ipt_flow_sync(r->flow, &err) < 0) {
+        if (err.status != NTL_ERR_NOT_FOUND)
+            diagnose(r, "sync error", err.status);
+        return;
+    }
+    for (;;) {
+        uint64_t off = ntl_ipt_flow_offset(r->flow);
+        int rc = ntl_ipt_flow_next(r->flow, &it, &err);
+        if (rc > 0) {
+            if (it.kind == NTL_IPT_FL_INSN) {
+                r->insns++;
+                r->blocks += !r->in_block;
+                r->in_block = it.iclass == NTL_IPT_IC_OTHER || it.iclass == NTL_IPT_IC_JUMP ||
+                              it.iclass == NTL_IPT_IC_CALL || it.iclass == NTL_IPT_IC_PTWRITE;
+                r->have_last = true;
+                r->last = it;
+            }
+            if (r->out)
+                ipt_flow_records_row(r->out, &it, r->o, off);
+            else
+                ipt_flow_print(&it, r->o, off);
+            r->in_block &= it.kind == NTL_IPT_FL_INSN;
+            continue;
+        }
+        if (rc == 0)
+            return;
+        diagnose(r, "error", rc);
+        bool enabled;
+        if (r->o->resync_on_error ? ntl_ipt_flow_recover(r->flow, &err) < 0
+                                  : ntl_ipt_flow_resync(r->flow, &enabled, &err) < 0) {
+            if (err.status != NTL_ERR_NOT_FOUND)
+                diagnose(r, "resync error", err.status);
+            return;
+        }
+        if (!r->o->resync_on_error)
+            r->have_last = false;
+    }
+}
+
+static int run(struct run *r, const struct ntl_ipt_trace *t)
+{
+    struct ntl_ipt_flow_config cfg;
+    struct ntl_error err;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.trace.buf = t->data;
+    cfg.trace.size = t->size;
+    cfg.trace.time = r->o->tc;
+    cfg.filter = r->o->filter;
+    cfg.read = ntl_ipt_image_read;
+    cfg.read_ctx = r->o->img;
+    if (ntl_ipt_cpu_errata(&r->o->cpu, &cfg.trace.time.errata) < 0 && !r->out)
+        printf("[0, 0: config error: unknown cpu]\n");
+    ntl_error_clear(&err);
+    if (ntl_ipt_flow_new(&r->flow, &cfg, &err) < 0)
+        return cli_fail(r->cmd, &err, NULL);
+    if (r->o->fmt != IPT_FORMAT_PTXED) {
+        if (!(r->out = out_new(stdout, (enum out_format)r->o->fmt))) {
+            ntl_ipt_flow_free(r->flow);
+            return cli_failf(r->cmd, "out of memory");
+        }
+        ipt_flow_records_columns(r->out);
+    }
+    decode(r);
+    if (r->o->stat_insn && !r->out)
+        printf("insn: %" PRIu64 ".\n", r->insns);
+    if (r->o->stat_blocks && !r->out)
+        printf("blocks:\t%" PRIu64 ".\n", r->blocks);
+    ntl_ipt_flow_free(r->flow);
+    if ((r->out && out_close(r->out) < 0) || fflush(stdout) != 0)
+        return cli_failf(r->cmd, "write error");
+    return EXIT_OK;
+}
+
+int cmd_ipt_flow(int argc, char **argv)
+{
+    static char obuf[1 << 16];
+    struct ipt_flow_opts o;
+    struct ntl_ipt_trace trace;
+    struct ntl_error err;
+    int rc;
+
+    if ((rc = ipt_flow_parse_args(argc, argv, &o)) != CLI_CONTINUE)
+        return rc;
+    memset(&trace, 0, sizeof trace);
+    ntl_error_clear(&err);
+    if (ntl_ipt_trace_load(&trace, o.trace, false, 0, &err) < 0) {
+        rc = cli_fail(argv[0], &err, o.trace);
+    } else if (ipt_flow_load_image(&o, &err) < 0) {
+        rc = cli_fail(argv[0], &err, NULL);
+    } else {
+        struct run r = { .cmd = argv[0], .o = &o };
+        setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+        rc = run(&r, &trace);
+    }
+    ntl_ipt_image_free(o.img);
+    ntl_ipt_trace_free(&trace);
+    return rc;
+}
+#endif

@@ -1,0 +1,196 @@
+/* ipt flow's options: libipt ptxed's, spelled as ptxed spells them, plus
+ * --pages for kAFL's page folders; and the memory image they describe. */
+#ifdef NTLENS_HAVE_IPT_FLOW
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ipt-flow.h"
+#include "out.h"
+
+static const struct opt_command ipt_flow_command = {
+    .name = "ipt flow",
+    .synopsis = "[TRACE]",
+    .summary = "reconstruct the instructions an Intel PT trace executed (libipt's ptxed)",
+    .description =
+        "Walk the code of the memory image along the Intel PT trace TRACE (or --pt\n"
+        "FILE) and print every instruction executed and every event, exactly as\n"
+        "libipt's ptxed prints them, with ptxed's options. The image is the code at\n"
+        "the addresses it ran at: --raw FILE:ADDR loads a file at an address, --elf\n"
+        "FILE an ELF file's segments, --pages DIR a folder of ADDR.bin pages (kAFL's\n"
+        "image/). Decode errors are printed as\n"
+        "ptxed does, [OFFSET, IP: error: WHAT], and decoding goes on at the next PSB.\n"
+        "With --format, one record per instruction or event instead, and decode\n"
+        "errors go to stderr.",
+};
+
+static int cpu_cb(const struct opt *opt, const char *arg, void *ctx)
+{
+    struct ntl_ipt_cpu *cpu = ctx;
+    if (!strcmp(arg, "none")) {
+        memset(cpu, 0, sizeof *cpu);
+        return 0;
+    }
+    if (ntl_ipt_cpu_parse(arg, cpu))
+        return 0;
+    return opt_error(opt, "needs none or FAMILY/MODEL[/STEPPING], not '%s'", arg);
+}
+
+/* FILE:ADDR as ptxed reads it: the last ':' starts the address. */
+static int split_raw(const char *arg, char *path, size_t n, uint64_t *addr)
+{
+    const char *colon = strrchr(arg, ':');
+    char *end;
+    if (!colon || colon == arg || (size_t)(colon - arg) >= n)
+        return -1;
+    errno = 0;
+    *addr = strtoull(colon + 1, &end, 0);
+    if (errno || end == colon + 1 || *end)
+        return -1;
+    memcpy(path, arg, (size_t)(colon - arg));
+    path[colon - arg] = '\0';
+    return 0;
+}
+
+static int check_raw(const struct opt *opt, const char *arg, void *ctx)
+{
+    struct opt_list *l = ctx;
+    char path[4096];
+    uint64_t addr;
+    if (split_raw(arg, path, sizeof path, &addr) < 0)
+        return opt_error(opt, "needs FILE:ADDR, not '%s'", arg);
+    if (l->n == OPT_LIST_MAX)
+        return opt_error(opt, "can be given at most %d times", OPT_LIST_MAX);
+    l->items[l->n++] = arg;
+    return 0;
+}
+
+/* --elf's FILE[:BASE]: a ':' and a number at the end give the base. */
+static bool split_elf(const char *arg, char *path, size_t n, uint64_t *base)
+{
+    if (split_raw(arg, path, n, base) == 0)
+        return true;
+    snprintf(path, n, "%s", arg);
+    return false;
+}
+
+int ipt_flow_load_image(struct ipt_flow_opts *o, struct ntl_error *err)
+{
+    int rc = ntl_ipt_image_new(&o->img, err);
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; i < o->raw.n; i++) {
+        char path[4096];
+        uint64_t addr = 0;
+        /* Checked when parsed (check_raw). */
+        split_raw(o->raw.items[i], path, sizeof path, &addr);
+        rc = ntl_ipt_image_add_file(o->img, path, addr, err);
+        if (rc < 0)
+            return rc;
+    }
+    for (size_t i = 0; i < o->elf.n; i++) {
+        char path[4096];
+        uint64_t base = 0;
+        bool at_base = split_elf(o->elf.items[i], path, sizeof path, &base);
+        rc = ntl_ipt_image_add_elf(o->img, path, at_base, base, err);
+        if (rc < 0)
+            return rc;
+    }
+    for (size_t i = 0; i < o->pages.n; i++) {
+        rc = ntl_ipt_image_add_pages(o->img, o->pages.items[i], err);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int ipt_flow_parse_args(int argc, char **argv, struct ipt_flow_opts *o)
+{
+    long mtc_freq = 0, nom_freq = 0, fcfg[4] = {0};
+    uint64_t eax = 0, ebx = 0;
+#define FILTER(n)                                                                            \
+    OPT_INT(0, "filter:addr" #n "_cfg", &fcfg[n], "N", 0, 15,                                \
+            "IA32_RTIT_CTL.ADDR" #n "_CFG the trace was\nrecorded with (1 filter, 2 stop)"),  \
+    OPT_U64(0, "filter:addr" #n "_a", &o->filter.a[n], "ADDR", 0, UINT64_MAX,               \
+            "IA32_RTIT_ADDR" #n "_A"),                                                        \
+    OPT_U64(0, "filter:addr" #n "_b", &o->filter.b[n], "ADDR", 0, UINT64_MAX,               \
+            "IA32_RTIT_ADDR" #n "_B")
+    struct opt opts[] = {
+        OPT_GROUP("Input (ptxed's options)"),
+        OPT_STRING(0, "pt", &o->trace, "FILE", "the trace (instead of the TRACE operand)"),
+        OPT_CALLBACK(0, "raw", "FILE:ADDR", check_raw, &o->raw,
+                     "load FILE's bytes at address ADDR (repeatable)"),
+        OPT_LIST(0, "elf", &o->elf, "FILE[:BASE]",
+                 "load an ELF file's segments at their addresses,\nor moved to start at BASE (repeatable)"),
+        OPT_LIST(0, "pages", &o->pages, "DIR",
+                 "load every ADDR.bin of DIR at ADDR (hex), as\nkAFL dumps pages (repeatable)"),
+        OPT_CALLBACK(0, "cpu", "CPU", cpu_cb, &o->cpu,
+                     "decode for this CPU and its errata: none (the\nSDM, default) or FAMILY/MODEL[/STEPPING]"),
+        OPT_INT(0, "mtc-freq", &mtc_freq, "N", 0, 15, "IA32_RTIT_CTL.MTCFreq"),
+        OPT_INT(0, "nom-freq", &nom_freq, "N", 0, 255, "nominal core:bus ratio"),
+        OPT_U64(0, "cpuid-0x15.eax", &eax, "N", 0, UINT32_MAX, "CPUID leaf 0x15 EAX (TSC:CTC denominator)"),
+        OPT_U64(0, "cpuid-0x15.ebx", &ebx, "N", 0, UINT32_MAX, "CPUID leaf 0x15 EBX (TSC:CTC numerator)"),
+        OPT_GROUP("IP filter of the recording (ptxed's options; erratum SKL014)"),
+        FILTER(0), FILTER(1), FILTER(2), FILTER(3),
+        OPT_GROUP("What is printed (ptxed's options)"),
+        OPT_FLAG(0, "no-inst", &o->no_inst, "print instruction addresses only, not the\ninstructions"),
+        OPT_FLAG('q', "quiet", &o->quiet, "print nothing but errors and --stat"),
+        OPT_FLAG(0, "offset", &o->offset, "print the trace offset of each line"),
+        OPT_FLAG(0, "event:ip", &o->event_ip, "print the IP of events"),
+        OPT_FLAG(0, "stat", &o->stat,
+                 "print statistics at the end: instructions, and\nblocks with the block decoder"),
+        OPT_FLAG(0, "stat:insn", &o->stat_insn, "print the number of instructions at the end"),
+        OPT_FLAG(0, "stat:blocks", &o->stat_blocks,
+                 "print the number of blocks at the end (runs of\ninstructions that need no trace between them)"),
+        OPT_GROUP("Decoding (ptxed's options)"),
+        OPT_FLAG(0, "check", &o->check,
+                 "report inconsistencies between trace and code\n(a compressed return whose bit is not-taken,\n"
+                 "a branch the trace has no packet for) as\nerrors; ntlens always does"),
+        OPT_CMDMODE(0, "block-decoder", &o->decoder, IPT_FLOW_BLOCKS,
+                    "ptxed's block decoder (the default; for --stat)"),
+        OPT_CMDMODE(0, "insn-decoder", &o->decoder, IPT_FLOW_INSNS,
+                    "ptxed's instruction decoder (the same output;\n--stat counts no blocks)"),
+        OPT_FLAG(0, "resync-on-error", &o->resync_on_error,
+                 "after an error, go on at the next packet that\ntells the IP (default: at the next PSB)"),
+        OPT_GROUP("Output options"),
+        OPT_CHOICE('f', "format", &o->fmt, "FORMAT", out_format_names,
+                   "one record per instruction or event: table, csv,\n"
+                   "tsv, json (one document) or jsonl (JSON lines);\n"
+                   "default: ptxed's lines"),
+        OPT_END(),
+    };
+    int n;
+
+    memset(o, 0, sizeof *o);
+    o->fmt = IPT_FORMAT_PTXED;
+    if ((n = parse_options(&ipt_flow_command, opts, argc, argv)) < 0)
+        return parse_options_exit(n);
+#undef FILTER
+    for (int i = 0; i < 4; i++)
+        o->filter.cfg[i] = (uint8_t)fcfg[i];
+    /* ptxed: --stat alone means every count the decoder has. */
+    if (o->stat && !o->stat_insn && !o->stat_blocks) {
+        o->stat_insn = true;
+        o->stat_blocks = o->decoder == IPT_FLOW_BLOCKS;
+    }
+    o->stat |= o->stat_insn || o->stat_blocks;
+    o->tc.mtc_freq = (uint8_t)mtc_freq;
+    o->tc.nom_freq = (uint8_t)nom_freq;
+    o->tc.cpuid_15_eax = (uint32_t)eax;
+    o->tc.cpuid_15_ebx = (uint32_t)ebx;
+    if (n > 1)
+        return opt_usage_error(&ipt_flow_command, "more than one TRACE");
+    if (n == 1 && o->trace)
+        return opt_usage_error(&ipt_flow_command, "TRACE given twice: as an operand and with '--pt'");
+    if (n == 1)
+        o->trace = argv[1];
+    if (!o->trace)
+        return opt_usage_error(&ipt_flow_command, "missing TRACE");
+    if (o->raw.n == 0 && o->pages.n == 0 && o->elf.n == 0)
+        return opt_usage_error(&ipt_flow_command,
+                               "no memory image: give '--raw FILE:ADDR', '--elf FILE' or '--pages DIR'");
+    return CLI_CONTINUE;
+}
+#endif

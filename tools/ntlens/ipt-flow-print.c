@@ -1,0 +1,202 @@
+/* ipt flow's lines, as libipt's ptxed prints instructions and events. */
+#ifdef NTLENS_HAVE_IPT_FLOW
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include <Zydis/Zydis.h>
+
+#include "ipt-flow.h"
+
+static const char *mode_name(unsigned mode)
+{
+    switch (mode) {
+    case NTL_IPT_MODE_16: return "16-bit";
+    case NTL_IPT_MODE_32: return "32-bit";
+    case NTL_IPT_MODE_64: return "64-bit";
+    default: return "<unknown>";
+    }
+}
+
+static void print_insn(const struct ntl_ipt_flow_item *it, const struct ipt_flow_opts *o)
+{
+    if (it->flags & NTL_IPT_FL_SPECULATIVE)
+        printf("? ");
+    printf("%016" PRIx64, it->ip);
+    char text[256];
+    if (!o->no_inst && ipt_flow_insn_text(it, o->img, text, sizeof text))
+        printf("  %s", text);
+    printf("\n");
+}
+
+/* A line being built. */
+struct text {
+    char *buf;
+    size_t size, len;
+};
+
+static void add(struct text *t, const char *fmt, ...) NTL_PRINTF(2, 3);
+static void add(struct text *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(t->buf + t->len, t->size - t->len, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        t->len = t->len + (size_t)n < t->size ? t->len + (size_t)n : t->size - 1;
+}
+
+/* ", ip: X" where ptxed adds it with --event:ip. */
+static void event_ip(struct text *t, const struct ntl_ipt_flow_item *it,
+                     const struct ipt_flow_opts *o, const char *what)
+{
+    if (o->event_ip && !(it->flags & NTL_IPT_FL_IP_SUPPRESSED))
+        add(t, ", %s: %016" PRIx64, what, it->ip);
+}
+
+static void event_text(struct text *t, const struct ntl_ipt_flow_item *it,
+                       const struct ipt_flow_opts *o)
+{
+    static const char *const tsx[] = { "", "begin transaction", "committed", "aborted" };
+    switch (it->kind) {
+    case NTL_IPT_FL_ENABLED:
+        add(t, "%s", it->flags & NTL_IPT_FL_RESUMED ? "resumed" : "enabled");
+        event_ip(t, it, o, "ip");
+        break;
+    case NTL_IPT_FL_DISABLED:
+        add(t, "disabled");
+        event_ip(t, it, o, "ip");
+        break;
+    case NTL_IPT_FL_ASYNC_DISABLED:
+        add(t, "disabled");
+        if (o->event_ip) {
+            add(t, ", at: %016" PRIx64, it->ip);
+            if (!(it->flags & NTL_IPT_FL_IP_SUPPRESSED))
+                add(t, ", ip: %016" PRIx64, it->a);
+        }
+        break;
+    case NTL_IPT_FL_INTERRUPT:
+        add(t, "interrupt");
+        if (o->event_ip) {
+            add(t, ", from: %016" PRIx64, it->ip);
+            if (!(it->flags & NTL_IPT_FL_IP_SUPPRESSED))
+                add(t, ", to: %016" PRIx64, it->a);
+        }
+        break;
+    case NTL_IPT_FL_OVERFLOW:
+        add(t, "overflow");
+        event_ip(t, it, o, "ip");
+        break;
+    case NTL_IPT_FL_EXEC_MODE:
+        add(t, "exec mode: %s", mode_name(it->mode));
+        event_ip(t, it, o, "ip");
+        break;
+    case NTL_IPT_FL_TSX:
+        add(t, "%s", tsx[it->a & 3]);
+        event_ip(t, it, o, "ip");
+        break;
+    case NTL_IPT_FL_PAGING:
+        add(t, "paging, cr3: %016" PRIx64 "%s", it->a, it->flags & NTL_IPT_FL_NR ? ", nr" : "");
+        break;
+    case NTL_IPT_FL_VMCS:
+        add(t, "vmcs, base: %016" PRIx64, it->a);
+        break;
+    case NTL_IPT_FL_STOP:
+        add(t, "stopped");
+        break;
+    case NTL_IPT_FL_CBR:
+        add(t, "cbr: %" PRIx64, it->a);
+        break;
+    case NTL_IPT_FL_MNT:
+        add(t, "mnt: %" PRIx64, it->a);
+        break;
+    case NTL_IPT_FL_PWRE:
+        add(t, "pwre c%u.%u%s", (unsigned)((it->a >> 4) + 1) & 0xf, (unsigned)(it->a + 1) & 0xf,
+               it->flags & NTL_IPT_FL_HW ? " hw" : "");
+        break;
+    case NTL_IPT_FL_END:
+        add(t, "end of trace");
+        break;
+    case NTL_IPT_FL_PTWRITE:
+        add(t, "ptwrite: %" PRIx64, it->a);
+        event_ip(t, it, o, "ip");
+        break;
+    case NTL_IPT_FL_EXSTOP:
+        add(t, "exstop");
+        event_ip(t, it, o, "ip");
+        break;
+    case NTL_IPT_FL_MWAIT:
+        add(t, "mwait %" PRIx64 " %" PRIx64, it->a, it->b);
+        event_ip(t, it, o, "ip");
+        break;
+    case NTL_IPT_FL_PWRX: {
+        unsigned wr = (unsigned)(it->a >> 8);
+        add(t, "pwrx %s%s%sc%u (c%u)", wr & 1 ? "int: " : "", wr & 4 ? "st: " : "",
+               wr & 8 ? "hw: " : "", (unsigned)((it->a >> 4) + 1) & 0xf,
+               (unsigned)(it->a + 1) & 0xf);
+        break;
+    }
+    }
+}
+
+void ipt_flow_event_text(const struct ntl_ipt_flow_item *it, const struct ipt_flow_opts *o,
+                         char *buf, size_t size)
+{
+    struct text t = { buf, size, 0 };
+    buf[0] = '\0';
+    event_text(&t, it, o);
+}
+
+bool ipt_flow_insn_text(const struct ntl_ipt_flow_item *it, struct ntl_ipt_image *img, char *buf,
+                        size_t size)
+{
+    static const struct {
+        ZydisMachineMode mm;
+        ZydisStackWidth sw;
+    } modes[] = {
+        [NTL_IPT_MODE_16] = { ZYDIS_MACHINE_MODE_LEGACY_16, ZYDIS_STACK_WIDTH_16 },
+        [NTL_IPT_MODE_32] = { ZYDIS_MACHINE_MODE_LEGACY_32, ZYDIS_STACK_WIDTH_32 },
+        [NTL_IPT_MODE_64] = { ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64 },
+    };
+    ZydisDecoder dec;
+    ZydisFormatter fmt;
+    ZydisDecodedInstruction z;
+    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+    unsigned m = it->mode >= NTL_IPT_MODE_16 && it->mode <= NTL_IPT_MODE_64 ? it->mode
+                                                                            : NTL_IPT_MODE_64;
+    uint8_t bytes[15];
+    size_t got = 0;
+    while (got < it->size) {
+        int n = ntl_ipt_image_read(bytes + got, it->size - got, it->ip + got, img);
+        if (n <= 0)
+            return false;
+        got += (size_t)n;
+    }
+    ZydisDecoderInit(&dec, modes[m].mm, modes[m].sw);
+    ZydisFormatterInit(&fmt, ZYDIS_FORMATTER_STYLE_INTEL);
+    /* Lower-case hex, as the addresses around it. */
+    ZydisFormatterSetProperty(&fmt, ZYDIS_FORMATTER_PROP_HEX_UPPERCASE, ZYAN_FALSE);
+    return ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, bytes, it->size, &z, ops)) &&
+           ZYAN_SUCCESS(ZydisFormatterFormatInstruction(&fmt, &z, ops, z.operand_count_visible, buf,
+                                                        size, it->ip, NULL));
+}
+
+void ipt_flow_print(const struct ntl_ipt_flow_item *it, const struct ipt_flow_opts *o,
+                    uint64_t off)
+{
+    if (o->quiet)
+        return;
+    if (it->kind == NTL_IPT_FL_INSN) {
+        if (o->offset)
+            printf("%016" PRIx64 "  ", off);
+        print_insn(it, o);
+        return;
+    }
+    char text[160];
+    ipt_flow_event_text(it, o, text, sizeof text);
+    if (o->offset)
+        printf("[%016" PRIx64 "  %s]\n", off, text);
+    else
+        printf("[%s]\n", text);
+}
+#endif
