@@ -204,7 +204,14 @@ static int open_error(struct ntl_smb_pipe *p, int e, bool logon, bool kerberos,
                              "RemoteRegistry service)", name, p->where);
     case ETIMEDOUT:
         return ntl_error_set(err, NTL_ERR_TIMEOUT, NULL, NTL_NO_OFFSET,
-                             "%s did not answer the SMB session setup in time", p->where);
+                             "%s did not complete the SMB negotiation and session setup in "
+                             "time (no answer, or not an SMB server)", p->where);
+    case EINVAL:
+        /* What libsmbclient makes of a negotiate response it cannot parse
+         * (the URL it is given is always well formed). */
+        return ntl_error_set(err, NTL_ERR_CONNECT, NULL, NTL_NO_OFFSET,
+                             "no SMB2/3 session with %s: its answer to the SMB negotiation is "
+                             "malformed (not an SMB server, or a broken one)", p->where);
     case ECONNRESET:
     case EPROTONOSUPPORT:
     case EPROTO:

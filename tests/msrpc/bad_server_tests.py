@@ -241,12 +241,43 @@ def test_stalled_among_parallel(srv, good):
     check(took < 12, "ps returns within the call timeout (%.1f s)" % took)
 
 
+def test_not_smb():
+    """Below SMB2: a TCP peer that answers the negotiation with garbage."""
+    for name, answer in (("an SMB1-looking reply", b"\0\0\0\x10\xffSMB" + b"x" * 12),
+                         ("an HTTP reply", b"HTTP/1.0 400 Bad Request\r\n\r\n" * 4)):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        s.listen(8)
+
+        def serve(s=s, answer=answer):
+            held = []
+            while True:
+                c, _ = s.accept()
+                held.append(c)
+                try:
+                    c.recv(4096)
+                    c.sendall(answer)
+                except OSError:
+                    pass
+
+        threading.Thread(target=serve, daemon=True).start()
+        r = subprocess.run([NTLENS, "ps", "--timeout", "3", "--call-timeout", "3", "-S",
+                            "smb://%s@127.0.0.1:%d" % (USER, s.getsockname()[1])],
+                           capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, NTLENS_PASSWORD="x"))
+        check(r.returncode == 1 and ("negotiation is malformed" in r.stderr or
+                                     "not an SMB server" in r.stderr) and
+              "Invalid argument" not in r.stderr,
+              "%s to the SMB negotiation: a clear error (%s)" % (name, r.stderr.strip()))
+
+
 def main():
     if not os.path.exists("/usr/sbin/smbd"):
         print("smbd not installed")
         sys.exit(77)
     # One password for both servers: ntlens ps reads one NTLENS_PASSWORD.
     os.environ["NTLENS_TEST_PASSWORD"] = "Bad%d!" % os.getpid()
+    test_not_smb()
     srv = BadServer()
     good = None
     try:
