@@ -44,6 +44,7 @@ struct ntl_smb_pipe {
     unsigned call_ms;         /* the deadline of one call, from its first write */
     uint64_t deadline;        /* CLOCK_MONOTONIC ms when the current call must end */
     bool replying;            /* the last operation was a read: a write starts a call */
+    bool timed_out;           /* a call ran out of time: the child may still answer it */
     char where[300];          /* "host:port", for messages */
 };
 
@@ -608,9 +609,9 @@ fail:
     return rc;
 }
 
-static int deadline_passed(const struct ntl_smb_pipe *p, const char *what,
-                           struct ntl_error *err)
+static int deadline_passed(struct ntl_smb_pipe *p, const char *what, struct ntl_error *err)
 {
+    p->timed_out = true;
     return ntl_error_set(err, NTL_ERR_TIMEOUT, NULL, NTL_NO_OFFSET,
                          "%s %s: the server stopped answering (the call did not complete "
                          "within %u s; see --call-timeout)",
@@ -637,6 +638,9 @@ static int exchange(struct ntl_smb_pipe *p, int op, const void *data, size_t n,
 
     if (n > UINT32_MAX)
         return ntl_error_set(err, NTL_ERR_LIMIT, NULL, NTL_NO_OFFSET, "%zu bytes at once", n);
+    /* A late answer to the abandoned call would be taken for this one's. */
+    if (p->timed_out)
+        return deadline_passed(p, what, err);
     if (!send_all(p->sock, &m, sizeof m) || (op == OP_WRITE && !send_all(p->sock, data, n)))
         return ntl_error_set(err, NTL_ERR_IO, NULL, NTL_NO_OFFSET,
                              "%s %s: the SMB client process ended", what, p->where);
