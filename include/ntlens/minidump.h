@@ -124,6 +124,13 @@ struct ntl_md_system_info {
     char csd_version[128];
 };
 
+#define NTL_MD_MAX_IRREGULARITIES 16
+
+struct ntl_md_irregularity {
+    uint64_t offset;           /* file offset of the odd field */
+    char what[160];
+};
+
 struct ntl_md_thread {
     uint32_t id;
     uint64_t teb;
@@ -150,6 +157,10 @@ struct ntl_minidump {
     struct ntl_md_system_info sys;
     bool has_misc;
     uint32_t misc_flags, process_id;
+    /* What is odd but readable (a stream listed twice, no streams, a module
+     * of SizeOfImage 0): found ones count all, the first few are kept. */
+    size_t irregular_count;
+    struct ntl_md_irregularity irregular[NTL_MD_MAX_IRREGULARITIES];
 };
 
 /* Parses a dump held in memory (borrowed; it must outlive md). Returns 0,

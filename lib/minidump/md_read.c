@@ -1,6 +1,7 @@
 /* Reads any minidump: directory, modules, memory, threads, system info. */
 #include <ctype.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -41,19 +42,37 @@ static int nomem(struct ntl_error *err)
     return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
 }
 
-/* A MINIDUMP_STRING at rva, converted to UTF-8. */
-static int read_string(const struct ntl_minidump *md, uint32_t rva, const char *what, char **out,
-                       struct ntl_error *err)
+/* Notes something odd at file offset off; parsing goes on. */
+static void irregular(struct ntl_minidump *md, uint64_t off, const char *fmt, ...)
+    NTL_PRINTF(3, 4);
+static void irregular(struct ntl_minidump *md, uint64_t off, const char *fmt, ...)
 {
-    uint32_t len;
+    if (md->irregular_count < NTL_MD_MAX_IRREGULARITIES) {
+        struct ntl_md_irregularity *x = &md->irregular[md->irregular_count];
+        va_list ap;
+        x->offset = off;
+        va_start(ap, fmt);
+        vsnprintf(x->what, sizeof x->what, fmt, ap);
+        va_end(ap);
+    }
+    md->irregular_count++;
+}
+
+/* The MINIDUMP_STRING whose RVA sits at file offset field, in UTF-8. Errors
+ * give the field's offset and the RVA as a value, not as an offset. */
+static int read_string(const struct ntl_minidump *md, uint64_t field, const char *what,
+                       char **out, struct ntl_error *err)
+{
+    uint32_t rva = ntl_le32(md->data + field), len;
     if (!ntl_range_ok(md->size, rva, 4))
-        return ntl_error_set(err, NTL_ERR_FORMAT, what, rva,
-                             "MINIDUMP_STRING at RVA 0x%x lies outside the file (size 0x%zx)", rva,
+        return ntl_error_set(err, NTL_ERR_FORMAT, what, field,
+                             "MINIDUMP_STRING at RVA 0x%x (outside the file of size 0x%zx)", rva,
                              md->size);
     len = ntl_le32(md->data + rva);
     if (len > MAX_NAME_BYTES || !ntl_range_ok(md->size, (uint64_t)rva + 4, len))
-        return ntl_error_set(err, NTL_ERR_FORMAT, what, rva,
-                             "MINIDUMP_STRING Length 0x%x runs past the end of the file", len);
+        return ntl_error_set(err, NTL_ERR_FORMAT, "MINIDUMP_STRING", rva,
+                             "Length 0x%x runs past the end of the file (size 0x%zx)", len,
+                             md->size);
     *out = ntl_utf16_to_utf8_dup(md->data + rva + 4, ntl_utf16_unit_len(md->data + rva + 4, len / 2));
     return *out ? NTL_OK : nomem(err);
 }
@@ -100,9 +119,11 @@ static int parse_modules(struct ntl_minidump *md, const struct ntl_md_stream *s,
         m->size = ntl_le32(e + 8);
         m->checksum = ntl_le32(e + 12);
         m->timestamp = ntl_le32(e + 16);
-        rc = read_string(md, ntl_le32(e + 20), "MINIDUMP_MODULE ModuleNameRva", &m->name, err);
+        rc = read_string(md, off + 20, "MINIDUMP_MODULE ModuleNameRva", &m->name, err);
         if (rc < 0)
             return rc;
+        if (m->size == 0)
+            irregular(md, off + 8, "module %s has SizeOfImage 0: no address lies in it", m->name);
         cv_size = ntl_le32(e + 76);
         cv_rva = ntl_le32(e + 80);
         if (cv_size) {
@@ -111,7 +132,8 @@ static int parse_modules(struct ntl_minidump *md, const struct ntl_md_stream *s,
                 free(m->name);
                 m->name = NULL;
                 return ntl_error_set(err, NTL_ERR_FORMAT, "MINIDUMP_MODULE CvRecord", off + 76,
-                                     "CodeView record 0x%x+0x%x lies outside the file (size 0x%zx)",
+                                     "CodeView record at RVA 0x%x size 0x%x (outside the file "
+                                     "of size 0x%zx)",
                                      cv_rva, cv_size, md->size);
             }
             cv = md->data + cv_rva;
@@ -245,7 +267,8 @@ static int parse_sysinfo(struct ntl_minidump *md, const struct ntl_md_stream *s,
     csd = ntl_le32(p + 24);
     if (csd) {
         char *s8;
-        int rc = read_string(md, csd, "MINIDUMP_SYSTEM_INFO CSDVersionRva", &s8, err);
+        int rc = read_string(md, (uint64_t)s->rva + 24, "MINIDUMP_SYSTEM_INFO CSDVersionRva",
+                             &s8, err);
         if (rc < 0)
             return rc;
         snprintf(si->csd_version, sizeof si->csd_version, "%s", s8);
@@ -303,11 +326,22 @@ static int parse_directory(struct ntl_minidump *md, uint32_t *n, uint32_t *dir,
         return ntl_error_set(err, NTL_ERR_FORMAT, "MINIDUMP_DIRECTORY", 12,
                              "%u directory entries at 0x%x lie outside the file (size 0x%zx)", *n,
                              *dir, md->size);
+    if (*n == 0)
+        irregular(md, 8, "NumberOfStreams is 0: the dump holds nothing");
     md->streams = calloc(*n ? *n : 1, sizeof *md->streams);
     if (!md->streams)
         return nomem(err);
     md->stream_count = *n;
     return NTL_OK;
+}
+
+/* True when stream i's type (other than UnusedStream) came earlier. */
+static bool listed_before(const struct ntl_minidump *md, uint32_t i)
+{
+    for (uint32_t j = 0; j < i && md->streams[i].type != 0; j++)
+        if (md->streams[j].type == md->streams[i].type)
+            return true;
+    return false;
 }
 
 /* Every stream; a bad one fails the parse (strict) or is marked and skipped. */
@@ -325,9 +359,12 @@ static int parse_all(struct ntl_minidump *md, bool partial, struct ntl_error *er
         s->rva = ntl_le32(e + 8);
         if (s->type != 0 && !ntl_range_ok(md->size, s->rva, s->size))
             s->status = ntl_error_set(&one, NTL_ERR_FORMAT, "MINIDUMP_DIRECTORY", dir + 12 * i,
-                                      "stream %u (%s) at 0x%x size 0x%x lies outside the file "
-                                      "(size 0x%zx)", i, ntl_md_stream_name(s->type)
+                                      "stream %u (%s) at RVA 0x%x size 0x%x (outside the file "
+                                      "of size 0x%zx)", i, ntl_md_stream_name(s->type)
                                       ? ntl_md_stream_name(s->type) : "?", s->rva, s->size, md->size);
+        else if (listed_before(md, i))
+            irregular(md, dir + 12 * i, "stream %u lists %s again; only its first entry is read",
+                      i, ntl_md_stream_name(s->type) ? ntl_md_stream_name(s->type) : "a type");
         else
             s->status = parse_stream(md, s, &cap, &one);
         if (s->status < 0 && first == NTL_OK) {

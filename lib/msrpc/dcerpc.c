@@ -218,11 +218,16 @@ int ntl_dcerpc_parse_bind_ack(const void *data, size_t size, uint32_t call_id,
     if (memcmp(syntax, ntl_dcerpc_ndr_syntax.uuid, 16) || ntl_le16(syntax + 16) != 2)
         return ntl_error_set(err, NTL_ERR_FORMAT, "bind_ack", ntl_reader_offset(&r) - 20,
                              "accepted transfer syntax is not NDR 2.0");
-    if (ack->max_xmit_frag < NTL_DCERPC_HEADER_SIZE + 8 ||
-        ack->max_recv_frag < REQUEST_HEADER + 8)
+    /* Every peer must take fragments of NTL_DCERPC_MIN_FRAG (C706
+     * 12.6.3.1); a server that claims less cannot carry a request. */
+    if (ack->max_xmit_frag < NTL_DCERPC_MIN_FRAG)
         return ntl_error_set(err, NTL_ERR_FORMAT, "bind_ack", 16,
-                             "fragment sizes %u/%u are too small", ack->max_xmit_frag,
-                             ack->max_recv_frag);
+                             "max_xmit_frag %u is below the %u bytes every DCE/RPC peer must "
+                             "handle", ack->max_xmit_frag, NTL_DCERPC_MIN_FRAG);
+    if (ack->max_recv_frag < NTL_DCERPC_MIN_FRAG)
+        return ntl_error_set(err, NTL_ERR_FORMAT, "bind_ack", 18,
+                             "max_recv_frag %u is below the %u bytes every DCE/RPC peer must "
+                             "accept: no request fits", ack->max_recv_frag, NTL_DCERPC_MIN_FRAG);
     return NTL_OK;
 }
 

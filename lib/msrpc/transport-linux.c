@@ -41,7 +41,10 @@
 struct ntl_smb_pipe {
     int sock;                 /* our end of the socketpair */
     pid_t child;
-    unsigned reply_ms;        /* how long to wait for the child's answer */
+    unsigned call_ms;         /* the deadline of one call, from its first write */
+    uint64_t deadline;        /* CLOCK_MONOTONIC ms when the current call must end */
+    bool replying;            /* the last operation was a read: a write starts a call */
+    bool timed_out;           /* a call ran out of time: the child may still answer it */
     char where[300];          /* "host:port", for messages */
 };
 
@@ -202,7 +205,14 @@ static int open_error(struct ntl_smb_pipe *p, int e, bool logon, bool kerberos,
                              "RemoteRegistry service)", name, p->where);
     case ETIMEDOUT:
         return ntl_error_set(err, NTL_ERR_TIMEOUT, NULL, NTL_NO_OFFSET,
-                             "%s did not answer the SMB session setup in time", p->where);
+                             "%s did not complete the SMB negotiation and session setup in "
+                             "time (no answer, or not an SMB server)", p->where);
+    case EINVAL:
+        /* What libsmbclient makes of a negotiate response it cannot parse
+         * (the URL it is given is always well formed). */
+        return ntl_error_set(err, NTL_ERR_CONNECT, NULL, NTL_NO_OFFSET,
+                             "no SMB2/3 session with %s: its answer to the SMB negotiation is "
+                             "malformed (not an SMB server, or a broken one)", p->where);
     case ECONNRESET:
     case EPROTONOSUPPORT:
     case EPROTO:
@@ -285,6 +295,13 @@ static int recv_all(int fd, void *data, size_t n, unsigned timeout_ms)
         n -= (size_t)r;
     }
     return 0;
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
 /* The child: opens the pipe, reports, then serves reads and writes until
@@ -535,9 +552,8 @@ int ntl_smb_pipe_open(const struct ntl_smb_target *t, const char *name,
     if (!p)
         return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
     p->sock = -1;
-    /* A call is bounded by libsmbclient's timeout in the child; the parent
-     * waits a little longer so that the child's own error arrives first. */
-    p->reply_ms = call_ms + 5000;
+    p->call_ms = call_ms;
+    p->replying = true;
     snprintf(p->where, sizeof p->where, v6 ? "[%s]:%u" : "%s:%u", t->host, port);
 
     if ((rc = probe_tcp(t->host, port, connect_ms, p->where, err)) < 0)
@@ -593,32 +609,61 @@ fail:
     return rc;
 }
 
-/* One request to the child and its reply header. */
+static int deadline_passed(struct ntl_smb_pipe *p, const char *what, struct ntl_error *err)
+{
+    p->timed_out = true;
+    return ntl_error_set(err, NTL_ERR_TIMEOUT, NULL, NTL_NO_OFFSET,
+                         "%s %s: the server stopped answering (the call did not complete "
+                         "within %u s; see --call-timeout)",
+                         what, p->where, (p->call_ms + 999) / 1000);
+}
+
+/* What remains of the current call's time, at least 1 ms; 0 when none. */
+static unsigned remaining_ms(const struct ntl_smb_pipe *p)
+{
+    uint64_t now = now_ms();
+    return now >= p->deadline ? 0 : (unsigned)(p->deadline - now);
+}
+
+/* One request to the child and its reply header. libsmbclient bounds each
+ * SMB operation in the child, but a server that dribbles a reply out, each
+ * piece just inside that bound, would hold a call for ever: the parent
+ * bounds the whole call, from its first write to its last read. */
 static int exchange(struct ntl_smb_pipe *p, int op, const void *data, size_t n,
                     struct msg *reply, const char *what, struct ntl_error *err)
 {
     struct msg m = {op, (uint32_t)n, 0};
+    unsigned left;
     int rc;
 
     if (n > UINT32_MAX)
         return ntl_error_set(err, NTL_ERR_LIMIT, NULL, NTL_NO_OFFSET, "%zu bytes at once", n);
+    /* A late answer to the abandoned call would be taken for this one's. */
+    if (p->timed_out)
+        return deadline_passed(p, what, err);
     if (!send_all(p->sock, &m, sizeof m) || (op == OP_WRITE && !send_all(p->sock, data, n)))
         return ntl_error_set(err, NTL_ERR_IO, NULL, NTL_NO_OFFSET,
                              "%s %s: the SMB client process ended", what, p->where);
-    rc = recv_all(p->sock, reply, sizeof *reply, p->reply_ms);
+    if (op == OP_WRITE && p->replying)
+        p->deadline = now_ms() + p->call_ms;
+    p->replying = op == OP_READ;
+    if (!(left = remaining_ms(p)))
+        return deadline_passed(p, what, err);
+    rc = recv_all(p->sock, reply, sizeof *reply, left);
+    if (rc == -ETIMEDOUT)
+        return deadline_passed(p, what, err);
     if (rc < 0)
-        return ntl_error_set(err, rc == -ETIMEDOUT ? NTL_ERR_TIMEOUT : NTL_ERR_IO, NULL,
-                             NTL_NO_OFFSET, "%s %s: %s", what, p->where,
-                             rc == -ETIMEDOUT ? "no answer in time (the server stopped answering)"
-                                              : "the SMB client process ended");
+        return ntl_error_set(err, NTL_ERR_IO, NULL, NTL_NO_OFFSET,
+                             "%s %s: the SMB client process ended", what, p->where);
     if (reply->op_or_status < 0) {
         int e = -reply->op_or_status;
         if (e == EPIPE && op == OP_READ)
             return ntl_error_set(err, NTL_ERR_EOF, NULL, NTL_NO_OFFSET,
                                  "%s closed the pipe in the middle of a reply", p->where);
-        return ntl_error_set(err, e == ETIMEDOUT ? NTL_ERR_TIMEOUT : NTL_ERR_IO, NULL,
-                             NTL_NO_OFFSET, "%s %s: %s%s", what, p->where, strerror(e),
-                             e == ETIMEDOUT ? " (the server stopped answering)" : "");
+        if (e == ETIMEDOUT)
+            return deadline_passed(p, what, err);
+        return ntl_error_set(err, NTL_ERR_IO, NULL, NTL_NO_OFFSET, "%s %s: %s", what,
+                             p->where, strerror(e));
     }
     return NTL_OK;
 }
@@ -636,7 +681,8 @@ static int pipe_read(void *pipe, void *data, size_t n, struct ntl_error *err)
     int rc = exchange(p, OP_READ, NULL, n, &reply, "reading a reply from", err);
     if (rc < 0)
         return rc;
-    if (reply.len != n || recv_all(p->sock, data, n, p->reply_ms) < 0)
+    /* The child sends the bytes right after the header. */
+    if (reply.len != n || recv_all(p->sock, data, n, p->call_ms) < 0)
         return ntl_error_set(err, NTL_ERR_IO, NULL, NTL_NO_OFFSET,
                              "reading a reply from %s: the SMB client process ended", p->where);
     return NTL_OK;

@@ -217,6 +217,13 @@ int ntl_winreg_fetch_value(struct ntl_rpc_client *c, const struct ntl_winreg_han
             rc = NTL_OK;
             break;
         }
+        if (hint > max) {
+            rc = ntl_error_set(err, NTL_ERR_LIMIT, "QueryValue", NTL_NO_OFFSET,
+                               "\"%s\" does not fit in %zu bytes (the cap; raise it with "
+                               "--max-block): the server says it needs %llu bytes", name, max,
+                               (unsigned long long)hint);
+            break;
+        }
         if (size >= max) {
             rc = ntl_error_set(err, NTL_ERR_LIMIT, "QueryValue", NTL_NO_OFFSET,
                                "\"%s\" does not fit in %zu bytes (the cap; raise it with "

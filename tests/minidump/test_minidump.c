@@ -153,10 +153,62 @@ static void test_bad(void)
     ntl_buf_free(&b);
 }
 
+/* Odd but readable: each is read on and noted with its file offset. */
+static void test_irregular(void)
+{
+    struct ntl_buf b;
+    struct ntl_minidump md;
+    struct ntl_error err = {0};
+    uint32_t dir, mods = 0, mem = 0, thr = 0;
+    uint8_t entry[12];
+
+    build(&b);
+    CHECK_EQ_INT(ntl_md_parse(b.data, b.len, &md, &err), 0);
+    CHECK_EQ_U64(md.irregular_count, 0);
+    ntl_md_free(&md);
+    dir = ntl_le32(b.data + 12);
+    for (uint32_t i = 0; i < 5; i++) {
+        uint32_t type = ntl_le32(b.data + dir + 12 * i);
+        if (type == NTL_MD_MODULE_LIST)
+            mods = ntl_le32(b.data + dir + 12 * i + 8);
+        if (type == NTL_MD_MEMORY64_LIST)
+            mem = i;
+        if (type == NTL_MD_THREAD_LIST)
+            thr = i;
+    }
+    CHECK(mods != 0 && mem != thr);
+    /* the Memory64List entry over the ThreadList one: its ranges once */
+    memcpy(entry, b.data + dir + 12 * thr, 12);
+    memcpy(b.data + dir + 12 * thr, b.data + dir + 12 * mem, 12);
+    CHECK_EQ_INT(ntl_md_parse(b.data, b.len, &md, &err), 0);
+    CHECK(md.range_count == 2 && md.irregular_count == 1);
+    CHECK_EQ_U64(md.irregular[0].offset, dir + 12 * (mem > thr ? mem : thr));
+    ntl_md_free(&md);
+    memcpy(b.data + dir + 12 * thr, entry, 12);
+    /* a module of SizeOfImage 0 */
+    ntl_put_le32(b.data + mods + 4 + 8, 0);
+    CHECK_EQ_INT(ntl_md_parse(b.data, b.len, &md, &err), 0);
+    CHECK(md.module_count == 3 && md.irregular_count == 1);
+    CHECK_EQ_U64(md.irregular[0].offset, mods + 4 + 8);
+    ntl_md_free(&md);
+    /* a ModuleNameRva outside the file: the error is at the field */
+    ntl_put_le32(b.data + mods + 4 + 20, 0x80000000u);
+    CHECK_EQ_INT(ntl_md_parse(b.data, b.len, &md, &err), NTL_ERR_FORMAT);
+    CHECK_EQ_U64(err.offset, mods + 4 + 20);
+    CHECK(strstr(err.message, "RVA 0x80000000 (outside the file of size") != NULL);
+    /* no streams at all */
+    ntl_put_le32(b.data + 8, 0);
+    CHECK_EQ_INT(ntl_md_parse(b.data, b.len, &md, &err), 0);
+    CHECK(md.stream_count == 0 && md.irregular_count == 1 && md.irregular[0].offset == 8);
+    ntl_md_free(&md);
+    ntl_buf_free(&b);
+}
+
 int main(void)
 {
     test_roundtrip();
     test_ranges();
     test_bad();
+    test_irregular();
     return check_exit();
 }

@@ -304,6 +304,30 @@ static void test_replay(struct ntl_buf *global)
     ntl_buf_free(&rec);
 }
 
+/* Samba's recorded bind_ack with fragment sizes below what C706 requires
+ * every peer to take: refused at bind, naming the field and its offset. */
+static void test_bind_ack_small(void)
+{
+    static const struct {
+        size_t at;
+        const char *field;
+    } cases[] = {{16, "max_xmit_frag 20 "}, {18, "max_recv_frag 20 "}};
+    for (size_t i = 0; i < 2; i++) {
+        struct ntl_buf rec = load("smbd-hkpd-session.bin");
+        struct replay_pipe pipe = {rec.data, rec.len, 0, 0};
+        struct ntl_rpc_client c;
+        struct ntl_error err;
+        CHECK(rec.len > 20 && rec.data[2] == NTL_DCERPC_BIND_ACK);
+        ntl_put_le16(rec.data + cases[i].at, 20);
+        ntl_rpc_client_init(&c, &replay_ops, &pipe, 0);
+        CHECK_EQ_INT(ntl_rpc_bind(&c, &ntl_winreg_syntax, &err), NTL_ERR_FORMAT);
+        CHECK_EQ_U64(err.offset, cases[i].at);
+        CHECK(strstr(err.message, cases[i].field) && strstr(err.message, "1432"));
+        ntl_rpc_client_free(&c);
+        ntl_buf_free(&rec);
+    }
+}
+
 /* Every prefix of a recorded session makes the client fail cleanly. */
 static void test_replay_truncated(void)
 {
@@ -634,6 +658,7 @@ int main(void)
         ntl_buf_init(&global, 0);
         test_replay(&global);
         test_replay_truncated();
+        test_bind_ack_small();
         if (global.len)
             test_samba_records(&global);
         test_samba_records_roundtrip();

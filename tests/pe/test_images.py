@@ -24,6 +24,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -228,16 +229,20 @@ def check_cli(ntlens, imgs, dump, tmp):
     # CSV, TSV and JSON lines hold one table: the error names the choices.
     for fmt in ("csv", "tsv", "jsonl"):
         p = usage_error(show, ["--format", fmt, dump], "--format")
-        check("'--section' (streams, system, threads, modules or memory)" in p.stderr, p.stderr)
+        check("'--section' (streams, system, threads, modules, memory or irregularities)" in p.stderr,
+              p.stderr)
     # Every format of every section, of --read, and of the build report.
-    for section in ("streams", "system", "threads", "modules", "memory"):
+    for section in ("streams", "system", "threads", "modules", "memory", "irregularities"):
         check_formats(f"dump show --section {section}", show + ["--section", section, dump])
     doc = json.loads(run(*show, "--format", "json", dump).stdout, parse_int=no_rounding, parse_float=no_float)
-    check(sorted(doc) == ["memory", "modules", "streams", "system", "threads"], f"sections {sorted(doc)}")
+    check(sorted(doc) == ["irregularities", "memory", "modules", "streams", "system", "threads"],
+          f"sections {sorted(doc)}")
+    check(doc["irregularities"] == [], f"a regular dump has no irregularities: {doc['irregularities']}")
     for rows in doc.values():
         check_records("dump show json", rows)
     table = run(*show, dump).stdout
-    check(all(f"\n{t}\n" in "\n" + table for t in ("Streams", "System", "Threads", "Modules", "Memory")),
+    check(all(f"\n{t}\n" in "\n" + table
+              for t in ("Streams", "System", "Threads", "Modules", "Memory", "Irregularities")),
           f"table of every section under its title:\n{table}")
     check_formats("dump show --read", show + ["--read", f"{KBASE:#x}:40", dump])
     rows = json.loads(run(*show, "--read", f"{KBASE:#x}:20", "--format", "json", dump).stdout)
@@ -247,6 +252,55 @@ def check_cli(ntlens, imgs, dump, tmp):
     check_formats("dump build", build + ["-b", f"ntoskrnl.exe={KBASE:#x}", "-b", f"testdrv.sys={DBASE:#x}",
                                          "-b", f"hal.dll={HBASE:#x}", imgs["ntoskrnl.exe"], imgs["testdrv.sys"],
                                          imgs["hal.dll"], "-o", os.path.join(tmp, "formats.dmp")])
+
+
+def check_irregular(ntlens, dump, tmp):
+    """Copies of a real dump with one oddity each: `dump show` warns with the
+    file offset, reads on, loses nothing and lists the oddity in its output."""
+    data = open(dump, "rb").read()
+    info = json.loads(run(ntlens, "dump", "show", "--format", "json", dump).stdout)
+    count, dir_rva = struct.unpack_from("<II", data, 8)
+    index = {st["name"]: st["index"] for st in info["streams"]}
+    mods = [st for st in info["streams"] if st["name"] == "ModuleListStream"][0]["offset"]
+
+    def show(name, patch, ok=0):
+        path = os.path.join(tmp, name)
+        buf = bytearray(data)
+        for off, raw in patch:
+            buf[off:off + len(raw)] = raw
+        open(path, "wb").write(bytes(buf))
+        p = run(ntlens, "dump", "show", "--format", "json", path, ok=ok)
+        return p, (json.loads(p.stdout) if ok == 0 else None)
+
+    # The Memory64ListStream entry copied over the ThreadListStream entry.
+    mem, thr = index["Memory64ListStream"], index["ThreadListStream"]
+    entry = data[dir_rva + 12 * mem:dir_rva + 12 * mem + 12]
+    p, got = show("twice.dmp", [(dir_rva + 12 * thr, entry)])
+    at = dir_rva + 12 * max(mem, thr)
+    check(f"irregular dump: at offset {at:#x}: stream {max(mem, thr)} lists Memory64ListStream again"
+          in p.stderr, f"stream listed twice: warned with its offset: {p.stderr}")
+    check(got["memory"] == info["memory"] and got["modules"] == info["modules"],
+          "stream listed twice: its ranges once, nothing lost")
+    check([r["offset"] for r in got["irregularities"]] == [at], f"listed: {got['irregularities']}")
+
+    p, got = show("nostreams.dmp", [(8, b"\0\0\0\0")])
+    check("irregular dump: at offset 0x8: NumberOfStreams is 0" in p.stderr and got["streams"] == []
+          and [r["offset"] for r in got["irregularities"]] == [8], f"NumberOfStreams 0: {p.stderr}")
+
+    first = mods + 4
+    p, got = show("size0.dmp", [(first + 8, b"\0\0\0\0")])
+    name = info["modules"][0]["name"]
+    check(f"irregular dump: at offset {first + 8:#x}: module {name} has SizeOfImage 0" in p.stderr,
+          f"SizeOfImage 0 warned with its offset: {p.stderr}")
+    # Its ranges stay (no longer attributed to it: no address lies in it).
+    spans = [[(r["start"], r["size"]) for r in d["memory"]] for d in (got, info)]
+    check(len(got["modules"]) == len(info["modules"]) and spans[0] == spans[1] and
+          [r["offset"] for r in got["irregularities"]] == [first + 8], "SizeOfImage 0: nothing lost")
+
+    # A bad RVA is a value, not where the error is: the field's offset is.
+    p, _ = show("badrva.dmp", [(first + 20, struct.pack("<I", 0x80000000))], ok=1)
+    check(f"ModuleNameRva at offset {first + 20:#x}: MINIDUMP_STRING at RVA 0x80000000 "
+          f"(outside the file of size {len(data):#x})" in p.stderr, f"bad RVA: {p.stderr}")
 
 
 def lldb(dump, *commands):
@@ -457,6 +511,7 @@ def main():
         p = run(ntlens, "dump", "build", "--help")
         check(p.stdout.startswith("usage: ntlens dump build ") and p.stderr == "", "dump build --help on stdout")
         check_cli(ntlens, imgs, out, tmp)
+        check_irregular(ntlens, out, tmp)
         run(ntlens, "dump", "show", os.path.join(tmp, "testdrv.obj"), ok=1)
         # Malformed input: a truncated dump and a truncated image fail with the structure and offset.
         cut = os.path.join(tmp, "cut.dmp")

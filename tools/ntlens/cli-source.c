@@ -124,7 +124,7 @@ static int obtain_password(struct cli_sources *cs, const char *cmd)
     return EXIT_OK;
 }
 
-int cli_sources_open(struct cli_sources *cs, const char *cmd, struct ntl_source **out)
+int cli_sources_prepare(struct cli_sources *cs, const char *cmd)
 {
     struct ntl_error err;
     int rc;
@@ -152,9 +152,25 @@ int cli_sources_open(struct cli_sources *cs, const char *cmd, struct ntl_source 
     cs->opt.user = cs->user[0] ? cs->user : NULL;
     cs->opt.domain = cs->domain[0] ? cs->domain : NULL;
     cs->opt.password = cs->password[0] ? cs->password : NULL;
+    return EXIT_OK;
+}
+
+int cli_source_open_one(const struct cli_sources *cs, size_t i, struct ntl_source **out,
+                        struct ntl_error *err)
+{
+    return ntl_msrpc_source_open(cs->specs[i], &cs->opt, out, err);
+}
+
+int cli_sources_open(struct cli_sources *cs, const char *cmd, struct ntl_source **out)
+{
+    struct ntl_error err;
+    int rc;
+
+    if ((rc = cli_sources_prepare(cs, cmd)) != EXIT_OK)
+        return rc;
     for (size_t i = 0; i < cs->nspecs; i++) {
         ntl_error_clear(&err);
-        if (ntl_msrpc_source_open(cs->specs[i], &cs->opt, &out[i], &err) < 0) {
+        if (cli_source_open_one(cs, i, &out[i], &err) < 0) {
             cli_sources_close(out, i);
             return cli_fail(cmd, &err, cs->specs[i]);
         }

@@ -48,8 +48,8 @@ int cli_user_option_cb(const struct opt *o, const char *arg, void *cs);
     OPT_INT(0, "timeout", &(cs)->timeout_s, "SECONDS", 1, 3600,                              \
             "connect timeout for remote sources (default 10)"),                              \
     OPT_INT(0, "call-timeout", &(cs)->call_timeout_s, "SECONDS", 1, 3600,                    \
-            "how long to wait for one reply of a remote server\n"                            \
-            "before giving up on it (default 30)"),                                          \
+            "how long one call to a remote server may take, all\n"                          \
+            "its replies included, before giving up (default 30)"),                                          \
     OPT_U64(0, "max-block", &(cs)->max_block, "BYTES", 4096, 1u << 30,                       \
             "largest performance-data answer accepted (default 64 MiB)")
 
@@ -61,6 +61,13 @@ bool cli_sources_add(struct cli_sources *cs, const char *spec);
  * where a remote one needs it. On failure prints the error and returns
  * EXIT_FAIL (or EXIT_USAGE) with nothing left open. */
 int cli_sources_open(struct cli_sources *cs, const char *cmd, struct ntl_source **out);
+/* The two halves of cli_sources_open, for a command that opens its sources
+ * in parallel and goes on with those that answer: prepare checks the specs
+ * and obtains the password (printing any failure); open_one opens source i
+ * (safe from several threads at once). */
+int cli_sources_prepare(struct cli_sources *cs, const char *cmd);
+int cli_source_open_one(const struct cli_sources *cs, size_t i, struct ntl_source **out,
+                        struct ntl_error *err);
 void cli_sources_close(struct ntl_source **sources, size_t n);
 /* Wipes the password copy. */
 void cli_sources_clear(struct cli_sources *cs);

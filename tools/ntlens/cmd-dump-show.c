@@ -32,7 +32,9 @@ static const struct opt_command show_command = {
         "ranges (with the module each lies in). Every section by default, one after\n"
         "another in a table and as one object of arrays in JSON; CSV, TSV and JSON lines\n"
         "hold one table, so they need --section. A cut or damaged dump shows what it can\n"
-        "and names each stream it cannot read (exit 1).",
+        "and names each stream it cannot read (exit 1); an irregular one (a stream listed\n"
+        "twice, no streams, a module of SizeOfImage 0) warns with the file offset and lists\n"
+        "the oddities in its irregularities section.",
 };
 
 /* --read ADDR[:LEN]: the address and length, validated here so a mistake
@@ -66,7 +68,8 @@ static int parse_args(int argc, char **argv, struct show_opts *o, const char **p
     struct opt opts[] = {
         OPT_GROUP("What to show"),
         OPT_CHOICE(0, "section", &o->section, "NAME", dump_section_names,
-                   "only one table: streams, system, threads, modules or memory"),
+                   "only one table: streams, system, threads, modules,\n"
+                   "memory or irregularities"),
         OPT_CALLBACK(0, "read", "ADDR[:LEN]", read_cb, o,
                      "instead, the LEN bytes (default 64, at most 1 MiB) of the\n"
                      "dump's memory at virtual address ADDR, as a hex dump"),
@@ -88,7 +91,8 @@ static int parse_args(int argc, char **argv, struct show_opts *o, const char **p
         return opt_usage_error(&show_command, "option '--read' cannot be used with '--section'");
     if (!o->read && o->section < 0 && o->fmt != OUT_TABLE && o->fmt != OUT_JSON)
         return opt_usage_error(&show_command, "option '--format' %s holds one table: choose one "
-                               "with '--section' (streams, system, threads, modules or memory)",
+                               "with '--section' (streams, system, threads, modules, memory or "
+                               "irregularities)",
                                out_format_names[o->fmt]);
     return CLI_CONTINUE;
 }
@@ -183,6 +187,17 @@ static int bad_streams(const char *cmd, const char *path, const struct ntl_minid
     return cli_failf(cmd, "%s: incomplete dump: %s", path, ntl_error_format(first, msg, sizeof msg));
 }
 
+/* Before the output: what is odd but was read on, with its file offset. */
+static void irregularities(const char *cmd, const char *path, const struct ntl_minidump *md)
+{
+    for (size_t i = 0; i < md->irregular_count && i < NTL_MD_MAX_IRREGULARITIES; i++)
+        cli_warn(cmd, "%s: irregular dump: at offset 0x%" PRIx64 ": %s", path,
+                 md->irregular[i].offset, md->irregular[i].what);
+    if (md->irregular_count > NTL_MD_MAX_IRREGULARITIES)
+        cli_warn(cmd, "%s: irregular dump: %zu more irregularities", path,
+                 md->irregular_count - NTL_MD_MAX_IRREGULARITIES);
+}
+
 int cmd_dump_show(int argc, char **argv)
 {
     const char *cmd = argv[0], *path = NULL;
@@ -202,6 +217,7 @@ int cmd_dump_show(int argc, char **argv)
         ntl_buf_free(&file);
         return cli_fail(cmd, &err, path);
     }
+    irregularities(cmd, path, &md);
     rc = o.read ? hexdump(cmd, &md, &o) : show_sections(cmd, &md, &o);
     if (parsed == NTL_MD_INCOMPLETE)
         rc = bad_streams(cmd, path, &md, &err);

@@ -483,6 +483,7 @@ static void cell_sample_time(struct out *t, const struct ntl_perf_ps_sample *s)
 
 struct host {
     const char *spec;
+    const struct cli_sources *cs;
     struct ntl_source *src;
     struct ntl_perf_titles *titles;
     struct ntl_perf_ps_indices ix;
@@ -508,11 +509,15 @@ static void take_sample(void *arg, size_t i)
     h->rc = ntl_source_ps_take(h->src, &h->ix, j->threads, j->cpus, &h->cur, &h->err);
 }
 
-static void load_titles(void *arg, size_t i)
+/* Opens one source and reads its titles, in parallel with the others: a
+ * server that stalls costs its own timeout, not everyone's. */
+static void open_host(void *arg, size_t i)
 {
     struct host *h = &((struct host *)arg)[i];
     ntl_error_clear(&h->err);
-    h->rc = ntl_source_ps_titles(h->src, &h->titles, &h->ix, &h->err);
+    h->rc = cli_source_open_one(h->cs, i, &h->src, &h->err);
+    if (h->rc >= 0)
+        h->rc = ntl_source_ps_titles(h->src, &h->titles, &h->ix, &h->err);
 }
 
 /* The rows of every host that answered; returns how many matched. */
@@ -571,6 +576,10 @@ static int snapshot_once(struct host *hosts, size_t n, const struct ps_opts *o, 
 
     ps_parallel(n, take_sample, &(struct sample_job){hosts, threads, false});
     for (size_t h = 0; h < n; h++) {
+        if (hosts[h].done) {
+            status = EXIT_FAIL;   /* reported when it was opened */
+            continue;
+        }
         if (hosts[h].rc < 0) {
             if (hosts[h].err.status == NTL_ERR_EOF)
                 ntl_error_set(&hosts[h].err, NTL_ERR_EOF, NULL, NTL_NO_OFFSET,
@@ -741,38 +750,48 @@ static int parse_args(int argc, char **argv, struct ps_opts *o, struct cli_sourc
 int cmd_ps(int argc, char **argv)
 {
     struct cli_sources cs;
-    struct ntl_source *sources[CLI_SOURCE_MAX];
     struct host *hosts;
     struct ps_opts o;
+    size_t answering = 0;
     int rc;
 
     cli_sources_init(&cs);
     if ((rc = parse_args(argc, argv, &o, &cs)) != CLI_CONTINUE)
         return rc;
-    if ((rc = cli_sources_open(&cs, argv[0], sources)) != EXIT_OK) {
+    if ((rc = cli_sources_prepare(&cs, argv[0])) != EXIT_OK) {
         cli_sources_clear(&cs);
         return rc;
     }
-    cli_sources_clear(&cs);
     o.host_column = cs.nspecs > 1;
     if (!(hosts = calloc(cs.nspecs, sizeof *hosts))) {
-        cli_sources_close(sources, cs.nspecs);
+        cli_sources_clear(&cs);
         return cli_failf(argv[0], "out of memory");
     }
     for (size_t h = 0; h < cs.nspecs; h++) {
         hosts[h].spec = cs.specs[h];
-        hosts[h].src = sources[h];
+        hosts[h].cs = &cs;
     }
-    ps_parallel(cs.nspecs, load_titles, hosts);
-    for (size_t h = 0; h < cs.nspecs && rc == EXIT_OK; h++)
-        if (hosts[h].rc < 0)
+    ps_parallel(cs.nspecs, open_host, hosts);
+    cli_sources_clear(&cs);
+    /* A source that fails gets its own error; the others go on. */
+    for (size_t h = 0; h < cs.nspecs; h++) {
+        if (hosts[h].rc < 0) {
             rc = cli_fail(argv[0], &hosts[h].err, cs.specs[h]);
-    if (rc == EXIT_OK)
-        rc = o.view == VIEW_TASK ? task_manager(hosts, cs.nspecs, &o, argv[0])
-                    : snapshot_once(hosts, cs.nspecs, &o, argv[0]);
-    for (size_t h = 0; h < cs.nspecs; h++)
+            hosts[h].done = true;
+        } else {
+            answering++;
+        }
+    }
+    if (answering) {
+        int shown = o.view == VIEW_TASK ? task_manager(hosts, cs.nspecs, &o, argv[0])
+                                        : snapshot_once(hosts, cs.nspecs, &o, argv[0]);
+        if (rc == EXIT_OK)
+            rc = shown;
+    }
+    for (size_t h = 0; h < cs.nspecs; h++) {
         ntl_perf_titles_free(hosts[h].titles);
+        ntl_source_close(hosts[h].src);
+    }
     free(hosts);
-    cli_sources_close(sources, cs.nspecs);
     return rc;
 }

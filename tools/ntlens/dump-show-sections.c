@@ -176,14 +176,35 @@ static void write_memory(struct out *t, int fmt, const struct ntl_minidump *md)
     }
 }
 
+/* What the reader found odd but read on (also warned about on stderr), so
+ * that a saved report says the file is irregular. */
+static void write_irregularities(struct out *t, int fmt, const struct ntl_minidump *md)
+{
+    size_t kept = md->irregular_count < NTL_MD_MAX_IRREGULARITIES ? md->irregular_count
+                                                                  : NTL_MD_MAX_IRREGULARITIES;
+    out_column(t, "offset", NULL, OUT_RIGHT);
+    out_column(t, "irregularity", NULL, OUT_LEFT);
+    for (size_t i = 0; i < kept; i++) {
+        dump_size_cell(t, fmt, md->irregular[i].offset);
+        out_str(t, md->irregular[i].what);
+        out_row_end(t);
+    }
+    if (md->irregular_count > kept) {
+        out_null(t);
+        out_strf(t, "%zu more", md->irregular_count - kept);
+        out_row_end(t);
+    }
+}
+
 const struct dump_section dump_sections[DUMP_SECTION_COUNT] = {
     {"streams", "Streams", write_streams},
     {"system", "System", write_system},
     {"threads", "Threads", write_threads},
     {"modules", "Modules", write_modules},
     {"memory", "Memory", write_memory},
+    {"irregularities", "Irregularities", write_irregularities},
 };
 
 const char *const dump_section_names[DUMP_SECTION_COUNT + 1] = {
-    "streams", "system", "threads", "modules", "memory", NULL,
+    "streams", "system", "threads", "modules", "memory", "irregularities", NULL,
 };

@@ -18,6 +18,6 @@ struct dump_section {
 extern const struct dump_section dump_sections[];
 /* The choices of --section, NULL-terminated, in dump_sections' order. */
 extern const char *const dump_section_names[];
-#define DUMP_SECTION_COUNT 5
+#define DUMP_SECTION_COUNT 6
 
 #endif
