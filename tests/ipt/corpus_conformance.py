@@ -1,19 +1,23 @@
 #!/usr/bin/env python3
-"""Runs `ntlens ipt dump` on every run of libipt's conformance corpus
-(../shared/data/ipt/libipt-corpus/manifest.tsv) and compares its output with
-the expected ptdump output.
+"""Runs ntlens on every run of libipt's conformance corpus
+(../shared/data/ipt/libipt-corpus/manifest.tsv) with the command line that
+produced the expected output, and compares the two:
+  ptdump: `ntlens ipt dump [--cpu CPU] OPTS NAME.pt` against every run's ptdump
+          expectation;
+  ptxed:  `ntlens ipt flow --raw NAME.bin:ORG [--cpu CPU] OPTS --no-inst --check
+          --pt NAME.pt` against the runs that have a ptxed expectation.
 
 Two comparisons per run: byte for byte, and the way libipt's own test script
 compares (`diff -b`: runs of blanks are equal, trailing blanks ignored). The
 expected files are written by libipt's test compiler pttc from hand-aligned
-annotations, so some have column spacing ptdump itself never prints; those
-can only match modulo blanks.
+annotations, so some have column spacing the tools themselves never print;
+those can only match modulo blanks.
 
 Fails when a run differs modulo blanks unless it is listed in
-ptdump_known_diffs.txt, or when a run in the byte-identical list
-(ptdump_exact.txt) is no longer byte-identical.
+TOOL_known_diffs.txt, or when a run in the byte-identical list
+(TOOL_exact.txt) is no longer byte-identical.
 
-  ptdump_conformance.py [--write-lists] [--show NAME]
+  corpus_conformance.py ptdump|ptxed [--write-lists] [--show NAME]
 Environment: NTLENS (the binary), NTLENS_SHARED_DATA, NTLENS_SOURCE_ROOT."""
 import os
 import re
@@ -37,7 +41,22 @@ def read_list(name):
     return {l.strip() for l in open(path) if l.strip() and not l.startswith("#")}
 
 
+def command(tool, r):
+    """The ntlens command line of one run, as the reference tool was run."""
+    tests = os.path.join(data, "tests")
+    cpu = ["--cpu", r["cpu"]] if r["cpu"] else []
+    if tool == "ptdump":
+        return [ntlens, "ipt", "dump", *cpu, *r["ptdump_opts"].split(),
+                os.path.join(tests, r["test"] + ".pt")]
+    return [ntlens, "ipt", "flow", "--raw", "%s:%s" % (os.path.join(tests, r["test"] + ".bin"), r["org"]),
+            *cpu, *r["ptxed_opts"].split(), "--no-inst", "--check", "--pt",
+            os.path.join(tests, r["test"] + ".pt")]
+
+
 def main():
+    tool = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] in ("ptdump", "ptxed") else None
+    if not tool:
+        sys.exit("usage: corpus_conformance.py ptdump|ptxed [--write-lists] [--show NAME]")
     write = "--write-lists" in sys.argv
     show = sys.argv[sys.argv.index("--show") + 1] if "--show" in sys.argv else None
     rows = []
@@ -46,16 +65,13 @@ def main():
         for line in f:
             if line.strip():
                 rows.append(dict(zip(header, line.rstrip("\n").split("\t"))))
-    known = read_list("ptdump_known_diffs.txt")
-    exact_list = read_list("ptdump_exact.txt")
+    known = read_list(tool + "_known_diffs.txt")
+    exact_list = read_list(tool + "_exact.txt")
     exact, same, bad, regress = [], [], [], []
+    rows = [r for r in rows if r[tool + "_exp"]]
     for r in rows:
-        run = r["ptdump_exp"]
-        args = [ntlens, "ipt", "dump"]
-        if r["cpu"]:
-            args += ["--cpu", r["cpu"]]
-        args += r["ptdump_opts"].split()
-        args.append(os.path.join(data, "tests", r["test"] + ".pt"))
+        run = r[tool + "_exp"]
+        args = command(tool, r)
         p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         out = p.stdout.decode("utf-8", "replace")
         exp = open(os.path.join(data, "tests", run), encoding="utf-8").read()
@@ -83,11 +99,11 @@ def main():
     if bad:
         print("differing: " + " ".join(bad))
     if write:
-        with open(os.path.join(here, "ptdump_exact.txt"), "w") as f:
-            f.write("# runs whose output is byte-identical to the expected ptdump output\n")
+        with open(os.path.join(here, tool + "_exact.txt"), "w") as f:
+            f.write("# runs whose output is byte-identical to the expected %s output\n" % tool)
             f.writelines(r + "\n" for r in sorted(exact))
-        with open(os.path.join(here, "ptdump_known_diffs.txt"), "w") as f:
-            f.write("# runs known to differ from the expected ptdump output (modulo blanks)\n")
+        with open(os.path.join(here, tool + "_known_diffs.txt"), "w") as f:
+            f.write("# runs known to differ from the expected %s output (modulo blanks)\n" % tool)
             f.writelines(r + "\n" for r in sorted(bad))
         return 0
     if regress:
