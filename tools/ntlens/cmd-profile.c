@@ -190,6 +190,18 @@ static char *find_module_file(const char *dir, const char *name)
     return found;
 }
 
+/* The range of row i when it is the first row with hits for its file (a
+ * module seen in several processes is loaded once), else NULL. */
+static const struct ntl_profile_range *first_of_path(const struct ntl_profile_module_row *rows,
+                                                     size_t i)
+{
+    const struct ntl_profile_range *g = rows[i].r;
+    for (size_t k = 0; g && k < i; k++)
+        if (rows[k].r && !strcmp(rows[k].r->path, g->path))
+            return NULL;
+    return g;
+}
+
 /* Symbols from --modules DIR for every module with hits, each path once. */
 static void load_exports(const char *cmd, struct ntl_profile *p, const char *dir)
 {
@@ -199,11 +211,8 @@ static void load_exports(const char *cmd, struct ntl_profile *p, const char *dir
     if (ntl_profile_modules(p, &rows, &n, &err) < 0)
         return;
     for (size_t i = 0; i < n; i++) {
-        const struct ntl_profile_range *g = rows[i].r;
-        bool seen = false;
-        for (size_t k = 0; g && k < i; k++)
-            seen |= rows[k].r && !strcmp(rows[k].r->path, g->path);
-        char *file = g && !seen ? find_module_file(dir, g->name) : NULL;
+        const struct ntl_profile_range *g = first_of_path(rows, i);
+        char *file = g ? find_module_file(dir, g->name) : NULL;
         if (!file)
             continue;
         struct ntl_buf b;
@@ -211,10 +220,9 @@ static void load_exports(const char *cmd, struct ntl_profile *p, const char *dir
         ntl_buf_init(&b, 1u << 30);
         if (ntl_file_read(file, 1u << 30, &b, &err) < 0 ||
             ntl_profile_symtab_from_pe(b.data, b.len, &t, &err) < 0)
-            fprintf(stderr, "ntlens %s: warning: %s: %s; its functions are offsets\n", cmd, file,
-                    err.message);
+            cli_warn(cmd, "%s: %s; its functions are offsets", file, err.message);
         else if (ntl_profile_use_symbols(p, g->path, t, &err) < 0)
-            fprintf(stderr, "ntlens %s: warning: %s\n", cmd, err.message);
+            cli_warn(cmd, "%s", err.message);
         ntl_buf_free(&b);
         free(file);
     }
@@ -230,13 +238,10 @@ static void load_elf_symbols(struct ntl_profile *p)
     if (ntl_profile_modules(p, &rows, &n, &err) < 0)
         return;
     for (size_t i = 0; i < n; i++) {
-        const struct ntl_profile_range *g = rows[i].r;
-        bool seen = false;
-        for (size_t k = 0; g && k < i; k++)
-            seen |= rows[k].r && !strcmp(rows[k].r->path, g->path);
+        const struct ntl_profile_range *g = first_of_path(rows, i);
         struct ntl_profile_symtab *t;
         /* Files only: "[vdso]", "[kernel.kallsyms]" are not. */
-        if (g && !seen && g->path[0] == '/' && ntl_profile_symtab_from_elf(g->path, &t, &err) == 0)
+        if (g && g->path[0] == '/' && ntl_profile_symtab_from_elf(g->path, &t, &err) == 0)
             ntl_profile_use_symbols(p, g->path, t, &err);
     }
     free(rows);
@@ -310,8 +315,8 @@ static int from_trace(struct etl_cli *c, struct ntl_profile *p, const struct pro
     if (rc == EXIT_OK && ntl_profile_etl_stacks_finish(p, stacks, &counts, &err) < 0)
         rc = cli_fail(c->cmd, &err, NULL);
     else if (rc == EXIT_OK && counts.keys_undefined)
-        fprintf(stderr, "ntlens %s: warning: %" PRIu64 " stack keys were never defined; "
-                "those stacks are partial\n", c->cmd, counts.keys_undefined);
+        cli_warn(c->cmd, "%" PRIu64 " stack keys were never defined; those stacks are partial",
+                 counts.keys_undefined);
     ntl_profile_etl_stacks_free(stacks);
     if (rc == EXIT_OK && po->modules_dir)
         load_exports(c->cmd, p, po->modules_dir);
@@ -330,10 +335,10 @@ static int from_live(const char *cmd, struct ntl_profile *p, struct profile_opts
     if (rc)
         return rc;
     if (st.lost)
-        fprintf(stderr, "ntlens %s: warning: the kernel lost %" PRIu64 " samples\n", cmd, st.lost);
+        cli_warn(cmd, "the kernel lost %" PRIu64 " samples", st.lost);
     if (st.throttled)
-        fprintf(stderr, "ntlens %s: warning: sampling was throttled %" PRIu64 " times "
-                "(perf_event_max_sample_rate); lower -F\n", cmd, st.throttled);
+        cli_warn(cmd, "sampling was throttled %" PRIu64 " times (perf_event_max_sample_rate); "
+                      "lower -F", st.throttled);
     load_elf_symbols(p);
     return 0;
 }
