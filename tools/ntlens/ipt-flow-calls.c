@@ -3,7 +3,9 @@
  * return at the one it lands on, matched to the innermost open call whose
  * return address that is (calls above it were left by a longjmp or an
  * exception and are closed with it); a return that matches none came from
- * before the trace started, and the depth does not go below 0. */
+ * before the trace started, and the depth does not go below 0. A function
+ * is visited when the flow enters it by a call, or from another function
+ * other than by a return. */
 #ifdef NTLENS_HAVE_IPT_FLOW
 #include <stdlib.h>
 #include <string.h>
@@ -184,7 +186,8 @@ static int functions_insn(struct ipt_calls *c, uint64_t ip)
     if (i == SIZE_MAX)
         return -1;
     c->fns[i].insns++;
-    c->fns[i].visits += i != c->prev_fn || c->next == NEXT_CALL;
+    /* Entered: by a call, or from elsewhere but by a return. */
+    c->fns[i].visits += c->next == NEXT_CALL || (i != c->prev_fn && c->next != NEXT_RET);
     c->prev_fn = i;
     return 0;
 }
@@ -218,9 +221,16 @@ int ipt_calls_item(struct ipt_calls *c, const struct ntl_ipt_flow_item *it)
             c->ret_addr = c->site = it->ip;
         }
         break;
+    case NTL_IPT_FL_DISABLED: case NTL_IPT_FL_ASYNC_DISABLED:
+        /* A branch out of the traced code (a system call from a user-mode
+         * trace): where it went is not seen, nor is it a call. */
+        if (c->next != NEXT_START)
+            c->next = NEXT_ANY;
+        break;
     case NTL_IPT_FL_ENABLED:
-        if (!(it->flags & NTL_IPT_FL_RESUMED))
-            c->next = NEXT_START;
+        /* Resumed where it stopped (after the system call): the same call
+         * stack goes on; elsewhere a new flow starts. */
+        c->next = it->flags & NTL_IPT_FL_RESUMED ? NEXT_ANY : NEXT_START;
         break;
     case NTL_IPT_FL_OVERFLOW:
         ipt_calls_lost(c);
