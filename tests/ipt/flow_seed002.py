@@ -213,6 +213,9 @@ def main():
               and int(errs[0].split(", ")[1].split(":")[0], 16) == first,
               f"unoptimized: one error naming the first optimized site {first:#x}: {errs}")
         check(addresses(p.stdout)[:2] == [entry, first], f"unoptimized: up to the site: {p.stdout}")
+        p = flow("--etl", etl, "--event", "1", *pes, "--calls")
+        check(f"ip {first:#x} (testdrv.sys+{first - DBASE:#x}): trace stream does not match query"
+              in p.stderr, f"unoptimized --calls: the warning names the site: {p.stderr}")
 
         check_calls(etl, dump)
 

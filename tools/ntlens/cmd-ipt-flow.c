@@ -38,9 +38,15 @@ static void diagnose(const struct run *r, const char *what, int status)
                       l->iclass == NTL_IPT_IC_COND;
         ip = !r->have_last ? 0 : status == NTL_IPT_BAD_QUERY ? l->ip : direct ? l->a : l->ip + l->size;
     }
-    if (r->out)
-        cli_warn(r->cmd, "%s at trace offset 0x%" PRIx64 ", ip 0x%" PRIx64 ": %s", what, off, ip,
-                 ntl_ipt_flow_strerror(status));
+    if (r->out) {
+        /* Off ptxed's lines, the IP is also named: with an image that lacks
+         * the code that ran (no import optimization applied), the first
+         * error is at the first place the code differs. */
+        char name[512];
+        ntl_iptsrc_syms_name(r->o->syms, ip, name, sizeof name);
+        cli_warn(r->cmd, "%s at trace offset 0x%" PRIx64 ", ip 0x%" PRIx64 " (%s): %s", what, off,
+                 ip, name, ntl_ipt_flow_strerror(status));
+    }
     else
         printf("[%" PRIx64 ", %" PRIx64 ": %s: %s]\n", off, ip, what, ntl_ipt_flow_strerror(status));
 }
