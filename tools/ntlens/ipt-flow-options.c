@@ -28,8 +28,9 @@ static const struct opt_command ipt_flow_command = {
         "decodes the trace of the N-th Intel PT event of TRACE (seed 002's workflow:\n"
         "with --dump KERNEL.dmp from `ntlens dump build`). --calls prints the call\n"
         "tree instead, --functions instructions and visits per function; names\n"
-        "come from ELF symbols, PE exports and dump modules. Decode errors are printed as\n"
-        "ptxed does, [OFFSET, IP: error: WHAT], and decoding goes on at the next PSB.\n"
+        "come from ELF symbols, PE exports and dump modules. Decode errors are\n"
+        "printed as ptxed does, [OFFSET, IP: error: WHAT], and decoding goes on at\n"
+        "the next PSB.\n"
         "With --format, one record per instruction or event instead, and decode\n"
         "errors go to stderr.",
 };
@@ -129,6 +130,12 @@ int ipt_flow_parse_args(int argc, char **argv, struct ipt_flow_opts *o)
                      "load FILE's bytes at address ADDR (repeatable)"),
         OPT_CALLBACK(0, "elf", "FILE[:BASE]", add_image, &o->images,
                      "load an ELF file's segments at their addresses,\nor moved to start at BASE (repeatable)"),
+        OPT_CALLBACK(0, "cpu", "CPU", cpu_cb, &o->cpu,
+                     "decode for this CPU and its errata: none (the\nSDM, default) or FAMILY/MODEL[/STEPPING]"),
+        OPT_INT(0, "mtc-freq", &mtc_freq, "N", 0, 15, "IA32_RTIT_CTL.MTCFreq"),
+        OPT_INT(0, "nom-freq", &nom_freq, "N", 0, 255, "nominal core:bus ratio"),
+        OPT_U64(0, "cpuid-0x15.eax", &eax, "N", 0, UINT32_MAX, "CPUID leaf 0x15 EAX (TSC:CTC denominator)"),
+        OPT_U64(0, "cpuid-0x15.ebx", &ebx, "N", 0, UINT32_MAX, "CPUID leaf 0x15 EBX (TSC:CTC numerator)"),
         OPT_GROUP("Input (beyond ptxed)"),
         OPT_CALLBACK(0, "pages", "DIR", add_image, &o->images,
                      "load every ADDR.bin of DIR at ADDR (hex), as\nkAFL dumps pages (repeatable)"),
@@ -152,12 +159,6 @@ int ipt_flow_parse_args(int argc, char **argv, struct ipt_flow_opts *o)
                      "the image options after it load into address\n"
                      "space CR3 (hex, as \"paging, cr3:\" prints it),\n"
                      "until the next --cr3; any: the default image"),
-        OPT_CALLBACK(0, "cpu", "CPU", cpu_cb, &o->cpu,
-                     "decode for this CPU and its errata: none (the\nSDM, default) or FAMILY/MODEL[/STEPPING]"),
-        OPT_INT(0, "mtc-freq", &mtc_freq, "N", 0, 15, "IA32_RTIT_CTL.MTCFreq"),
-        OPT_INT(0, "nom-freq", &nom_freq, "N", 0, 255, "nominal core:bus ratio"),
-        OPT_U64(0, "cpuid-0x15.eax", &eax, "N", 0, UINT32_MAX, "CPUID leaf 0x15 EAX (TSC:CTC denominator)"),
-        OPT_U64(0, "cpuid-0x15.ebx", &ebx, "N", 0, UINT32_MAX, "CPUID leaf 0x15 EBX (TSC:CTC numerator)"),
         OPT_GROUP("IP filter of the recording (ptxed's options; erratum SKL014)"),
         FILTER(0), FILTER(1), FILTER(2), FILTER(3),
         OPT_GROUP("What is printed (ptxed's options)"),
