@@ -62,6 +62,11 @@ static struct ntl_profile_symtab *mapped_exports(const uint8_t *img, uint32_t si
     }
     ntl_pe_exports_free(&ex);
     ntl_pe_free(&pe);
+    /* No names: no table (lib/profile sorts even an empty one). */
+    if (t && ntl_profile_symtab_count(t) == 0) {
+        ntl_profile_symtab_free(t);
+        t = NULL;
+    }
     return t;
 }
 

@@ -16,6 +16,10 @@ static int add_names(struct ntl_iptsrc_syms *syms, const char *path, const struc
      * parse, still names the module. */
     if (ntl_profile_symtab_from_elf(path, &t, NULL) < 0)
         t = NULL;
+    if (t && ntl_profile_symtab_count(t) == 0) { /* a stripped file: the module alone */
+        ntl_profile_symtab_free(t);
+        t = NULL;
+    }
     return ntl_iptsrc_syms_add(syms, path, file0, end - file0, t, err);
 }
 
