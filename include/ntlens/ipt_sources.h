@@ -88,6 +88,9 @@ struct ntl_iptsrc_pe_options {
     size_t dir_count;
     bool import_optimization;   /* apply it from each module's DVRT (else imports
                                  * are only bound) */
+    bool process_set;           /* with etl_path and dirs: also the user-mode modules */
+    uint32_t process;           /*   of this process (an IPT event's) loaded at the
+                                 *   trace's end that dirs hold, at their addresses */
 };
 
 /* Runs lib/minidump's dump-build pipeline on o and adds the dump it builds
@@ -95,7 +98,10 @@ struct ntl_iptsrc_pe_options {
  * pipeline reports (notes, modules, import-optimization sites); the caller
  * frees it with ntl_md_build_free after any result. Returns the number of
  * modules mapped, or ntl_md_build's statuses (err names the file),
- * ntl_iptsrc_add_dump_bytes's, NTL_ERR_ARGUMENT (no module at all). */
+ * ntl_iptsrc_add_dump_bytes's, ntl_etl_images_load's (the trace, for the
+ * process's modules), NTL_ERR_ARGUMENT (no module at all), NTL_ERR_LIMIT
+ * (more than NTL_IPTSRC_MAX_PE modules), NTL_ERR_NOMEM. */
+#define NTL_IPTSRC_MAX_PE 4096
 int ntl_iptsrc_add_pe(struct ntl_ipt_image *img, struct ntl_iptsrc_syms *syms,
                       const struct ntl_iptsrc_pe_options *o, struct ntl_md_build *b,
                       struct ntl_error *err);

@@ -18,7 +18,9 @@ from the same trace.
   4. mkipt_etl wraps it in an ETW ProcessorTrace event after image loads of
      the three modules at kernel addresses (once as recorded, once as a full
      4 KiB ring whose write position is in the middle).
-  5. `dump build --etl` makes the dump; `ipt flow --etl T --event 1 --dump D`
+  5. (Also: process 4's user-mode module beside the kernel's, from
+     `--etl --event --modules`.)
+  6. `dump build --etl` makes the dump; `ipt flow --etl T --event 1 --dump D`
      must print exactly the path's addresses; --calls the four calls by
      export name with their returns matched; --functions the counts.
      `--pe` at the same bases with --import-optimization, and `--etl T
@@ -158,6 +160,27 @@ def check_calls(etl, dump):
         "KeStallExecutionProcessor", "IoCompleteRequest")), f"--functions: {lines}")
 
 
+def check_user(encode, mketl, tmp, imgs, size):
+    """--etl --event N --modules DIR also maps the event's process's
+    user-mode modules: hal.dll loaded by process 4 (the IPT event's) and by
+    process 5 at the same address (which must stay out: both would
+    overlap), and the trace runs HalQueryRealTimeClock there."""
+    ubase = 0x7FF612340000
+    func = ubase + exports(imgs["hal.dll"])["HalQueryRealTimeClock"]
+    pt = os.path.join(tmp, "user.pt")
+    subprocess.run([encode, pt], input=f"psb\nmode64\npsbend\npge {func:#x}\npgd {ubase:#x}\n",
+                   text=True, check=True)
+    etl = os.path.join(tmp, "user.etl")
+    run(mketl, etl, pt, "0", f"\\SystemRoot\\system32\\ntoskrnl.exe,{KBASE:#x},{size['ntoskrnl.exe']}",
+        f"C:\\Windows\\System32\\hal.dll,{ubase:#x},{size['hal.dll']},5",
+        f"C:\\Windows\\System32\\hal.dll,{ubase:#x},{size['hal.dll']},4")
+    p = flow("--etl", etl, "--event", "1", "--modules", tmp, "--no-inst")
+    check(addresses(p.stdout) == [func, func + 5], f"the process's user-mode module: {p.stdout}")
+    p = flow("--etl", etl, "--event", "1", "--modules", tmp, "--functions", "--format", "csv")
+    check(p.stdout.splitlines()[1:] == ["HalQueryRealTimeClock,hal.dll,2,1,100.00"],
+          f"named from its exports: {p.stdout}")
+
+
 def main():
     if build_images.missing_tools():
         print("missing:", " ".join(build_images.missing_tools()))
@@ -173,9 +196,9 @@ def main():
         pt = os.path.join(tmp, "trace.pt")
         subprocess.run([encode, pt], input=trace_script(entry, imgs, sites), text=True, check=True)
         size = {n: pefile.PE(p).OPTIONAL_HEADER.SizeOfImage for n, p in imgs.items()}
-        mods = ["\\SystemRoot\\system32\\ntoskrnl.exe", f"{KBASE:#x}", str(size["ntoskrnl.exe"]),
-                "\\SystemRoot\\system32\\hal.dll", f"{HBASE:#x}", str(size["hal.dll"]),
-                "\\SystemRoot\\system32\\drivers\\testdrv.sys", f"{DBASE:#x}", str(size["testdrv.sys"])]
+        mods = [f"\\SystemRoot\\system32\\ntoskrnl.exe,{KBASE:#x},{size['ntoskrnl.exe']}",
+                f"\\SystemRoot\\system32\\hal.dll,{HBASE:#x},{size['hal.dll']}",
+                f"\\SystemRoot\\system32\\drivers\\testdrv.sys,{DBASE:#x},{size['testdrv.sys']}"]
         etl = os.path.join(tmp, "kernel.etl")
         ring = os.path.join(tmp, "ring.etl")
         run(mketl, etl, pt, "0", *mods)
@@ -218,6 +241,7 @@ def main():
               in p.stderr, f"unoptimized --calls: the warning names the site: {p.stderr}")
 
         check_calls(etl, dump)
+        check_user(encode, mketl, tmp, imgs, size)
 
         p = flow("--etl", etl, "--event", "2", "--dump", dump, ok=1)
         check("IPT event 2 asked for, the trace has 1" in p.stderr and etl in p.stderr,

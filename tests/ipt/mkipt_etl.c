@@ -3,8 +3,9 @@
  * event (ETW's ProcessorTrace) carrying the trace file's bytes; with WRAP
  * K > 0 the trace is padded with PAD packets to a full 4 KiB ring buffer
  * and rotated so that its next write position is K, as a wrapped ring is
- * logged. Built on tests/etl's byte-by-byte generator.
- *     mkipt_etl OUT.etl TRACE.pt WRAP [NAME BASE SIZE]... */
+ * logged. The event is process 4's; an image of another process names its
+ * pid. Built on tests/etl's byte-by-byte generator.
+ *     mkipt_etl OUT.etl TRACE.pt WRAP [NAME,BASE,SIZE[,PID]]... */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,7 @@ int main(int argc, char **argv)
     static uint8_t ring[RING];
     uint64_t ts = 1000;
 
-    if (argc < 4 || (argc - 4) % 3)
+    if (argc < 4)
         return 2;
     ntl_buf_init(&pt, RING);
     if (ntl_file_read(argv[2], RING, &pt, &err) < 0) {
@@ -45,9 +46,16 @@ int main(int argc, char **argv)
     }
     gen_init(&g, 0x10000, 8, 0x10001, 0, 10000000, 133000000000000000ull, 1, "NT Kernel Logger",
              "kernel.etl");
-    for (int i = 4; i + 2 < argc; i += 3)
-        gen_image(&g, false, false, true, 10, ts++, strtoull(argv[i + 1], NULL, 0),
-                  strtoull(argv[i + 2], NULL, 0), 0, 0, 0, 0x140000000, argv[i]);
+    for (int i = 4; i < argc; i++) {
+        char *name = argv[i], *base = strchr(name, ','), *size = base ? strchr(base + 1, ',') : NULL;
+        if (!size)
+            return 2;
+        *base++ = *size++ = '\0';
+        char *pid = strchr(size, ',');
+        gen_image(&g, false, false, true, 10, ts++, strtoull(base, NULL, 0),
+                  strtoull(size, NULL, 0), pid ? (uint32_t)strtoul(pid + 1, NULL, 0) : 0, 0, 0,
+                  0x140000000, name);
+    }
     gen_ipt(&g, false, ts, ts - 1, 4, 8, option, pos, trace, size);
     gen_finish(&g);
     if (ntl_file_write(argv[1], g.file.data, g.file.len, &err) < 0) {

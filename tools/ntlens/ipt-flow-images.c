@@ -75,6 +75,9 @@ static int load_pe(struct ipt_flow_opts *o, const char *cmd, size_t first, bool 
         .dirs = with_etl ? o->modules.items : NULL,
         .dir_count = with_etl ? o->modules.n : 0,
         .import_optimization = o->import_opt,
+        /* The event's process's own modules come with the kernel's. */
+        .process_set = with_etl && o->event,
+        .process = o->event_process,
     };
     struct ntl_md_build b;
     struct ntl_ipt_image *img;
@@ -134,7 +137,7 @@ int ipt_flow_load_images(struct ipt_flow_opts *o, const char *cmd)
     return 0;
 }
 
-int ipt_flow_load_trace(const struct ipt_flow_opts *o, const char *cmd, struct ntl_ipt_trace *t)
+int ipt_flow_load_trace(struct ipt_flow_opts *o, const char *cmd, struct ntl_ipt_trace *t)
 {
     struct ntl_error err;
     ntl_error_clear(&err);
@@ -146,6 +149,7 @@ int ipt_flow_load_trace(const struct ipt_flow_opts *o, const char *cmd, struct n
     struct ntl_iptsrc_etl_trace info;
     if (ntl_iptsrc_etl_trace(t, o->etl, (unsigned)o->event, &info, &err) < 0)
         return cli_fail(cmd, &err, o->etl);
+    o->event_process = info.process;
     return 0;
 }
 #endif

@@ -147,7 +147,8 @@ int ipt_flow_parse_args(int argc, char **argv, struct ipt_flow_opts *o)
                      "load every memory range of a minidump (such as\n`ntlens dump build` writes; repeatable)"),
         OPT_STRING(0, "etl", &o->etl, "TRACE",
                    "an ETW trace: with --modules, map the kernel\n"
-                   "modules it saw loaded at their addresses; with\n--event, decode its Intel PT trace"),
+                   "modules it saw loaded at their addresses (and\n"
+                   "with --event the event's process's); with\n--event, decode its Intel PT trace"),
         OPT_LIST(0, "modules", &o->modules, "DIR",
                  "where --etl's module files are (repeatable)"),
         OPT_U64(0, "event", &o->event, "N", 1, UINT32_MAX,
