@@ -18,7 +18,8 @@ struct module {
 struct ntl_iptsrc_syms {
     struct module *v;
     size_t n, cap;
-    size_t last; /* the module the last lookup found: flows stay in one for long */
+    size_t last;     /* the module the last lookup found: flows stay in one for long */
+    bool overlapped; /* some modules overlap: a later one may hide part of last */
 };
 
 int ntl_iptsrc_syms_new(struct ntl_iptsrc_syms **s, struct ntl_error *err)
@@ -59,6 +60,8 @@ int ntl_iptsrc_syms_add(struct ntl_iptsrc_syms *s, const char *name, uint64_t ba
         s->v = v;
         s->cap = cap;
     }
+    for (size_t i = 0; i < s->n && !s->overlapped; i++)
+        s->overlapped = base < s->v[i].end && s->v[i].base < base + size;
     char *copy = strdup(ntl_md_base_name(name));
     if (!copy) {
         ntl_profile_symtab_free(t);
@@ -70,13 +73,14 @@ int ntl_iptsrc_syms_add(struct ntl_iptsrc_syms *s, const char *name, uint64_t ba
 }
 
 /* The last added module holding addr: modules are few (hundreds in a
- * kernel), and lookups mostly repeat the last one. */
+ * kernel), and lookups mostly repeat the last one, which needs no search
+ * unless modules overlap. */
 static struct module *module_at(struct ntl_iptsrc_syms *s, uint64_t addr)
 {
     if (s->last < s->n) {
         struct module *m = &s->v[s->last];
         bool later = false;
-        for (size_t i = s->last + 1; i < s->n && !later; i++)
+        for (size_t i = s->last + 1; s->overlapped && i < s->n && !later; i++)
             later = addr >= s->v[i].base && addr < s->v[i].end;
         if (addr >= m->base && addr < m->end && !later)
             return m;
