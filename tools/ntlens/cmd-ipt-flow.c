@@ -42,10 +42,16 @@ static void diagnose(const struct run *r, const char *what, int status)
         /* Off ptxed's lines, the IP is also named: with an image that lacks
          * the code that ran (no import optimization applied), the first
          * error is at the first place the code differs. */
-        char name[512];
-        ntl_iptsrc_syms_name(r->o->syms, ip, name, sizeof name);
-        cli_warn(r->cmd, "%s at trace offset 0x%" PRIx64 ", ip 0x%" PRIx64 " (%s): %s", what, off,
-                 ip, name, ntl_ipt_flow_strerror(status));
+        char name[512] = "";
+        struct ntl_iptsrc_place p;
+        if (ntl_iptsrc_syms_find(r->o->syms, ip, &p)) {
+            name[0] = ' ';
+            name[1] = '(';
+            ntl_iptsrc_syms_name(r->o->syms, ip, name + 2, sizeof name - 3);
+            strcat(name, ")");
+        }
+        cli_warn(r->cmd, "%s at trace offset 0x%" PRIx64 ", ip 0x%" PRIx64 "%s: %s", what, off, ip,
+                 name, ntl_ipt_flow_strerror(status));
     }
     else
         printf("[%" PRIx64 ", %" PRIx64 ": %s: %s]\n", off, ip, what, ntl_ipt_flow_strerror(status));
