@@ -193,6 +193,11 @@ int ntl_ipt_flow_recover(struct ntl_ipt_flow *f, struct ntl_error *err);
  * ntl_status_name's for the others. */
 const char *ntl_ipt_flow_strerror(int status);
 
+/* Forgets every instruction decoded so far: the memory behind the read
+ * callback changed (ntl_ipt_spaces_switch moved to another address space),
+ * and the same addresses may hold other code. Cannot fail. */
+void ntl_ipt_flow_forget(struct ntl_ipt_flow *f);
+
 /* Distinct instructions decoded so far (each is decoded once). */
 size_t ntl_ipt_flow_cached(const struct ntl_ipt_flow *f);
 

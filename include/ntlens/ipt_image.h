@@ -75,6 +75,15 @@ int ntl_ipt_image_add_elf(struct ntl_ipt_image *img, const char *path, bool at_b
 int ntl_ipt_image_add_elf_bytes(struct ntl_ipt_image *img, const uint8_t *data, size_t len,
                                 bool at_base, uint64_t base, struct ntl_error *err);
 
+/* Where ntl_ipt_image_add_elf_bytes puts an ELF file (the same at_base and
+ * base): *file0 the address its file offset 0 corresponds to (the lowest
+ * segment's address less its file offset: where ELF symbols' file offsets
+ * apply) and *end the end of the highest segment's bytes. Returns 0, or
+ * NTL_ERR_FORMAT, NTL_ERR_UNSUPPORTED, NTL_ERR_TRUNCATED (the headers) and
+ * NTL_ERR_NOT_FOUND (no loadable segment) as ntl_ipt_image_add_elf_bytes. */
+int ntl_ipt_elf_extent(const uint8_t *data, size_t len, bool at_base, uint64_t base,
+                       uint64_t *file0, uint64_t *end, struct ntl_error *err);
+
 /* ntl_ipt_read_fn over an image (ctx is the struct ntl_ipt_image). Returns
  * the bytes read (> 0, up to the end of the section holding addr), or
  * NTL_ERR_NOT_FOUND when no section holds addr. */
@@ -82,6 +91,39 @@ int ntl_ipt_image_read(uint8_t *buf, size_t size, uint64_t addr, void *ctx);
 
 /* Number of sections. Cannot fail. */
 size_t ntl_ipt_image_sections(const struct ntl_ipt_image *img);
+
+/* Address spaces: an image per CR3 and a default one, for traces that
+ * switch between processes (a PIP packet, told as a PAGING item, gives the
+ * new CR3). Reading in an address space reads its own image and, where that
+ * holds nothing, the default (the kernel's modules, shared by every
+ * process), as libipt's image sections without an ASID match any CR3. CR3s
+ * are compared without their low 12 bits (the PCID, not the page tables). */
+struct ntl_ipt_spaces;
+
+/* An empty default image and no address space, reading the default, into
+ * *s. Returns 0, or NTL_ERR_NOMEM (err set). */
+int ntl_ipt_spaces_new(struct ntl_ipt_spaces **s, struct ntl_error *err);
+/* Frees s and its images; NULL is fine. */
+void ntl_ipt_spaces_free(struct ntl_ipt_spaces *s);
+/* The default image. Cannot fail. */
+struct ntl_ipt_image *ntl_ipt_spaces_default(struct ntl_ipt_spaces *s);
+/* The image of address space cr3 into *img, made empty the first time.
+ * Returns 0, or NTL_ERR_NOMEM, NTL_ERR_LIMIT (more than
+ * NTL_IPT_MAX_SPACES spaces); err set. */
+int ntl_ipt_spaces_image(struct ntl_ipt_spaces *s, uint64_t cr3, struct ntl_ipt_image **img,
+                         struct ntl_error *err);
+#define NTL_IPT_MAX_SPACES 4096
+/* Reads in address space cr3 from now on (the default alone when no image
+ * was made for it). Returns true when that changes what is read, so that
+ * a decoder's decoded instructions must be forgotten
+ * (ntl_ipt_flow_forget). Cannot fail. */
+bool ntl_ipt_spaces_switch(struct ntl_ipt_spaces *s, uint64_t cr3);
+/* ntl_ipt_read_fn over the current address space (ctx: the struct
+ * ntl_ipt_spaces): its image's bytes at addr, else the default's. Returns
+ * the bytes read, or NTL_ERR_NOT_FOUND when neither holds addr. */
+int ntl_ipt_spaces_read(uint8_t *buf, size_t size, uint64_t addr, void *ctx);
+/* Number of address spaces with an image of their own. Cannot fail. */
+size_t ntl_ipt_spaces_count(const struct ntl_ipt_spaces *s);
 
 #ifdef __cplusplus
 }

@@ -115,6 +115,11 @@ uint64_t ntl_ipt_flow_offset(const struct ntl_ipt_flow *f)
     return f->cfg.trace.origin + ntl_ipt_offset(&f->evd.pkt);
 }
 
+void ntl_ipt_flow_forget(struct ntl_ipt_flow *f)
+{
+    flow_cache_free(&f->cache);
+}
+
 size_t ntl_ipt_flow_cached(const struct ntl_ipt_flow *f)
 {
     return f->cache.used;

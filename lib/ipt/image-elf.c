@@ -79,26 +79,59 @@ static int add_segments(struct ntl_ipt_image *img, const struct ntl_buf *f, bool
     return added;
 }
 
+/* The lowest loadable segment of f (its address and file offset) and the
+ * end of the highest; false when there is none. */
+static bool span(const struct ntl_buf *f, bool is64, uint64_t off, unsigned n, unsigned size,
+                 uint64_t *low, uint64_t *low_offset, uint64_t *high)
+{
+    *low = UINT64_MAX;
+    *low_offset = *high = 0;
+    for (unsigned i = 0; i < n; i++) {
+        struct phdr h;
+        read_phdr(f->data + off + (uint64_t)i * size, is64, &h);
+        if (h.type != PT_LOAD || !h.filesz)
+            continue;
+        if (h.vaddr < *low) {
+            *low = h.vaddr;
+            *low_offset = h.offset;
+        }
+        if (h.vaddr + h.filesz > *high)
+            *high = h.vaddr + h.filesz;
+    }
+    return *low != UINT64_MAX;
+}
+
+int ntl_ipt_elf_extent(const uint8_t *data, size_t len, bool at_base, uint64_t base,
+                       uint64_t *file0, uint64_t *end, struct ntl_error *err)
+{
+    struct ntl_buf f = {.data = (uint8_t *)data, .len = len};
+    bool is64 = false;
+    uint64_t off = 0, low, low_offset, high;
+    unsigned n = 0, size = 0;
+    int rc = headers(&f, &is64, &off, &n, &size, err);
+    if (rc < 0)
+        return rc;
+    if (!span(&f, is64, off, n, size, &low, &low_offset, &high))
+        return ntl_error_set(err, NTL_ERR_NOT_FOUND, "ELF program headers", off,
+                             "no loadable segment");
+    uint64_t delta = at_base ? base - low : 0;
+    *file0 = low - low_offset + delta;
+    *end = high + delta;
+    return 0;
+}
+
 int ntl_ipt_image_add_elf_bytes(struct ntl_ipt_image *img, const uint8_t *data, size_t len,
                                 bool at_base, uint64_t base, struct ntl_error *err)
 {
     struct ntl_buf f = {.data = (uint8_t *)data, .len = len};
     bool is64 = false;
-    uint64_t off = 0;
+    uint64_t off = 0, low, low_offset, high;
     unsigned n = 0, size = 0;
     int rc = headers(&f, &is64, &off, &n, &size, err);
     uint64_t delta = 0;
-    if (rc >= 0 && at_base) {
-        /* Moved so that the lowest segment starts at base. */
-        uint64_t low = UINT64_MAX;
-        for (unsigned i = 0; i < n; i++) {
-            struct phdr h;
-            read_phdr(f.data + off + (uint64_t)i * size, is64, &h);
-            if (h.type == PT_LOAD && h.filesz && h.vaddr < low)
-                low = h.vaddr;
-        }
-        delta = low == UINT64_MAX ? 0 : base - low;
-    }
+    /* Moved so that the lowest segment starts at base. */
+    if (rc >= 0 && at_base && span(&f, is64, off, n, size, &low, &low_offset, &high))
+        delta = base - low;
     if (rc >= 0)
         rc = add_segments(img, &f, is64, off, n, size, delta, err);
     if (rc == 0)

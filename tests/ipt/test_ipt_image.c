@@ -90,9 +90,65 @@ static void test_elf(void)
     ntl_ipt_image_free(img);
 }
 
+/* Where an ELF's file offset 0 lands: its segment's address less its
+ * offset, at its own place and moved. */
+static void test_elf_extent(void)
+{
+    struct ntl_error err;
+    uint8_t f[132];
+    uint64_t file0 = 0, end = 0;
+    size_t n = make_elf(f, 0x400078);
+    CHECK_EQ_INT(ntl_ipt_elf_extent(f, n, false, 0, &file0, &end, &err), 0);
+    CHECK_EQ_U64(file0, 0x400000);
+    CHECK_EQ_U64(end, 0x40007c);
+    CHECK_EQ_INT(ntl_ipt_elf_extent(f, n, true, 0x10000, &file0, &end, &err), 0);
+    CHECK_EQ_U64(file0, 0x10000 - 120);
+    CHECK_EQ_U64(end, 0x10004);
+    ntl_put_le32(f + 64, 2);
+    CHECK_EQ_INT(ntl_ipt_elf_extent(f, n, false, 0, &file0, &end, &err), NTL_ERR_NOT_FOUND);
+}
+
+/* Address spaces: each reads its own image, then the default; a CR3 is
+ * matched without its PCID bits; switching says when the view changed. */
+static void test_spaces(void)
+{
+    struct ntl_ipt_spaces *s;
+    struct ntl_ipt_image *a, *b, *again;
+    struct ntl_error err;
+    uint8_t out[4];
+    CHECK_EQ_INT(ntl_ipt_spaces_new(&s, &err), 0);
+    CHECK_EQ_INT(ntl_ipt_image_add(ntl_ipt_spaces_default(s), (const uint8_t *)"\xc3", 1, 0x9000,
+                                   &err), 0);
+    CHECK_EQ_INT(ntl_ipt_spaces_image(s, 0x2000, &b, &err), 0);
+    CHECK_EQ_INT(ntl_ipt_spaces_image(s, 0x1000, &a, &err), 0);
+    CHECK_EQ_INT(ntl_ipt_spaces_image(s, 0x1fff, &again, &err), 0);
+    CHECK(again == a && a != b);
+    CHECK_EQ_U64(ntl_ipt_spaces_count(s), 2);
+    CHECK_EQ_INT(ntl_ipt_image_add(a, (const uint8_t *)"\xaa", 1, 0x100, &err), 0);
+    CHECK_EQ_INT(ntl_ipt_image_add(b, (const uint8_t *)"\xbb", 1, 0x100, &err), 0);
+    /* No space yet: the default alone. */
+    CHECK_EQ_INT(ntl_ipt_spaces_read(out, 1, 0x100, s), NTL_ERR_NOT_FOUND);
+    CHECK(ntl_ipt_spaces_switch(s, 0x1000));
+    CHECK(!ntl_ipt_spaces_switch(s, 0x1abc));
+    CHECK_EQ_INT(ntl_ipt_spaces_read(out, 1, 0x100, s), 1);
+    CHECK(out[0] == 0xaa);
+    CHECK_EQ_INT(ntl_ipt_spaces_read(out, 1, 0x9000, s), 1);
+    CHECK(out[0] == 0xc3);
+    CHECK(ntl_ipt_spaces_switch(s, 0x2000));
+    CHECK_EQ_INT(ntl_ipt_spaces_read(out, 1, 0x100, s), 1);
+    CHECK(out[0] == 0xbb);
+    /* A CR3 with no image of its own: the default. */
+    CHECK(ntl_ipt_spaces_switch(s, 0x5000));
+    CHECK(!ntl_ipt_spaces_switch(s, 0x6000));
+    CHECK_EQ_INT(ntl_ipt_spaces_read(out, 1, 0x100, s), NTL_ERR_NOT_FOUND);
+    ntl_ipt_spaces_free(s);
+}
+
 int main(void)
 {
     test_sections();
     test_elf();
+    test_elf_extent();
+    test_spaces();
     return check_exit();
 }

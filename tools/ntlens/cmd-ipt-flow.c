@@ -17,6 +17,7 @@ struct run {
     const struct ipt_flow_opts *o;
     struct ntl_ipt_flow *flow;
     struct out *out;               /* records; NULL: ptxed's text */
+    struct ipt_calls *calls;       /* --calls, --functions */
     uint64_t insns, blocks;
     bool in_block;                 /* the last item was an instruction that needs no trace */
     bool have_last;                /* an instruction since the last sync */
@@ -37,16 +38,28 @@ static void diagnose(const struct run *r, const char *what, int status)
                       l->iclass == NTL_IPT_IC_COND;
         ip = !r->have_last ? 0 : status == NTL_IPT_BAD_QUERY ? l->ip : direct ? l->a : l->ip + l->size;
     }
-    if (r->out)
-        cli_warn(r->cmd, "%s at trace offset 0x%" PRIx64 ", ip 0x%" PRIx64 ": %s", what, off, ip,
-                 ntl_ipt_flow_strerror(status));
+    if (r->out) {
+        /* Off ptxed's lines, the IP is also named: with an image that lacks
+         * the code that ran (no import optimization applied), the first
+         * error is at the first place the code differs. */
+        char name[512] = "";
+        struct ntl_iptsrc_place p;
+        if (ntl_iptsrc_syms_find(r->o->syms, ip, &p)) {
+            name[0] = ' ';
+            name[1] = '(';
+            ntl_iptsrc_syms_name(r->o->syms, ip, name + 2, sizeof name - 3);
+            strcat(name, ")");
+        }
+        cli_warn(r->cmd, "%s at trace offset 0x%" PRIx64 ", ip 0x%" PRIx64 "%s: %s", what, off, ip,
+                 name, ntl_ipt_flow_strerror(status));
+    }
     else
         printf("[%" PRIx64 ", %" PRIx64 ": %s: %s]\n", off, ip, what, ntl_ipt_flow_strerror(status));
 }
 
 /* Every item to the end of the trace; after an error, on at the next PSB
  * as ptxed goes on. */
-static void decode(struct run *r)
+static int decode(struct run *r)
 {
     struct ntl_ipt_flow_item it;
     struct ntl_error err;
@@ -54,12 +67,15 @@ static void decode(struct run *r)
     if (ntl_ipt_flow_sync(r->flow, &err) < 0) {
         if (err.status != NTL_ERR_NOT_FOUND)
             diagnose(r, "sync error", err.status);
-        return;
+        return 0;
     }
     for (;;) {
         uint64_t off = ntl_ipt_flow_offset(r->flow);
         int rc = ntl_ipt_flow_next(r->flow, &it, &err);
         if (rc > 0) {
+            /* Another address space: its code, decoded anew. */
+            if (it.kind == NTL_IPT_FL_PAGING && ntl_ipt_spaces_switch(r->o->spaces, it.a))
+                ntl_ipt_flow_forget(r->flow);
             if (it.kind == NTL_IPT_FL_INSN) {
                 r->insns++;
                 r->blocks += !r->in_block;
@@ -68,7 +84,10 @@ static void decode(struct run *r)
                 r->have_last = true;
                 r->last = it;
             }
-            if (r->out)
+            if (r->calls) {
+                if (ipt_calls_item(r->calls, &it) < 0)
+                    return -1;
+            } else if (r->out)
                 ipt_flow_records_row(r->out, &it, r->o, off);
             else
                 ipt_flow_print(&it, r->o, off);
@@ -76,14 +95,16 @@ static void decode(struct run *r)
             continue;
         }
         if (rc == 0)
-            return;
+            return 0;
         diagnose(r, "error", rc);
+        if (r->calls)
+            ipt_calls_lost(r->calls);
         bool enabled;
         if (r->o->resync_on_error ? ntl_ipt_flow_recover(r->flow, &err) < 0
                                   : ntl_ipt_flow_resync(r->flow, &enabled, &err) < 0) {
             if (err.status != NTL_ERR_NOT_FOUND)
                 diagnose(r, "resync error", err.status);
-            return;
+            return 0;
         }
         if (!r->o->resync_on_error)
             r->have_last = false;
@@ -99,21 +120,34 @@ static int run(struct run *r, const struct ntl_ipt_trace *t)
     cfg.trace.size = t->size;
     cfg.trace.time = r->o->tc;
     cfg.filter = r->o->filter;
-    cfg.read = ntl_ipt_image_read;
-    cfg.read_ctx = r->o->img;
+    cfg.read = ntl_ipt_spaces_read;
+    cfg.read_ctx = r->o->spaces;
     if (ntl_ipt_cpu_errata(&r->o->cpu, &cfg.trace.time.errata) < 0 && !r->out)
         printf("[0, 0: config error: unknown cpu]\n");
     ntl_error_clear(&err);
     if (ntl_ipt_flow_new(&r->flow, &cfg, &err) < 0)
         return cli_fail(r->cmd, &err, NULL);
-    if (r->o->fmt != IPT_FORMAT_PTXED) {
-        if (!(r->out = out_new(stdout, (enum out_format)r->o->fmt))) {
+    bool calls = r->o->calls || r->o->functions;
+    if (r->o->fmt != IPT_FORMAT_PTXED || calls) {
+        int fmt = r->o->fmt == IPT_FORMAT_PTXED ? OUT_TABLE : r->o->fmt;
+        if (!(r->out = out_new(stdout, (enum out_format)fmt)) ||
+            (calls && !(r->calls = ipt_calls_new(r->o, r->out)))) {
+            out_close(r->out);
             ntl_ipt_flow_free(r->flow);
             return cli_failf(r->cmd, "out of memory");
         }
-        ipt_flow_records_columns(r->out);
+        if (!calls)
+            ipt_flow_records_columns(r->out);
     }
-    decode(r);
+    int drc = decode(r);
+    if (drc == 0 && r->calls)
+        drc = ipt_calls_finish(r->calls);
+    ipt_calls_free(r->calls);
+    if (drc < 0) {
+        out_close(r->out);
+        ntl_ipt_flow_free(r->flow);
+        return cli_failf(r->cmd, "out of memory");
+    }
     if (r->o->stat_insn && !r->out)
         printf("insn: %" PRIu64 ".\n", r->insns);
     if (r->o->stat_blocks && !r->out)
@@ -129,23 +163,20 @@ int cmd_ipt_flow(int argc, char **argv)
     static char obuf[1 << 16];
     struct ipt_flow_opts o;
     struct ntl_ipt_trace trace;
-    struct ntl_error err;
     int rc;
 
     if ((rc = ipt_flow_parse_args(argc, argv, &o)) != CLI_CONTINUE)
         return rc;
     memset(&trace, 0, sizeof trace);
-    ntl_error_clear(&err);
-    if (ntl_ipt_trace_load(&trace, o.trace, false, 0, &err) < 0) {
-        rc = cli_fail(argv[0], &err, o.trace);
-    } else if (ipt_flow_load_image(&o, &err) < 0) {
-        rc = cli_fail(argv[0], &err, NULL);
-    } else {
+    /* The loaders print what failed. */
+    if ((rc = ipt_flow_load_trace(&o, argv[0], &trace)) == 0 &&
+        (rc = ipt_flow_load_images(&o, argv[0])) == 0) {
         struct run r = { .cmd = argv[0], .o = &o };
         setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
         rc = run(&r, &trace);
     }
-    ntl_ipt_image_free(o.img);
+    ntl_ipt_spaces_free(o.spaces);
+    ntl_iptsrc_syms_free(o.syms);
     ntl_ipt_trace_free(&trace);
     return rc;
 }

@@ -20,8 +20,17 @@ static const struct opt_command ipt_flow_command = {
         "libipt's ptxed prints them, with ptxed's options. The image is the code at\n"
         "the addresses it ran at: --raw FILE:ADDR loads a file at an address, --elf\n"
         "FILE an ELF file's segments, --pages DIR a folder of ADDR.bin pages (kAFL's\n"
-        "image/). Decode errors are printed as\n"
-        "ptxed does, [OFFSET, IP: error: WHAT], and decoding goes on at the next PSB.\n"
+        "image/), --pe FILE:BASE a PE image mapped as Windows maps it, --dump FILE\n"
+        "every memory range of a minidump, --etl TRACE --modules DIR the kernel\n"
+        "modules the ETW trace saw loaded, found in DIR. --cr3 CR3 puts the image\n"
+        "options after it in that address space: a PIP (\"paging, cr3\") switches to\n"
+        "it, and the default image serves what it lacks. --etl TRACE --event N\n"
+        "decodes the trace of the N-th Intel PT event of TRACE (seed 002's workflow:\n"
+        "with --dump KERNEL.dmp from `ntlens dump build`). --calls prints the call\n"
+        "tree instead, --functions instructions and visits per function; names\n"
+        "come from ELF symbols, PE exports and dump modules. Decode errors are\n"
+        "printed as ptxed does, [OFFSET, IP: error: WHAT], and decoding goes on at\n"
+        "the next PSB.\n"
         "With --format, one record per instruction or event instead, and decode\n"
         "errors go to stderr.",
 };
@@ -39,7 +48,7 @@ static int cpu_cb(const struct opt *opt, const char *arg, void *ctx)
 }
 
 /* FILE:ADDR as ptxed reads it: the last ':' starts the address. */
-static int split_raw(const char *arg, char *path, size_t n, uint64_t *addr)
+int ipt_flow_split_addr(const char *arg, char *path, size_t n, uint64_t *addr)
 {
     const char *colon = strrchr(arg, ':');
     char *end;
@@ -54,55 +63,52 @@ static int split_raw(const char *arg, char *path, size_t n, uint64_t *addr)
     return 0;
 }
 
-static int check_raw(const struct opt *opt, const char *arg, void *ctx)
-{
-    struct opt_list *l = ctx;
-    char path[4096];
-    uint64_t addr;
-    if (split_raw(arg, path, sizeof path, &addr) < 0)
-        return opt_error(opt, "needs FILE:ADDR, not '%s'", arg);
-    if (l->n == OPT_LIST_MAX)
-        return opt_error(opt, "can be given at most %d times", OPT_LIST_MAX);
-    l->items[l->n++] = arg;
-    return 0;
-}
-
 /* --elf's FILE[:BASE]: a ':' and a number at the end give the base. */
-static bool split_elf(const char *arg, char *path, size_t n, uint64_t *base)
+bool ipt_flow_split_elf(const char *arg, char *path, size_t n, uint64_t *base)
 {
-    if (split_raw(arg, path, n, base) == 0)
+    if (ipt_flow_split_addr(arg, path, n, base) == 0)
         return true;
     snprintf(path, n, "%s", arg);
     return false;
 }
 
-int ipt_flow_load_image(struct ipt_flow_opts *o, struct ntl_error *err)
+/* Each image option, in order, with the address space --cr3 put in force. */
+static int add_image(const struct opt *opt, const char *arg, void *ctx)
 {
-    int rc = ntl_ipt_image_new(&o->img, err);
-    if (rc < 0)
-        return rc;
-    for (size_t i = 0; i < o->raw.n; i++) {
-        char path[4096];
-        uint64_t addr = 0;
-        /* Checked when parsed (check_raw). */
-        split_raw(o->raw.items[i], path, sizeof path, &addr);
-        rc = ntl_ipt_image_add_file(o->img, path, addr, err);
-        if (rc < 0)
-            return rc;
+    struct ipt_image_specs *l = ctx;
+    static const struct { const char *name; enum ipt_image_kind kind; } kinds[] = {
+        {"raw", IPT_IMG_RAW}, {"elf", IPT_IMG_ELF}, {"pages", IPT_IMG_PAGES},
+        {"pe", IPT_IMG_PE}, {"dump", IPT_IMG_DUMP},
+    };
+    char path[4096];
+    uint64_t addr;
+    size_t k = 0;
+    while (strcmp(kinds[k].name, opt->long_name))
+        k++;
+    if ((kinds[k].kind == IPT_IMG_RAW || kinds[k].kind == IPT_IMG_PE) &&
+        ipt_flow_split_addr(arg, path, sizeof path, &addr) < 0)
+        return opt_error(opt, "needs FILE:%s, not '%s'",
+                         kinds[k].kind == IPT_IMG_PE ? "BASE" : "ADDR", arg);
+    if (l->n == OPT_LIST_MAX)
+        return opt_error(opt, "and the other image options can be given at most %d times",
+                         OPT_LIST_MAX);
+    l->v[l->n++] = (struct ipt_image_spec){kinds[k].kind, l->in_space, l->cr3, arg};
+    return 0;
+}
+
+static int set_cr3(const struct opt *opt, const char *arg, void *ctx)
+{
+    struct ipt_image_specs *l = ctx;
+    char *end;
+    if (!strcmp(arg, "any")) {
+        l->in_space = false;
+        return 0;
     }
-    for (size_t i = 0; i < o->elf.n; i++) {
-        char path[4096];
-        uint64_t base = 0;
-        bool at_base = split_elf(o->elf.items[i], path, sizeof path, &base);
-        rc = ntl_ipt_image_add_elf(o->img, path, at_base, base, err);
-        if (rc < 0)
-            return rc;
-    }
-    for (size_t i = 0; i < o->pages.n; i++) {
-        rc = ntl_ipt_image_add_pages(o->img, o->pages.items[i], err);
-        if (rc < 0)
-            return rc;
-    }
+    errno = 0;
+    l->cr3 = strtoull(arg, &end, 16);
+    if (errno || end == arg || *end)
+        return opt_error(opt, "needs a CR3 in hex (as ptxed prints it) or any, not '%s'", arg);
+    l->in_space = true;
     return 0;
 }
 
@@ -120,18 +126,40 @@ int ipt_flow_parse_args(int argc, char **argv, struct ipt_flow_opts *o)
     struct opt opts[] = {
         OPT_GROUP("Input (ptxed's options)"),
         OPT_STRING(0, "pt", &o->trace, "FILE", "the trace (instead of the TRACE operand)"),
-        OPT_CALLBACK(0, "raw", "FILE:ADDR", check_raw, &o->raw,
+        OPT_CALLBACK(0, "raw", "FILE:ADDR", add_image, &o->images,
                      "load FILE's bytes at address ADDR (repeatable)"),
-        OPT_LIST(0, "elf", &o->elf, "FILE[:BASE]",
-                 "load an ELF file's segments at their addresses,\nor moved to start at BASE (repeatable)"),
-        OPT_LIST(0, "pages", &o->pages, "DIR",
-                 "load every ADDR.bin of DIR at ADDR (hex), as\nkAFL dumps pages (repeatable)"),
+        OPT_CALLBACK(0, "elf", "FILE[:BASE]", add_image, &o->images,
+                     "load an ELF file's segments at their addresses,\nor moved to start at BASE (repeatable)"),
         OPT_CALLBACK(0, "cpu", "CPU", cpu_cb, &o->cpu,
                      "decode for this CPU and its errata: none (the\nSDM, default) or FAMILY/MODEL[/STEPPING]"),
         OPT_INT(0, "mtc-freq", &mtc_freq, "N", 0, 15, "IA32_RTIT_CTL.MTCFreq"),
         OPT_INT(0, "nom-freq", &nom_freq, "N", 0, 255, "nominal core:bus ratio"),
         OPT_U64(0, "cpuid-0x15.eax", &eax, "N", 0, UINT32_MAX, "CPUID leaf 0x15 EAX (TSC:CTC denominator)"),
         OPT_U64(0, "cpuid-0x15.ebx", &ebx, "N", 0, UINT32_MAX, "CPUID leaf 0x15 EBX (TSC:CTC numerator)"),
+        OPT_GROUP("Input (beyond ptxed)"),
+        OPT_CALLBACK(0, "pages", "DIR", add_image, &o->images,
+                     "load every ADDR.bin of DIR at ADDR (hex), as\nkAFL dumps pages (repeatable)"),
+        OPT_CALLBACK(0, "pe", "FILE:BASE", add_image, &o->images,
+                     "map a PE image at BASE as the Windows loader\n"
+                     "does: sections at their RVAs, rebased, imports\n"
+                     "bound to the other PE modules (repeatable)"),
+        OPT_CALLBACK(0, "dump", "FILE", add_image, &o->images,
+                     "load every memory range of a minidump (such as\n`ntlens dump build` writes; repeatable)"),
+        OPT_STRING(0, "etl", &o->etl, "TRACE",
+                   "an ETW trace: with --modules, map the kernel\n"
+                   "modules it saw loaded at their addresses (and\n"
+                   "with --event the event's process's); with\n--event, decode its Intel PT trace"),
+        OPT_LIST(0, "modules", &o->modules, "DIR",
+                 "where --etl's module files are (repeatable)"),
+        OPT_U64(0, "event", &o->event, "N", 1, UINT32_MAX,
+                "decode the N-th Intel PT event of --etl (from 1,\nas `etl ipt` numbers them)"),
+        OPT_FLAG(0, "import-optimization", &o->import_opt,
+                 "apply the kernel's import optimization to --pe\n"
+                 "and --etl modules from their DVRT, as Windows\ndoes at load time"),
+        OPT_CALLBACK(0, "cr3", "CR3", set_cr3, &o->images,
+                     "the image options after it load into address\n"
+                     "space CR3 (hex, as \"paging, cr3:\" prints it),\n"
+                     "until the next --cr3; any: the default image"),
         OPT_GROUP("IP filter of the recording (ptxed's options; erratum SKL014)"),
         FILTER(0), FILTER(1), FILTER(2), FILTER(3),
         OPT_GROUP("What is printed (ptxed's options)"),
@@ -154,6 +182,12 @@ int ipt_flow_parse_args(int argc, char **argv, struct ipt_flow_opts *o)
                     "ptxed's instruction decoder (the same output;\n--stat counts no blocks)"),
         OPT_FLAG(0, "resync-on-error", &o->resync_on_error,
                  "after an error, go on at the next packet that\ntells the IP (default: at the next PSB)"),
+        OPT_GROUP("What is printed (beyond ptxed)"),
+        OPT_FLAG(0, "calls", &o->calls,
+                 "print the call tree as it ran instead: each call\n"
+                 "indented by depth with its target's name, each\nreturn matched to its call"),
+        OPT_FLAG(0, "functions", &o->functions,
+                 "print instructions and visits per function\ninstead, most instructions first"),
         OPT_GROUP("Output options"),
         OPT_CHOICE('f', "format", &o->fmt, "FORMAT", out_format_names,
                    "one record per instruction or event: table, csv,\n"
@@ -186,11 +220,23 @@ int ipt_flow_parse_args(int argc, char **argv, struct ipt_flow_opts *o)
         return opt_usage_error(&ipt_flow_command, "TRACE given twice: as an operand and with '--pt'");
     if (n == 1)
         o->trace = argv[1];
-    if (!o->trace)
-        return opt_usage_error(&ipt_flow_command, "missing TRACE");
-    if (o->raw.n == 0 && o->pages.n == 0 && o->elf.n == 0)
+    if (o->event && !o->etl)
+        return opt_usage_error(&ipt_flow_command, "'--event' needs '--etl TRACE'");
+    if (o->modules.n && !o->etl)
+        return opt_usage_error(&ipt_flow_command, "'--modules' needs '--etl TRACE'");
+    if (o->etl && !o->event && !o->modules.n)
         return opt_usage_error(&ipt_flow_command,
-                               "no memory image: give '--raw FILE:ADDR', '--elf FILE' or '--pages DIR'");
+                               "'--etl' needs '--event N' (its trace) or '--modules DIR' (its modules)");
+    if (o->trace && o->event)
+        return opt_usage_error(&ipt_flow_command, "TRACE given twice: as a file and with '--event'");
+    if (!o->trace && !o->event)
+        return opt_usage_error(&ipt_flow_command, "missing TRACE");
+    if (o->images.n == 0 && !o->modules.n)
+        return opt_usage_error(&ipt_flow_command,
+                               "no memory image: give '--raw FILE:ADDR', '--elf FILE', '--pages DIR',\n"
+                               "'--pe FILE:BASE', '--dump FILE' or '--etl TRACE --modules DIR'");
+    if (o->calls && o->functions)
+        return opt_usage_error(&ipt_flow_command, "'--calls' and '--functions' exclude each other");
     return CLI_CONTINUE;
 }
 #endif

@@ -24,7 +24,7 @@ static void print_insn(const struct ntl_ipt_flow_item *it, const struct ipt_flow
         printf("? ");
     printf("%016" PRIx64, it->ip);
     char text[256];
-    if (!o->no_inst && ipt_flow_insn_text(it, o->img, text, sizeof text))
+    if (!o->no_inst && ipt_flow_insn_text(it, o->spaces, text, sizeof text))
         printf("  %s", text);
     printf("\n");
 }
@@ -147,7 +147,7 @@ void ipt_flow_event_text(const struct ntl_ipt_flow_item *it, const struct ipt_fl
     event_text(&t, it, o);
 }
 
-bool ipt_flow_insn_text(const struct ntl_ipt_flow_item *it, struct ntl_ipt_image *img, char *buf,
+bool ipt_flow_insn_text(const struct ntl_ipt_flow_item *it, struct ntl_ipt_spaces *mem, char *buf,
                         size_t size)
 {
     static const struct {
@@ -167,7 +167,7 @@ bool ipt_flow_insn_text(const struct ntl_ipt_flow_item *it, struct ntl_ipt_image
     uint8_t bytes[15];
     size_t got = 0;
     while (got < it->size) {
-        int n = ntl_ipt_image_read(bytes + got, it->size - got, it->ip + got, img);
+        int n = ntl_ipt_spaces_read(bytes + got, it->size - got, it->ip + got, mem);
         if (n <= 0)
             return false;
         got += (size_t)n;

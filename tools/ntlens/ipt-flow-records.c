@@ -61,7 +61,7 @@ void ipt_flow_records_row(struct out *out, const struct ntl_ipt_flow_item *it,
     else
         out_null(out);
     out_bool(out, it->flags & NTL_IPT_FL_SPECULATIVE);
-    if (insn && !o->no_inst && ipt_flow_insn_text(it, o->img, text, sizeof text))
+    if (insn && !o->no_inst && ipt_flow_insn_text(it, o->spaces, text, sizeof text))
         out_str(out, text);
     else if (!insn)
         out_str(out, (ipt_flow_event_text(it, o, text, sizeof text), text));

@@ -1,0 +1,73 @@
+/* lib/iptsrc's names for addresses (native and under Wine): modules as
+ * ranges, the last added winning where they overlap, functions from a
+ * lib/profile table, and the four ways a name is written. */
+#include <string.h>
+
+#include "check.h"
+
+#include "ntlens/ipt_sources.h"
+
+static void test_names(void)
+{
+    struct ntl_iptsrc_syms *s;
+    struct ntl_profile_symtab *t;
+    struct ntl_iptsrc_place p;
+    struct ntl_error err;
+    char name[64];
+
+    CHECK_EQ_INT(ntl_iptsrc_syms_new(&s, &err), 0);
+    CHECK_EQ_INT(ntl_profile_symtab_new(&t, &err), 0);
+    CHECK_EQ_INT(ntl_profile_symtab_add(t, "KeBugCheck", 0x1000, 0, &err), 0);
+    CHECK_EQ_INT(ntl_profile_symtab_add(t, "ExAllocatePool2", 0x2000, 0x10, &err), 0);
+    CHECK_EQ_INT(ntl_iptsrc_syms_add(s, "\\\\SystemRoot\\\\system32\\\\ntoskrnl.exe", 0xfffff80000000000ull,
+                                     0x100000, t, &err), 0);
+    ntl_iptsrc_syms_name(s, 0xfffff80000001000ull, name, sizeof name);
+    CHECK_EQ_STR(name, "ntoskrnl.exe!KeBugCheck");
+    ntl_iptsrc_syms_name(s, 0xfffff80000001abcull, name, sizeof name);
+    CHECK_EQ_STR(name, "ntoskrnl.exe!KeBugCheck+0xabc");
+    /* Past a sized function: the module alone. */
+    ntl_iptsrc_syms_name(s, 0xfffff80000002010ull, name, sizeof name);
+    CHECK_EQ_STR(name, "ntoskrnl.exe+0x2010");
+    ntl_iptsrc_syms_name(s, 0xfffff80000000010ull, name, sizeof name);
+    CHECK_EQ_STR(name, "ntoskrnl.exe+0x10");
+    ntl_iptsrc_syms_name(s, 0x1234, name, sizeof name);
+    CHECK_EQ_STR(name, "0x1234");
+    CHECK(!ntl_iptsrc_syms_find(s, 0xfffff80000100000ull, &p) && !p.module);
+
+    /* A module added later over part of it names that part. */
+    CHECK_EQ_INT(ntl_iptsrc_syms_add(s, "/lib/patch.bin", 0xfffff80000001800ull, 0x100, NULL, &err), 0);
+    CHECK(ntl_iptsrc_syms_find(s, 0xfffff80000001810ull, &p));
+    CHECK_EQ_STR(p.module, "patch.bin");
+    CHECK(p.function == NULL);
+    CHECK(ntl_iptsrc_syms_find(s, 0xfffff80000001000ull, &p));
+    CHECK_EQ_STR(p.function, "KeBugCheck");
+    CHECK(ntl_iptsrc_syms_find(s, 0xfffff80000001820ull, &p));
+    CHECK_EQ_STR(p.module, "patch.bin");
+
+    CHECK_EQ_INT(ntl_iptsrc_syms_add(s, "empty", 0x5000, 0, NULL, &err), NTL_ERR_ARGUMENT);
+    CHECK_EQ_INT(ntl_iptsrc_syms_add(s, "wraps", ~0ull - 4, 0x10, NULL, &err), NTL_ERR_ARGUMENT);
+    /* Cut to the buffer, always terminated. */
+    ntl_iptsrc_syms_name(s, 0xfffff80000001abcull, name, 8);
+    CHECK_EQ_STR(name, "ntoskrn");
+    ntl_iptsrc_syms_free(s);
+}
+
+/* A dump that does not parse: the status, the offset. */
+static void test_bad_dump(void)
+{
+    struct ntl_ipt_image *img;
+    struct ntl_error err;
+    uint8_t junk[64] = "MDMP";
+    CHECK_EQ_INT(ntl_ipt_image_new(&img, &err), 0);
+    int rc = ntl_iptsrc_add_dump_bytes(img, NULL, junk, 8, &err);
+    CHECK(rc == NTL_ERR_TRUNCATED && err.status == rc);
+    CHECK_EQ_U64(ntl_ipt_image_sections(img), 0);
+    ntl_ipt_image_free(img);
+}
+
+int main(void)
+{
+    test_names();
+    test_bad_dump();
+    return check_exit();
+}
