@@ -232,9 +232,13 @@ def test_buffer_growth():
         data, line = fetch_bytes(srv, "Counter 009", "-s", "16")
         check(stat(line, "attempts") >= 2 and data == titles, "Counter 009 from a 16-byte buffer")
         # Repeated snapshots on one handle: one round trip each once sized.
+        # The block holds this machine's processes: one that grows past the
+        # buffer's margin between two snapshots (a busy machine starting
+        # processes) costs one more, so a few are allowed; a fetcher that
+        # re-sized every time would take 40.
         r = fetch(srv, "-n", "20", "127.0.0.1:%d" % srv.port, "Global")
-        check(r.returncode == 0 and stat(r.stdout, "round_trips") == 20,
-              "20 snapshots in 20 round trips (%s)" % r.stdout.strip())
+        check(r.returncode == 0 and 20 <= stat(r.stdout, "round_trips") <= 23,
+              "20 snapshots in 20 round trips, 23 at most (%s)" % r.stdout.strip())
         # The cap: a block larger than --max-block fails clearly.
         r = fetch(srv, "-s", "4096", "-m", "8192", "127.0.0.1:%d" % srv.port, "Global")
         check(r.returncode == 1 and "does not fit in 8192 bytes" in r.stderr,
