@@ -241,6 +241,21 @@ def test_stalled_among_parallel(srv, good):
     check(took < 12, "ps returns within the call timeout (%.1f s)" % took)
 
 
+def test_stalled_sources_open_at_once(srv):
+    """Commands that need every source open them at once: two stalled
+    sources cost one call timeout, not two, and each fails with its own error."""
+    srv.behave = winreg(None)
+    start = time.monotonic()
+    r = subprocess.run([NTLENS, "counters", "--call-timeout", "3", "-S", srv.spec(),
+                        "-S", srv.spec()],
+                       capture_output=True, text=True, env=srv.env(), timeout=60)
+    took = time.monotonic() - start
+    errors = [l for l in r.stderr.splitlines() if "127.0.0.1:%d" % srv.port in l]
+    check(r.returncode == 1 and len(errors) == 2,
+          "each stalled source fails with its own error (%s)" % r.stderr.strip())
+    check(took < 5.5, "two stalled sources cost one 3 s timeout, not two (%.1f s)" % took)
+
+
 def test_not_smb():
     """Below SMB2: a TCP peer that answers the negotiation with garbage."""
     for name, answer in (("an SMB1-looking reply", b"\0\0\0\x10\xffSMB" + b"x" * 12),
@@ -283,6 +298,7 @@ def main():
     try:
         test_protocol_errors(srv)
         test_slow_loris(srv)
+        test_stalled_sources_open_at_once(srv)
         good = BadServer(fake=False)
         subprocess.run([NTLENS, "samba-provider", "--state-dir",
                         os.path.join(good.dir, "state"), "--once"], check=True,

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli-parallel.h"
 #include "cli.h"
 #include "ntlens/msrpc_source.h"
 
@@ -161,21 +162,43 @@ int cli_source_open_one(const struct cli_sources *cs, size_t i, struct ntl_sourc
     return ntl_msrpc_source_open(cs->specs[i], &cs->opt, out, err);
 }
 
+struct open_job {
+    const struct cli_sources *cs;
+    struct ntl_source **out;
+    struct ntl_error *errs;
+    int *rcs;
+};
+
+static void open_one_job(void *arg, size_t i)
+{
+    struct open_job *j = arg;
+    ntl_error_clear(&j->errs[i]);
+    j->out[i] = NULL;
+    j->rcs[i] = cli_source_open_one(j->cs, i, &j->out[i], &j->errs[i]);
+}
+
 int cli_sources_open(struct cli_sources *cs, const char *cmd, struct ntl_source **out)
 {
-    struct ntl_error err;
     int rc;
 
     if ((rc = cli_sources_prepare(cs, cmd)) != EXIT_OK)
         return rc;
-    for (size_t i = 0; i < cs->nspecs; i++) {
-        ntl_error_clear(&err);
-        if (cli_source_open_one(cs, i, &out[i], &err) < 0) {
-            cli_sources_close(out, i);
-            return cli_fail(cmd, &err, cs->specs[i]);
-        }
+    struct ntl_error *errs = calloc(cs->nspecs, sizeof *errs);
+    int *rcs = calloc(cs->nspecs, sizeof *rcs);
+    if (!errs || !rcs) {
+        free(errs);
+        free(rcs);
+        return cli_failf(cmd, "out of memory");
     }
-    return EXIT_OK;
+    cli_parallel(cs->nspecs, open_one_job, &(struct open_job){cs, out, errs, rcs});
+    for (size_t i = 0; i < cs->nspecs; i++)
+        if (rcs[i] < 0)
+            rc = cli_fail(cmd, &errs[i], cs->specs[i]);
+    if (rc != EXIT_OK)
+        cli_sources_close(out, cs->nspecs);
+    free(errs);
+    free(rcs);
+    return rc;
 }
 
 void cli_sources_close(struct ntl_source **sources, size_t n)

@@ -58,8 +58,10 @@ void cli_sources_init(struct cli_sources *cs);
  * path's machine). Returns false when CLI_SOURCE_MAX are there already. */
 bool cli_sources_add(struct cli_sources *cs, const char *spec);
 /* Opens every source ("local" when none was given), asking for a password
- * where a remote one needs it. On failure prints the error and returns
- * EXIT_FAIL (or EXIT_USAGE) with nothing left open. */
+ * where a remote one needs it. The sources open at once, so a server that
+ * stalls costs its own timeout, not the sum of everyone's. When any fails,
+ * prints each failing source's own error and returns EXIT_FAIL (or
+ * EXIT_USAGE) with nothing left open. */
 int cli_sources_open(struct cli_sources *cs, const char *cmd, struct ntl_source **out);
 /* The two halves of cli_sources_open, for a command that opens its sources
  * in parallel and goes on with those that answer: prepare checks the specs

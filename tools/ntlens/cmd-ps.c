@@ -7,13 +7,15 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cli-parallel.h"
 #include "cli-source.h"
 #include "cli-stop.h"
 #include "cli.h"
 #include "commands.h"
+#include "ntlens/perf_ps.h"
+#include "ntlens/source_perf.h"
 #include "out.h"
 #include "parse-options.h"
-#include "ps.h"
 
 enum view { VIEW_DEFAULT, VIEW_MEMORY, VIEW_THREADS, VIEW_ALL, VIEW_TREE, VIEW_TASK };
 
@@ -574,7 +576,7 @@ static int snapshot_once(struct host *hosts, size_t n, const struct ps_opts *o, 
     size_t ok = 0, matched = 0;
     int status = EXIT_OK;
 
-    ps_parallel(n, take_sample, &(struct sample_job){hosts, threads, false});
+    cli_parallel(n, take_sample, &(struct sample_job){hosts, threads, false});
     for (size_t h = 0; h < n; h++) {
         if (hosts[h].done) {
             status = EXIT_FAIL;   /* reported when it was opened */
@@ -611,7 +613,7 @@ static size_t task_round(struct out *t, struct host *hosts, size_t n, const stru
 {
     size_t active = 0;
 
-    ps_parallel(n, take_sample, &(struct sample_job){hosts, false, true});
+    cli_parallel(n, take_sample, &(struct sample_job){hosts, false, true});
     for (size_t h = 0; h < n; h++) {
         struct host *x = &hosts[h];
         if (x->done)
@@ -771,7 +773,7 @@ int cmd_ps(int argc, char **argv)
         hosts[h].spec = cs.specs[h];
         hosts[h].cs = &cs;
     }
-    ps_parallel(cs.nspecs, open_host, hosts);
+    cli_parallel(cs.nspecs, open_host, hosts);
     cli_sources_clear(&cs);
     /* A source that fails gets its own error; the others go on. */
     for (size_t h = 0; h < cs.nspecs; h++) {

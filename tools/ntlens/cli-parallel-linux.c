@@ -1,8 +1,9 @@
 /* Running one job per source at once (POSIX threads, part of glibc). */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
-#include "ps.h"
+#include "cli-parallel.h"
 
 struct job {
     void (*fn)(void *arg, size_t i);
@@ -17,7 +18,7 @@ static void *run_job(void *p)
     return NULL;
 }
 
-void ps_parallel(size_t n, void (*fn)(void *arg, size_t i), void *arg)
+void cli_parallel(size_t n, void (*fn)(void *arg, size_t i), void *arg)
 {
     struct job *jobs = n > 1 ? calloc(n, sizeof *jobs) : NULL;
     pthread_t *threads = n > 1 ? calloc(n, sizeof *threads) : NULL;

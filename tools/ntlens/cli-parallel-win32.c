@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-#include "ps.h"
+#include "cli-parallel.h"
 
 struct job {
     void (*fn)(void *arg, size_t i);
@@ -18,7 +18,7 @@ static DWORD WINAPI run_job(LPVOID p)
     return 0;
 }
 
-void ps_parallel(size_t n, void (*fn)(void *arg, size_t i), void *arg)
+void cli_parallel(size_t n, void (*fn)(void *arg, size_t i), void *arg)
 {
     struct job *jobs = n > 1 ? calloc(n, sizeof *jobs) : NULL;
     HANDLE *threads = n > 1 ? calloc(n, sizeof *threads) : NULL;
