@@ -60,11 +60,11 @@ static int parse_args(int argc, char **argv, struct stacks_opts *o, const char *
 {
     struct opt opts[] = {
         OPT_GROUP("What to walk"),
-        OPT_FLAG('k', "kernel", &o->kernel,
+        OPT_FLAG(0, "kernel", &o->kernel,
                  "kernel frames too (Linux: /proc/PID/task/TID/stack, root only;\n"
                  "Windows: through the ntlens.sys driver)"),
         OPT_FLAG(0, "no-lines", &o->no_lines, "no source files and lines (faster on big binaries)"),
-        OPT_INT('n', "max-frames", &o->max_frames, "N", 1, NTL_STACK_MAX_FRAMES,
+        OPT_INT(0, "max-frames", &o->max_frames, "N", 1, NTL_STACK_MAX_FRAMES,
                 "at most N frames per thread (default 1024)"),
         OPT_STRING(0, "modules", &o->modules_dir, "DIR",
                    "a minidump: read unwind data and exports from the module files in DIR"),
