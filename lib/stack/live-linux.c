@@ -76,7 +76,13 @@ static int walk_thread(struct stack_unwinder *u, struct ntl_stack_process *p,
         (rc = stack_proc_kernel_frames(p, t, (pid_t)p->pid, max, kernel_why, sizeof kernel_why,
                                        err)) < 0)
         return rc;
-    rc = stack_unwinder_walk(u, p, t, o, &p->stopped_ns, err);
+    /* A thread in an uninterruptible wait would only stop once the wait
+     * ends (a hung NFS server: never), so it is not asked to. */
+    if (t->state[0] == 'D')
+        rc = ntl_stack_thread_note(p, t, err, "in an uninterruptible wait: not stopped, so no "
+                                   "user frames%s", o->kernel ? "" : " (--kernel shows where)");
+    else
+        rc = stack_unwinder_walk(u, p, t, o, &p->stopped_ns, err);
     if (rc < 0)
         return rc;
     return add_note(p, t, kernel_why, err);

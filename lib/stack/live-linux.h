@@ -41,6 +41,12 @@ void stack_maps_free(struct stack_maps *m);
 int stack_snapshot_take(pid_t tid, const struct stack_maps *maps, struct stack_snapshot *s,
                         char *why, size_t why_size);
 
+/* Threads that timed out are still ours: each stops once its wait ends,
+ * and would stay stopped. Waits up to 100 ms for them and lets go of each
+ * that stopped; the kernel lets go of the rest when this process exits
+ * (a caller that lives on should walk them again later). */
+void stack_snapshot_release(const pid_t *tids, size_t n);
+
 /* 8 bytes at addr from the copy, else read from the process now. */
 bool stack_snapshot_read(const struct stack_snapshot *s, pid_t pid, uint64_t addr,
                          uint64_t *value);

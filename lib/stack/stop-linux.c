@@ -22,6 +22,8 @@
 #define RED_ZONE 128u
 /* A thread that does not stop within this is in an uninterruptible wait. */
 #define STOP_TIMEOUT_NS 1000000000ull
+/* How long stack_snapshot_release waits for such threads at the end. */
+#define RELEASE_WAIT_NS 100000000ull
 
 static uint64_t now_ns(void)
 {
@@ -178,8 +180,34 @@ int stack_snapshot_take(pid_t tid, const struct stack_maps *maps,
     /* Detaching a thread that never stopped fails; our exit then detaches
      * it, and the interrupt it has pending does not stop it after that. */
     ptrace(PTRACE_DETACH, tid, NULL, NULL);
-    s->stopped_ns = now_ns() - start;
+    s->stopped_ns = rc == -ETIMEDOUT ? 0 : now_ns() - start;
     return rc;
+}
+
+void stack_snapshot_release(const pid_t *tids, size_t n)
+{
+    uint64_t start = now_ns();
+    size_t left = n;
+    char *done = calloc(n ? n : 1, 1);
+    if (!done)
+        return;
+    while (left && now_ns() - start < RELEASE_WAIT_NS) {
+        for (size_t i = 0; i < n; i++) {
+            int status;
+            if (done[i])
+                continue;
+            pid_t r = waitpid(tids[i], &status, __WALL | WNOHANG);
+            if (r == tids[i] && WIFSTOPPED(status))
+                ptrace(PTRACE_DETACH, tids[i], NULL, NULL);
+            if (r != 0) {
+                done[i] = 1;
+                left--;
+            }
+        }
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    free(done);
 }
 
 bool stack_snapshot_read(const struct stack_snapshot *s, pid_t pid, uint64_t addr,

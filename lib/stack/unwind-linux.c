@@ -60,6 +60,9 @@ struct stack_unwinder {
     size_t ninfos, cap_infos;
     struct resolved *res;
     size_t nres, cap_res;
+    /* threads that did not stop in time: still traced (stack_snapshot_release) */
+    pid_t *late;
+    size_t nlate, cap_late;
 };
 
 static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
@@ -176,6 +179,8 @@ void stack_unwinder_free(struct stack_unwinder *u)
 {
     if (!u)
         return;
+    stack_snapshot_release(u->late, u->nlate);
+    free(u->late);
     if (u->dwfl)
         dwfl_end(u->dwfl);
     if (u->exe)
@@ -391,6 +396,16 @@ int stack_unwinder_walk(struct stack_unwinder *u, struct ntl_stack_process *p,
     *stopped_ns += u->snap.stopped_ns;
     if (u->take_rc == -EPERM)
         return -EPERM;
+    if (u->take_rc == -ETIMEDOUT && u->nlate == u->cap_late) {
+        size_t cap = u->cap_late ? u->cap_late * 2 : 16;
+        pid_t *grown = realloc(u->late, cap * sizeof(*grown));
+        if (!grown)
+            return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
+        u->late = grown;
+        u->cap_late = cap;
+    }
+    if (u->take_rc == -ETIMEDOUT)
+        u->late[u->nlate++] = u->tid;
     if (u->take_rc)
         return ntl_stack_thread_note(p, t, err, "%s", u->why);
     int rc = emit_frames(u, p, t, max, err);

@@ -3,13 +3,15 @@
  * loop, a 20-deep recursion, a wait inside a shared library, and a wait
  * inside an inlined function. Prints "ready" when every thread is in place,
  * then waits until stdin closes. With an argument N (bench mode), runs N
- * threads, each blocked 20 frames deep.
+ * threads, each blocked 20 frames deep. With "vfork", one more thread sits
+ * in vfork for 3 seconds (an uninterruptible wait) while its child sleeps.
  * Built with -O1 -g: real code, with the inlining and CFI a release has. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 int stacklib_wait(int fd);
@@ -105,6 +107,19 @@ static void *inlined(void *arg)
     return NULL;
 }
 
+/* The parent of a vfork waits, killable only, until the child exits. */
+static void *vforker(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&ready, 1);
+    if (vfork() == 0) {
+        usleep(3000000);
+        _exit(0);
+    }
+    block_in_read();
+    return NULL;
+}
+
 static void start(void *(*fn)(void *), const char *name)
 {
     pthread_t t;
@@ -120,7 +135,10 @@ int main(int argc, char **argv)
     int expected = 6;
     if (pipe(pipe_fds) != 0)
         return 1;
-    if (argc > 1) {
+    if (argc > 1 && !strcmp(argv[1], "vfork")) {
+        start(vforker, "vforker");
+        expected = 1;
+    } else if (argc > 1) {
         expected = atoi(argv[1]);
         for (int i = 0; i < expected; i++) {
             pthread_attr_t a;

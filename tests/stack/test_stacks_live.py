@@ -188,6 +188,26 @@ def exits_while_walked():
         check(w.returncode == 1 and err.strip(), f"exit mid-walk: a clean error: {err.strip()}")
 
 
+def uninterruptible():
+    """A thread in vfork's wait (state D) is not stopped: it gets a note and
+    its kernel frames, the walk ends at once, and once its child exits the
+    thread runs on, not stopped."""
+    p = start("vfork")
+    try:
+        t0 = time.monotonic()
+        r, rows = ntlens_json(str(p.pid), "--kernel")
+        took = time.monotonic() - t0
+        notes = {row["thread_name"]: row["note"] for row in rows}
+        kernel = [row["function"] for row in rows if row["thread_name"] == "vforker"]
+        check(r.returncode == 0 and "uninterruptible" in notes.get("vforker", "") and took < 1.5,
+              f"vfork's parent: a note, and the walk ends ({took:.1f} s): {notes}")
+        check(any("vfork" in f for f in kernel), f"vfork's parent: kernel frames {kernel}")
+        time.sleep(3.5)
+        check(not set(states(p.pid)) & {"t", "T"}, "vfork's parent: not left stopped")
+    finally:
+        stop(p)
+
+
 def main():
     if not shutil.which("eu-stack"):
         print("skip: eu-stack (elfutils) is not installed: scripts/setup installs it")
@@ -203,6 +223,7 @@ def main():
         stop(p)
     error_paths()
     exits_while_walked()
+    uninterruptible()
     finish()
 
 
