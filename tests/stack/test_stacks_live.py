@@ -10,7 +10,7 @@ walks: there only the function must agree). The expected functions, inline
 frames and source lines must be there, and no thread may be left stopped.
 Then the error paths: a pid that does not exist, a process that exited, a
 process we may not trace (run as nobody), a process that exits while it is
-walked, and the usage errors."""
+walked, and the usage errors. Also `ntlens ps -d --stacks`."""
 import json
 import os
 import re
@@ -142,6 +142,17 @@ def other_formats(pid):
     check(re.search(r"stopped [0-9.]+ ms in all", r.stdout), "text: the stopped time")
 
 
+def ps_stacks(pid):
+    """ntlens ps -d --stacks: the innermost frames in PsList's thread list."""
+    r = subprocess.run([NTLENS, "ps", "-d", "--stacks", str(pid), "-f", "json"],
+                       capture_output=True, text=True, timeout=60)
+    rows = json.loads(r.stdout) if r.returncode == 0 else []
+    stacks = [row.get("stack") or "" for row in rows]
+    check(len(rows) == 7 and any("stacklib_wait" in x for x in stacks) and
+          any(x.startswith("stackprog!busy_loop+0x") for x in stacks),
+          f"ps -d --stacks: a stack per thread: {stacks} {r.stderr.strip()}")
+
+
 def error_paths():
     p = subprocess.Popen(["true"])
     p.wait()
@@ -217,6 +228,7 @@ def main():
         names = compare_with_eu_stack(p)
         expected_functions(names)
         other_formats(p.pid)
+        ps_stacks(p.pid)
         check(not set(states(p.pid)) & {"t", "T"}, "no thread left stopped")
         not_allowed(p)
     finally:
