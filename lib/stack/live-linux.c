@@ -78,7 +78,9 @@ static int walk_thread(struct stack_unwinder *u, struct ntl_stack_process *p,
         return rc;
     /* A thread in an uninterruptible wait would only stop once the wait
      * ends (a hung NFS server: never), so it is not asked to. */
-    if (t->state[0] == 'D')
+    if (t->state[0] == 'Z' || t->state[0] == 'X')
+        rc = ntl_stack_thread_note(p, t, err, "the thread has exited: no stack");
+    else if (t->state[0] == 'D')
         rc = ntl_stack_thread_note(p, t, err, "in an uninterruptible wait: not stopped, so no "
                                    "user frames%s", o->kernel ? "" : " (--kernel shows where)");
     else

@@ -153,6 +153,19 @@ def ps_stacks(pid):
           f"ps -d --stacks: a stack per thread: {stacks} {r.stderr.strip()}")
 
 
+def folded_merges():
+    """Identical stacks are one folded line with their count: 3 threads in
+    the same recursion, and the main thread."""
+    p = start("3")
+    try:
+        r = subprocess.run([NTLENS, "stacks", str(p.pid), "-f", "folded"], capture_output=True,
+                           text=True, timeout=60)
+        counts = sorted(int(x.rsplit(" ", 1)[1]) for x in r.stdout.splitlines())
+        check(r.returncode == 0 and counts == [1, 3], f"folded: counts 1 and 3: {r.stdout}")
+    finally:
+        stop(p)
+
+
 def error_paths():
     p = subprocess.Popen(["true"])
     p.wait()
@@ -233,6 +246,7 @@ def main():
         not_allowed(p)
     finally:
         stop(p)
+    folded_merges()
     error_paths()
     exits_while_walked()
     uninterruptible()
