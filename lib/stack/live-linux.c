@@ -63,31 +63,59 @@ static int add_note(struct ntl_stack_process *p, struct ntl_stack_thread *t, con
     return ntl_stack_thread_note(p, t, err, "%s; %s", t->note, why);
 }
 
-static int walk_thread(struct stack_unwinder *u, struct ntl_stack_process *p,
-                       struct ntl_stack_thread *t, const struct ntl_stack_options *o,
-                       struct ntl_error *err)
+/* What /proc says of t, read before any thread is stopped so that state,
+ * wait channel and kernel frames show where it waits and not our stop.
+ * 0 with *walk telling whether its user frames can be walked. */
+static int read_proc(struct ntl_stack_process *p, struct ntl_stack_thread *t,
+                     const struct ntl_stack_options *o, char *kernel_why, size_t why_size,
+                     bool *walk, struct ntl_error *err)
 {
-    char kernel_why[256] = "";
+    *walk = false;
+    *kernel_why = 0;
     int rc = stack_proc_thread(p, t, (pid_t)p->pid, err);
     if (rc < 0 || *t->note)
         return rc;
     unsigned max = o->max_frames ? o->max_frames : NTL_STACK_MAX_FRAMES;
-    if (o->kernel &&
-        (rc = stack_proc_kernel_frames(p, t, (pid_t)p->pid, max, kernel_why, sizeof kernel_why,
-                                       err)) < 0)
+    if (o->kernel && (rc = stack_proc_kernel_frames(p, t, (pid_t)p->pid, max, kernel_why,
+                                                    why_size, err)) < 0)
         return rc;
     /* A thread in an uninterruptible wait would only stop once the wait
      * ends (a hung NFS server: never), so it is not asked to. */
     if (t->state[0] == 'Z' || t->state[0] == 'X')
-        rc = ntl_stack_thread_note(p, t, err, "the thread has exited: no stack");
-    else if (t->state[0] == 'D')
-        rc = ntl_stack_thread_note(p, t, err, "in an uninterruptible wait: not stopped, so no "
-                                   "user frames%s", o->kernel ? "" : " (--kernel shows where)");
-    else
-        rc = stack_unwinder_walk(u, p, t, o, &p->stopped_ns, err);
-    if (rc < 0)
-        return rc;
-    return add_note(p, t, kernel_why, err);
+        return ntl_stack_thread_note(p, t, err, "the thread has exited: no stack");
+    if (t->state[0] == 'D')
+        return ntl_stack_thread_note(p, t, err, "in an uninterruptible wait: not stopped, so "
+                                     "no user frames%s", o->kernel ? "" : " (--kernel shows where)");
+    *walk = true;
+    return 0;
+}
+
+/* The next threads to stop together, from *next on: their /proc facts
+ * read, those that can be walked in batch. Returns how many, or an error. */
+static int next_batch(struct ntl_stack_process *p, size_t *next,
+                      const struct ntl_stack_options *o, struct ntl_stack_thread **batch,
+                      char (*kernel_why)[256], struct ntl_error *err)
+{
+    int n = 0;
+    while (n < STACK_BATCH && *next < p->nthreads) {
+        struct ntl_stack_thread *t = p->threads[(*next)++];
+        bool walk;
+        if (*t->note)
+            continue;
+        if (o->stop && *o->stop) {
+            if (ntl_stack_thread_note(p, t, err, "not walked: interrupted") < 0)
+                return NTL_ERR_NOMEM;
+            continue;
+        }
+        int rc = read_proc(p, t, o, kernel_why[n], sizeof kernel_why[n], &walk, err);
+        if (rc < 0)
+            return rc;
+        if (walk)
+            batch[n++] = t;
+        else if (add_note(p, t, kernel_why[n], err) < 0)
+            return NTL_ERR_NOMEM;
+    }
+    return n;
 }
 
 static int read_name(uint32_t pid, char *name, size_t size, struct ntl_error *err)
@@ -105,32 +133,36 @@ static int read_name(uint32_t pid, char *name, size_t size, struct ntl_error *er
     return 0;
 }
 
+/* Batch after batch: /proc read, threads stopped together and let go,
+ * then unwound from their copies. */
 static int walk_all(struct stack_unwinder *u, struct ntl_stack_process *p,
                     const struct ntl_stack_options *o, struct ntl_error *err)
 {
+    struct ntl_stack_thread *batch[STACK_BATCH];
+    char kernel_why[STACK_BATCH][256];
+    uint32_t tids[STACK_BATCH];
     bool traced_one = false;
-    for (size_t i = 0; i < p->nthreads; i++) {
-        struct ntl_stack_thread *t = p->threads[i];
-        if (*t->note)
-            continue;
-        if (o->stop && *o->stop) {
-            if (ntl_stack_thread_note(p, t, err, "not walked: interrupted") < 0)
-                return NTL_ERR_NOMEM;
-            continue;
+    size_t next = 0;
+    int n;
+    while ((n = next_batch(p, &next, o, batch, kernel_why, err)) > 0) {
+        for (int i = 0; i < n; i++)
+            tids[i] = batch[i]->tid;
+        stack_unwinder_stop(u, tids, (size_t)n);
+        for (int i = 0; i < n; i++) {
+            int rc = stack_unwinder_walk(u, p, batch[i], o, &p->stopped_ns, err);
+            if (rc == -EPERM && !traced_one) {
+                char advice[512];
+                stack_access_advice((pid_t)p->pid, advice, sizeof advice);
+                return ntl_error_set(err, NTL_ERR_ACCESS, NULL, NTL_NO_OFFSET, "%s", advice);
+            }
+            if (rc == -EPERM)
+                rc = ntl_stack_thread_note(p, batch[i], err, "not allowed to trace this thread");
+            if (rc < 0 || (rc = add_note(p, batch[i], kernel_why[i], err)) < 0)
+                return rc;
+            traced_one = true;
         }
-        int rc = walk_thread(u, p, t, o, err);
-        if (rc == -EPERM && !traced_one) {
-            char advice[512];
-            stack_access_advice((pid_t)p->pid, advice, sizeof advice);
-            return ntl_error_set(err, NTL_ERR_ACCESS, NULL, NTL_NO_OFFSET, "%s", advice);
-        }
-        if (rc == -EPERM)
-            rc = ntl_stack_thread_note(p, t, err, "not allowed to trace this thread");
-        if (rc < 0)
-            return rc;
-        traced_one = true;
     }
-    return 0;
+    return n;
 }
 
 int ntl_stack_live(uint32_t pid, const struct ntl_stack_options *o,

@@ -33,13 +33,21 @@ struct stack_maps {
 int stack_maps_read(pid_t pid, struct stack_maps *m);
 void stack_maps_free(struct stack_maps *m);
 
-/* Stops thread tid (PTRACE_SEIZE + PTRACE_INTERRUPT), takes its registers
- * and its stack from the stack pointer to the end of that mapping (at most
- * a cap), and lets it run again. 0, or a negative errno: -ESRCH (gone),
- * -EPERM (not allowed), -ETIMEDOUT (did not stop within a second: an
- * uninterruptible wait). why gets a sentence for the thread's note. */
-int stack_snapshot_take(pid_t tid, const struct stack_maps *maps, struct stack_snapshot *s,
-                        char *why, size_t why_size);
+/* One thread of a batch. */
+struct stack_stop {
+    pid_t tid;
+    int rc;                  /* 0, or -ESRCH (gone), -EPERM (not allowed),
+                                -ETIMEDOUT (did not stop within a second) */
+    char why[160];           /* for the thread's note when rc is not 0 */
+    struct stack_snapshot snap;
+};
+
+/* Asks the n threads to stop (PTRACE_SEIZE + PTRACE_INTERRUPT, which the
+ * program cannot see), then, as each one stops, takes its registers and its
+ * stack from the stack pointer to the end of that mapping (at most a cap)
+ * and lets it run again: the threads' stop latencies overlap, and one that
+ * is slow to stop holds up no other. */
+void stack_snapshot_batch(struct stack_stop *v, size_t n, const struct stack_maps *maps);
 
 /* Threads that timed out are still ours: each stops once its wait ends,
  * and would stay stopped. Waits up to 100 ms for them and lets go of each
@@ -78,14 +86,22 @@ void stack_access_advice(pid_t pid, char *buf, size_t size);
 
 struct stack_unwinder;
 
+/* Threads stopped together (stack_unwinder_stop). */
+#define STACK_BATCH 4
+
 /* libdw for pid: its modules, and our thread callbacks. 0, or
  * NTL_ERR_NOT_FOUND, NTL_ERR_ACCESS, NTL_ERR_SYSTEM, NTL_ERR_NOMEM. */
 int stack_unwinder_new(pid_t pid, struct stack_unwinder **out, struct ntl_error *err);
 void stack_unwinder_free(struct stack_unwinder *u);
 
-/* Walks thread t into t's frames: user frames, innermost first, with
- * inline frames, names and (o->lines) source lines; *stopped_ns grows by
- * the time the thread was stopped. Returns 0 (a walk that failed or
+/* Takes the registers and stack of these threads (at most STACK_BATCH),
+ * each stopped only for that (stack_snapshot_batch); none is stopped when
+ * it returns. */
+void stack_unwinder_stop(struct stack_unwinder *u, const uint32_t *tids, size_t n);
+
+/* Walks thread t, one of the last stack_unwinder_stop, into t's frames:
+ * user frames, innermost first, with inline frames, names and (o->lines)
+ * source lines; *stopped_ns grows by the time the thread was stopped. Returns 0 (a walk that failed or
  * stopped early leaves a note), -EPERM when the thread could not be
  * traced, or NTL_ERR_NOMEM. */
 int stack_unwinder_walk(struct stack_unwinder *u, struct ntl_stack_process *p,

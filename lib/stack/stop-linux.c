@@ -22,6 +22,11 @@
 #define RED_ZONE 128u
 /* A thread that does not stop within this is in an uninterruptible wait. */
 #define STOP_TIMEOUT_NS 1000000000ull
+/* A stack_stop whose stop was requested and has not come yet. */
+#define STOP_PENDING 1
+/* Yielding, not sleeping, this long while threads stop (a sleep adds its
+ * timer slack to every thread's stop). */
+#define SPIN_NS 2000000ull
 /* How long stack_snapshot_release waits for such threads at the end. */
 #define RELEASE_WAIT_NS 100000000ull
 
@@ -90,30 +95,6 @@ static uint64_t mapping_end(const struct stack_maps *m, uint64_t addr)
     return 0;
 }
 
-/* Waits for the stop PTRACE_INTERRUPT asked for. Spins briefly (a running
- * or sleeping thread stops within microseconds), then polls, and gives up
- * after STOP_TIMEOUT_NS. 0, -ESRCH (it exited), -ETIMEDOUT. */
-static int wait_stop(pid_t tid)
-{
-    uint64_t start = now_ns();
-    for (unsigned i = 0;; i++) {
-        int status;
-        pid_t r = waitpid(tid, &status, __WALL | WNOHANG);
-        if (r == tid)
-            return WIFSTOPPED(status) ? 0 : -ESRCH;
-        if (r < 0 && errno != EINTR)
-            return -ESRCH;
-        if (now_ns() - start > STOP_TIMEOUT_NS)
-            return -ETIMEDOUT;
-        if (i < 64) {
-            sched_yield();
-        } else {
-            struct timespec ts = {0, 50000};
-            nanosleep(&ts, NULL);
-        }
-    }
-}
-
 static void copy_regs(struct stack_snapshot *s, const struct user_regs_struct *r)
 {
     const unsigned long long v[17] = {
@@ -147,41 +128,95 @@ static void copy_stack(pid_t tid, const struct stack_maps *maps, struct stack_sn
     s->len = n > 0 ? (size_t)n : 0;
 }
 
-int stack_snapshot_take(pid_t tid, const struct stack_maps *maps,
-                        struct stack_snapshot *s, char *why, size_t why_size)
+/* The registers and stack of a thread that has stopped. */
+static void capture(struct stack_stop *t, const struct stack_maps *maps)
 {
-    uint64_t start = now_ns();
-    s->stopped_ns = 0;
-    s->len = 0;
-    if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) {
-        int e = errno;
-        snprintf(why, why_size, e == ESRCH ? "the thread exited before it could be stopped"
-                                           : "cannot trace the thread (ptrace: %s)", strerror(e));
-        return e == ESRCH ? -ESRCH : -EPERM;
-    }
-    int rc = 0;
     struct user_regs_struct regs;
-    if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) != 0) {
-        rc = -ESRCH;
-        snprintf(why, why_size, "the thread exited before it could be stopped");
-    } else if ((rc = wait_stop(tid)) == -ETIMEDOUT) {
-        snprintf(why, why_size, "the thread did not stop within a second (an uninterruptible "
-                                "wait): no user frames");
-    } else if (rc < 0) {
-        snprintf(why, why_size, "the thread exited while it was being stopped");
-    } else if (ptrace(PTRACE_GETREGS, tid, NULL, &regs) != 0) {
-        rc = -ESRCH;
-        snprintf(why, why_size, "cannot read the thread's registers (ptrace: %s)",
+    if (ptrace(PTRACE_GETREGS, t->tid, NULL, &regs) != 0) {
+        t->rc = -ESRCH;
+        snprintf(t->why, sizeof t->why, "cannot read the thread's registers (ptrace: %s)",
                  strerror(errno));
-    } else {
-        copy_regs(s, &regs);
-        copy_stack(tid, maps, s);
+        return;
     }
-    /* Detaching a thread that never stopped fails; our exit then detaches
-     * it, and the interrupt it has pending does not stop it after that. */
-    ptrace(PTRACE_DETACH, tid, NULL, NULL);
-    s->stopped_ns = rc == -ETIMEDOUT ? 0 : now_ns() - start;
-    return rc;
+    copy_regs(&t->snap, &regs);
+    copy_stack(t->tid, maps, &t->snap);
+    t->rc = 0;
+}
+
+/* PTRACE_SEIZE and PTRACE_INTERRUPT: true when the stop is on its way. */
+static bool request_stop(struct stack_stop *t)
+{
+    if (ptrace(PTRACE_SEIZE, t->tid, NULL, NULL) != 0) {
+        int e = errno;
+        t->rc = e == ESRCH ? -ESRCH : -EPERM;
+        snprintf(t->why, sizeof t->why, e == ESRCH ? "the thread exited before it could be "
+                 "stopped" : "cannot trace the thread (ptrace: %s)", strerror(e));
+        return false;
+    }
+    if (ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) != 0) {
+        t->rc = -ESRCH;
+        snprintf(t->why, sizeof t->why, "the thread exited before it could be stopped");
+        ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
+        return false;
+    }
+    t->rc = STOP_PENDING;
+    t->snap.stopped_ns = now_ns(); /* the start, until the detach */
+    return true;
+}
+
+/* One look at a pending thread: once it has stopped (or exited), its
+ * capture and its detach. False while it is still on its way. */
+static bool poll_stop(struct stack_stop *t, const struct stack_maps *maps)
+{
+    int status;
+    pid_t r = waitpid(t->tid, &status, __WALL | WNOHANG);
+    if (r == 0 || (r < 0 && errno == EINTR))
+        return false;
+    if (r == t->tid && WIFSTOPPED(status)) {
+        capture(t, maps);
+    } else {
+        t->rc = -ESRCH;
+        snprintf(t->why, sizeof t->why, "the thread exited while it was being stopped");
+    }
+    ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
+    t->snap.stopped_ns = now_ns() - t->snap.stopped_ns;
+    return true;
+}
+
+void stack_snapshot_batch(struct stack_stop *v, size_t n, const struct stack_maps *maps)
+{
+    size_t pending = 0;
+    for (size_t i = 0; i < n; i++) {
+        v[i].why[0] = 0;
+        v[i].snap.len = 0;
+        v[i].snap.stopped_ns = 0;
+        pending += request_stop(&v[i]);
+    }
+    uint64_t start = now_ns();
+    while (pending) {
+        for (size_t i = 0; i < n; i++)
+            if (v[i].rc == STOP_PENDING && poll_stop(&v[i], maps))
+                pending--;
+        uint64_t waited = now_ns() - start;
+        if (!pending || waited > STOP_TIMEOUT_NS)
+            break;
+        if (waited < SPIN_NS) {
+            sched_yield();
+        } else {
+            struct timespec ts = {0, 50000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    /* Detaching a thread that never stopped fails: it stays ours until
+     * stack_snapshot_release or our exit lets it go. */
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].rc != STOP_PENDING)
+            continue;
+        v[i].rc = -ETIMEDOUT;
+        v[i].snap.stopped_ns = 0;
+        snprintf(v[i].why, sizeof v[i].why, "the thread did not stop within a second (an "
+                 "uninterruptible wait): no user frames");
+    }
 }
 
 void stack_snapshot_release(const pid_t *tids, size_t n)

@@ -8,6 +8,7 @@
 #include <dwarf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,11 +47,10 @@ struct stack_unwinder {
     Elf *exe;
     int exe_fd;
     struct stack_maps maps;
-    struct stack_snapshot snap;
-    /* the walk in progress */
-    pid_t tid;
-    int take_rc;
-    char why[256];
+    /* the threads stopped last, and the one being walked */
+    struct stack_stop batch[STACK_BATCH];
+    size_t nbatch;
+    struct stack_stop *cur;
     struct raw_frame *raw;
     size_t nraw, max_raw;
     /* the address cache */
@@ -84,7 +84,7 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
     (void)dwfl;
     struct stack_unwinder *u = arg;
     uint64_t v;
-    if (!stack_snapshot_read(&u->snap, u->pid, addr, &v))
+    if (!stack_snapshot_read(&u->cur->snap, u->pid, addr, &v))
         return false;
     *result = v;
     return true;
@@ -93,12 +93,9 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 {
     struct stack_unwinder *u = arg;
-    u->take_rc = stack_snapshot_take(u->tid, &u->maps, &u->snap, u->why, sizeof u->why);
-    if (u->take_rc)
-        return false;
     Dwarf_Word regs[17];
     for (int i = 0; i < 17; i++)
-        regs[i] = u->snap.regs[i];
+        regs[i] = u->cur->snap.regs[i];
     if (!dwfl_thread_state_registers(thread, 0, 17, regs))
         return false;
     dwfl_thread_state_register_pc(thread, regs[16]);
@@ -188,7 +185,8 @@ void stack_unwinder_free(struct stack_unwinder *u)
     if (u->exe_fd >= 0)
         close(u->exe_fd);
     stack_maps_free(&u->maps);
-    free(u->snap.bytes);
+    for (size_t i = 0; i < STACK_BATCH; i++)
+        free(u->batch[i].snap.bytes);
     free(u->raw);
     u64map_free(&u->by_pc);
     free(u->infos);
@@ -372,6 +370,29 @@ static int emit_frames(struct stack_unwinder *u, struct ntl_stack_process *p,
     return 0;
 }
 
+void stack_unwinder_stop(struct stack_unwinder *u, const uint32_t *tids, size_t n)
+{
+    u->nbatch = n < STACK_BATCH ? n : STACK_BATCH;
+    for (size_t i = 0; i < u->nbatch; i++)
+        u->batch[i].tid = (pid_t)tids[i];
+    stack_snapshot_batch(u->batch, u->nbatch, &u->maps);
+}
+
+/* Remembers a thread that did not stop in time: it is still traced. */
+static int add_late(struct stack_unwinder *u, pid_t tid, struct ntl_error *err)
+{
+    if (u->nlate == u->cap_late) {
+        size_t cap = u->cap_late ? u->cap_late * 2 : 16;
+        pid_t *grown = realloc(u->late, cap * sizeof(*grown));
+        if (!grown)
+            return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
+        u->late = grown;
+        u->cap_late = cap;
+    }
+    u->late[u->nlate++] = tid;
+    return 0;
+}
+
 int stack_unwinder_walk(struct stack_unwinder *u, struct ntl_stack_process *p,
                         struct ntl_stack_thread *t, const struct ntl_stack_options *o,
                         uint64_t *stopped_ns, struct ntl_error *err)
@@ -387,28 +408,25 @@ int stack_unwinder_walk(struct stack_unwinder *u, struct ntl_stack_process *p,
         u->max_raw = max + 1;
     }
     u->lines = o->lines;
-    u->tid = (pid_t)t->tid;
     u->nraw = 0;
-    u->take_rc = 0;
-    u->snap.stopped_ns = 0;
-    int r = dwfl_getthread_frames(u->dwfl, u->tid, on_frame, u);
-    int dwerr = r == -1 ? dwfl_errno() : 0;
-    *stopped_ns += u->snap.stopped_ns;
-    if (u->take_rc == -EPERM)
+    u->cur = NULL;
+    for (size_t i = 0; i < u->nbatch && !u->cur; i++)
+        if (u->batch[i].tid == (pid_t)t->tid)
+            u->cur = &u->batch[i];
+    if (!u->cur)
+        return ntl_error_set(err, NTL_ERR_ARGUMENT, NULL, NTL_NO_OFFSET,
+                             "thread %" PRIu32 " was not stopped first", t->tid);
+    *stopped_ns += u->cur->snap.stopped_ns;
+    int rc = u->cur->rc;
+    if (rc == -EPERM)
         return -EPERM;
-    if (u->take_rc == -ETIMEDOUT && u->nlate == u->cap_late) {
-        size_t cap = u->cap_late ? u->cap_late * 2 : 16;
-        pid_t *grown = realloc(u->late, cap * sizeof(*grown));
-        if (!grown)
-            return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
-        u->late = grown;
-        u->cap_late = cap;
-    }
-    if (u->take_rc == -ETIMEDOUT)
-        u->late[u->nlate++] = u->tid;
-    if (u->take_rc)
-        return ntl_stack_thread_note(p, t, err, "%s", u->why);
-    int rc = emit_frames(u, p, t, max, err);
+    if (rc == -ETIMEDOUT && add_late(u, u->cur->tid, err) < 0)
+        return NTL_ERR_NOMEM;
+    if (rc)
+        return ntl_stack_thread_note(p, t, err, "%s", u->cur->why);
+    int r = dwfl_getthread_frames(u->dwfl, u->cur->tid, on_frame, u);
+    int dwerr = r == -1 ? dwfl_errno() : 0;
+    rc = emit_frames(u, p, t, max, err);
     if (rc < 0 || *t->note)
         return rc;
     /* libdw reports the end of some stacks as an error: only a stop before
