@@ -1,8 +1,9 @@
 /* Live stacks on Linux: for each thread, first what /proc says without
  * stopping it (state, wait channel, CPU times, kernel frames), then its
  * user frames through libdw, the thread stopped only while its registers
- * and stack are copied. Threads are walked one after another, so the
- * process as a whole never stops; p->stopped_ns adds up each thread's stop. */
+ * and stack are copied. Threads are stopped a few at a time
+ * (STACK_BATCH), so the process as a whole never stops; p->stopped_ns adds
+ * up each thread's stop. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -123,9 +124,12 @@ static int read_name(uint32_t pid, char *name, size_t size, struct ntl_error *er
     char path[64];
     snprintf(path, sizeof path, "/proc/%" PRIu32 "/comm", pid);
     FILE *f = fopen(path, "re");
+    if (!f && errno == ENOENT)
+        return ntl_error_set(err, NTL_ERR_NOT_FOUND, NULL, NTL_NO_OFFSET,
+                             "no process %" PRIu32, pid);
     if (!f)
-        return ntl_error_set(err, errno == ENOENT ? NTL_ERR_NOT_FOUND : NTL_ERR_SYSTEM, NULL,
-                             NTL_NO_OFFSET, "no process %" PRIu32 " (%s)", pid, strerror(errno));
+        return ntl_error_set(err, NTL_ERR_SYSTEM, NULL, NTL_NO_OFFSET, "%s: %s", path,
+                             strerror(errno));
     if (!fgets(name, (int)size, f))
         *name = 0;
     fclose(f);
@@ -173,8 +177,8 @@ int ntl_stack_live(uint32_t pid, const struct ntl_stack_options *o,
                              "%" PRIu32 " is not a process id", pid);
     if ((pid_t)pid == getpid())
         return ntl_error_set(err, NTL_ERR_ARGUMENT, NULL, NTL_NO_OFFSET,
-                             "process %" PRIu32 " is ntlens itself: a process cannot stop "
-                             "its own threads", pid);
+                             "process %" PRIu32 " is the caller itself: a process cannot "
+                             "stop its own threads", pid);
 #if !defined(__x86_64__)
     (void)o, (void)out;
     return ntl_error_set(err, NTL_ERR_UNSUPPORTED, NULL, NTL_NO_OFFSET,

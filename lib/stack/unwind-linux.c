@@ -16,7 +16,6 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
-#include "../profile/u64map.h"
 #include "live-linux.h"
 
 /* One function at an address: the physical one, or one inlined into it. */
@@ -30,6 +29,7 @@ struct resolved {
 
 /* What one (call-adjusted) address resolves to. */
 struct pc_info {
+    uint64_t pc;
     const char *module;
     uint64_t module_base;
     bool cfi;                /* the caller of this frame is found through CFI */
@@ -55,7 +55,8 @@ struct stack_unwinder {
     size_t nraw, max_raw;
     /* the address cache */
     bool lines;
-    struct u64map by_pc;     /* call-adjusted pc -> index + 1 in infos */
+    uint32_t *by_pc;         /* hash of pc: index + 1 in infos, 0 empty; at most half full */
+    size_t nslots;           /* a power of two, or 0 */
     struct pc_info *infos;
     size_t ninfos, cap_infos;
     struct resolved *res;
@@ -138,7 +139,6 @@ int stack_unwinder_new(pid_t pid, struct stack_unwinder **out, struct ntl_error 
         return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
     u->pid = pid;
     u->exe_fd = -1;
-    u64map_init(&u->by_pc, 1u << 20);
     int rc, e;
     if ((e = stack_maps_read(pid, &u->maps)) < 0) {
         rc = report_error(-e, pid, err);
@@ -188,7 +188,7 @@ void stack_unwinder_free(struct stack_unwinder *u)
     for (size_t i = 0; i < STACK_BATCH; i++)
         free(u->batch[i].snap.bytes);
     free(u->raw);
-    u64map_free(&u->by_pc);
+    free(u->by_pc);
     free(u->infos);
     free(u->res);
     free(u);
@@ -297,13 +297,40 @@ static int resolve_functions(struct stack_unwinder *u, Dwfl_Module *mod, uint64_
     return rc;
 }
 
+static size_t slot_of(const struct stack_unwinder *u, uint64_t pc)
+{
+    size_t mask = u->nslots - 1, i = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 20) & mask;
+    while (u->by_pc[i] && u->infos[u->by_pc[i] - 1].pc != pc)
+        i = (i + 1) & mask;
+    return i;
+}
+
+/* Room for one more address in the hash, rebuilt twice as large when half
+ * full. -1 when out of memory. */
+static int grow_hash(struct stack_unwinder *u)
+{
+    if (2 * (u->ninfos + 1) <= u->nslots)
+        return 0;
+    size_t n = u->nslots ? u->nslots * 2 : 1024;
+    uint32_t *grown = calloc(n, sizeof(*grown));
+    if (!grown)
+        return -1;
+    free(u->by_pc);
+    u->by_pc = grown;
+    u->nslots = n;
+    for (size_t k = 0; k < u->ninfos; k++)
+        u->by_pc[slot_of(u, u->infos[k].pc)] = (uint32_t)k + 1;
+    return 0;
+}
+
 /* The cached facts of call-adjusted address pc; NULL when out of memory. */
 static const struct pc_info *resolve(struct stack_unwinder *u, uint64_t pc)
 {
-    int limited;
-    uint64_t *slot = u64map_slot(&u->by_pc, pc, &limited);
-    if (slot && *slot)
-        return &u->infos[*slot - 1];
+    if (grow_hash(u) < 0)
+        return NULL;
+    size_t slot = slot_of(u, pc);
+    if (u->by_pc[slot])
+        return &u->infos[u->by_pc[slot] - 1];
     if (u->ninfos == u->cap_infos) {
         size_t cap = u->cap_infos ? u->cap_infos * 2 : 256;
         struct pc_info *grown = realloc(u->infos, cap * sizeof(*grown));
@@ -313,7 +340,7 @@ static const struct pc_info *resolve(struct stack_unwinder *u, uint64_t pc)
         u->cap_infos = cap;
     }
     struct pc_info *info = &u->infos[u->ninfos];
-    *info = (struct pc_info){.module = "", .first = (uint32_t)u->nres};
+    *info = (struct pc_info){.pc = pc, .module = "", .first = (uint32_t)u->nres};
     Dwfl_Module *mod = dwfl_addrmodule(u->dwfl, pc);
     if (mod) {
         Dwarf_Addr low;
@@ -328,10 +355,7 @@ static const struct pc_info *resolve(struct stack_unwinder *u, uint64_t pc)
         return NULL;
     }
     info->n = (uint32_t)(u->nres - info->first);
-    u->ninfos++;
-    /* A full cache still answers; it just stops remembering. */
-    if (slot)
-        *slot = u->ninfos;
+    u->by_pc[slot] = (uint32_t)++u->ninfos;
     return info;
 }
 

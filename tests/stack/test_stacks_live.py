@@ -153,6 +153,46 @@ def ps_stacks(pid):
           f"ps -d --stacks: a stack per thread: {stacks} {r.stderr.strip()}")
 
 
+def max_frames(pid, tid):
+    r, rows = ntlens_json(str(pid), str(tid), "--max-frames", "5")
+    check(r.returncode == 0 and len(rows) == 5 and "more than 5 frames" in rows[0]["note"],
+          f"--max-frames 5: five frames and a note: {[x['function'] for x in rows]}")
+
+
+def catches_sigint(pid):
+    """Waits until pid has its SIGINT handler (before that, Ctrl-C ends it
+    as it would any program, before any thread was stopped)."""
+    for _ in range(2000):
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                caught = [x for x in f if x.startswith("SigCgt:")]
+        except OSError:
+            return
+        if caught and int(caught[0].split()[1], 16) & (1 << (signal.SIGINT - 1)):
+            return
+        time.sleep(0.001)
+
+
+def interrupted():
+    """Ctrl-C during the walk of 1,000 threads: the walk ends, what was
+    walked is printed, the rest say so, and no thread is left stopped."""
+    p = start("1000")
+    try:
+        w = subprocess.Popen([NTLENS, "stacks", str(p.pid), "--format", "json"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        catches_sigint(w.pid)
+        time.sleep(0.08)  # into the walk (libdw reads the modules first)
+        w.send_signal(signal.SIGINT)
+        out, err = w.communicate(timeout=60)
+        rows = json.loads(out) if w.returncode == 0 else []
+        notes = {r["note"] for r in rows if r["note"]}
+        check(w.returncode == 0 and notes <= {"not walked: interrupted"},
+              f"Ctrl-C: exit 0, the rest 'not walked: interrupted' ({w.returncode} {notes} {err})")
+        check(not set(states(p.pid)) & {"t", "T"}, "Ctrl-C: no thread left stopped")
+    finally:
+        stop(p)
+
+
 def folded_merges():
     """Identical stacks are one folded line with their count: 3 threads in
     the same recursion, and the main thread."""
@@ -242,11 +282,13 @@ def main():
         expected_functions(names)
         other_formats(p.pid)
         ps_stacks(p.pid)
+        max_frames(p.pid, names["recurse"][0]["tid"] if "recurse" in names else 0)
         check(not set(states(p.pid)) & {"t", "T"}, "no thread left stopped")
         not_allowed(p)
     finally:
         stop(p)
     folded_merges()
+    interrupted()
     error_paths()
     exits_while_walked()
     uninterruptible()
