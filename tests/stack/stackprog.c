@@ -1,7 +1,8 @@
 /* Threads that sit in known functions, for `ntlens stacks` against
  * `eu-stack`: a blocking read, a condition-variable (futex) wait, a busy
- * loop, a 20-deep recursion, a wait inside a shared library, and a wait
- * inside an inlined function. Prints "ready" when every thread is in place,
+ * loop, a 20-deep recursion, a wait inside a shared library, one inside a
+ * library without unwind data (found by frame pointer), and a wait inside
+ * an inlined function. Prints "ready" when every thread is in place,
  * then waits until stdin closes. With an argument N (bench mode), runs N
  * threads, each blocked 20 frames deep. With "vfork", one more thread sits
  * in vfork for 3 seconds (an uninterruptible wait) while its child sleeps.
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 int stacklib_wait(int fd);
+int stacknocfi_wait(int fd);
 
 static int pipe_fds[2];
 static atomic_int ready;
@@ -88,6 +90,14 @@ static void *inlib(void *arg)
     return NULL;
 }
 
+static void *nocfi(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&ready, 1);
+    stacknocfi_wait(pipe_fds[0]);
+    return NULL;
+}
+
 static inline __attribute__((always_inline)) int inlined_wait(void)
 {
     char c;
@@ -132,7 +142,7 @@ static void start(void *(*fn)(void *), const char *name)
 
 int main(int argc, char **argv)
 {
-    int expected = 6;
+    int expected = 7;
     if (pipe(pipe_fds) != 0)
         return 1;
     if (argc > 1 && !strcmp(argv[1], "vfork")) {
@@ -154,6 +164,7 @@ int main(int argc, char **argv)
         start(busy, "busy");
         start(recurser, "recurse");
         start(inlib, "inlib");
+        start(nocfi, "nocfi");
         start(inlined, "inlined");
     }
     while (atomic_load(&ready) < expected)

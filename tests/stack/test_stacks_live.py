@@ -3,7 +3,8 @@
 
 stackprog's threads sit in known places: a blocking read, a condition
 variable (futex), a busy loop, a 20-deep recursion, a read inside a shared
-library and one inside an inlined function. For every thread, the physical
+library, one inside a library without unwind data (its caller found by the
+frame pointer, and marked so) and one inside an inlined function. For every thread, the physical
 frames (those not marked inline) must be eu-stack's frames: same count,
 same pcs, same symbols (the busy thread's innermost pc moves between the two
 walks: there only the function must agree). The expected functions, inline
@@ -87,8 +88,8 @@ def compare_with_eu_stack(p):
     check(r.returncode == 0, f"ntlens stacks {p.pid}: exit 0 ({r.stderr.strip()})")
     ours = by_thread(rows)
     theirs = eu_stack(p.pid)
-    check(sorted(ours) == sorted(theirs) and len(ours) == 7,
-          f"the same 7 threads: ntlens {sorted(ours)}, eu-stack {sorted(theirs)}")
+    check(sorted(ours) == sorted(theirs) and len(ours) == 8,
+          f"the same 8 threads: ntlens {sorted(ours)}, eu-stack {sorted(theirs)}")
     names = {}
     for tid, frames in ours.items():
         name = frames[0]["thread_name"]
@@ -123,6 +124,12 @@ def expected_functions(names):
           "inlined: inlined_wait is an inline frame at outer_of_inlined's pc")
     check(inl and inl[0]["file"].endswith("stackprog.c") and inl[0]["line"],
           "inlined: the inline frame has its source line")
+    fn = [f["function"] for f in names.get("nocfi", [])]
+    k = fn.index("stacknocfi_wait") if "stacknocfi_wait" in fn else -2
+    check(k >= 0 and names["nocfi"][k + 1]["how"] == "frame-pointer" and
+          names["nocfi"][k + 1]["function"] == "nocfi",
+          f"nocfi: the caller of a function without CFI is marked frame-pointer: "
+          f"{[(f['function'], f['how']) for f in names.get('nocfi', [])]}")
     first = [f for f in names.get("reader", []) if f["how"] != "inline"]
     check(first and first[0]["how"] == "context", "the innermost physical frame is 'context'")
 
@@ -131,8 +138,8 @@ def other_formats(pid):
     r = subprocess.run([NTLENS, "stacks", str(pid), "--format", "folded"], capture_output=True,
                        text=True, timeout=60)
     lines = r.stdout.splitlines()
-    check(r.returncode == 0 and len(lines) == 7 and all(re.fullmatch(r"\S+ 1", x) for x in lines),
-          f"folded: 7 distinct stacks, count 1 each: {lines}")
+    check(r.returncode == 0 and len(lines) == 8 and all(re.fullmatch(r"\S+ 1", x) for x in lines),
+          f"folded: 8 distinct stacks, count 1 each: {lines}")
     check(any(x.endswith(";recurse;block_in_read;read;__libc_read 1") or ";block_in_read;" in x
               for x in lines), "folded: outer to inner order")
     r = subprocess.run([NTLENS, "stacks", str(pid)], capture_output=True, text=True, timeout=60)
@@ -148,7 +155,7 @@ def ps_stacks(pid):
                        capture_output=True, text=True, timeout=60)
     rows = json.loads(r.stdout) if r.returncode == 0 else []
     stacks = [row.get("stack") or "" for row in rows]
-    check(len(rows) == 7 and any("stacklib_wait" in x for x in stacks) and
+    check(len(rows) == 8 and any("stacklib_wait" in x for x in stacks) and
           any(x.startswith("stackprog!busy_loop+0x") for x in stacks),
           f"ps -d --stacks: a stack per thread: {stacks} {r.stderr.strip()}")
 
