@@ -137,8 +137,23 @@ static int read_name(uint32_t pid, char *name, size_t size, struct ntl_error *er
     return 0;
 }
 
+/* A kernel thread (kthreadd and its children) has no memory map: only its
+ * /proc facts and kernel frames. */
+static bool kernel_thread(uint32_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%" PRIu32 "/maps", pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false; /* the unwinder reports why */
+    bool empty = fgetc(f) == EOF;
+    fclose(f);
+    return empty;
+}
+
 /* Batch after batch: /proc read, threads stopped together and let go,
- * then unwound from their copies. */
+ * then unwound from their copies. Without an unwinder (a kernel thread),
+ * only what /proc tells. */
 static int walk_all(struct stack_unwinder *u, struct ntl_stack_process *p,
                     const struct ntl_stack_options *o, struct ntl_error *err)
 {
@@ -149,6 +164,13 @@ static int walk_all(struct stack_unwinder *u, struct ntl_stack_process *p,
     size_t next = 0;
     int n;
     while ((n = next_batch(p, &next, o, batch, kernel_why, err)) > 0) {
+        for (int i = 0; !u && i < n; i++) {
+            int rc = ntl_stack_thread_note(p, batch[i], err, "a kernel thread: no user frames");
+            if (rc < 0 || (rc = add_note(p, batch[i], kernel_why[i], err)) < 0)
+                return rc;
+        }
+        if (!u)
+            continue;
         for (int i = 0; i < n; i++)
             tids[i] = batch[i]->tid;
         stack_unwinder_stop(u, tids, (size_t)n);
@@ -198,7 +220,7 @@ int ntl_stack_live(uint32_t pid, const struct ntl_stack_options *o,
                              strerror(-rc));
     if ((rc = ntl_stack_process_new(pid, name, &p, err)) < 0 ||
         (rc = add_threads(p, tids, ntids, o, err)) < 0 ||
-        (rc = stack_unwinder_new((pid_t)pid, &u, err)) < 0 ||
+        (!kernel_thread(pid) && (rc = stack_unwinder_new((pid_t)pid, &u, err)) < 0) ||
         (rc = walk_all(u, p, o, err)) < 0) {
         stack_unwinder_free(u);
         ntl_stack_process_free(p);

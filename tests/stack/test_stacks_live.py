@@ -213,6 +213,22 @@ def folded_merges():
         stop(p)
 
 
+def kernel_thread():
+    """A kernel thread has no user space: its threads get a note, not an error."""
+    for pid in sorted(int(x) for x in os.listdir("/proc") if x.isdigit()):
+        try:
+            with open(f"/proc/{pid}/maps") as f, open(f"/proc/{pid}/stat") as st:
+                if f.read() or st.read().rsplit(")", 1)[1].split()[0] in "ZXD":
+                    continue
+        except OSError:
+            continue
+        r, rows = ntlens_json(str(pid))
+        check(r.returncode == 0 and rows and all("kernel thread" in x["note"] for x in rows),
+              f"kernel thread {pid}: a note ({r.stderr.strip()} {rows[:1]})")
+        return
+    print("skip: no kernel thread visible here")
+
+
 def error_paths():
     p = subprocess.Popen(["true"])
     p.wait()
@@ -295,6 +311,7 @@ def main():
     finally:
         stop(p)
     folded_merges()
+    kernel_thread()
     interrupted()
     error_paths()
     exits_while_walked()
