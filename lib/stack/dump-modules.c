@@ -1,8 +1,8 @@
 /* Where a dump's modules' unwind data and names come from. The dump's own
  * memory is preferred (it is what ran); a module file from --modules is
- * used only when its SizeOfImage and TimeDateStamp match the dump's record
- * of the module, since a different build's unwind data gives wrong frames
- * silently. */
+ * used only when the dump lacks the module's unwind data, and only when its
+ * SizeOfImage and TimeDateStamp match the dump's record of the module,
+ * since a different build's unwind data gives wrong frames silently. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,29 +59,38 @@ static struct dump_module *module_of(const struct dump_memory *dm, uint64_t va)
     return &dm->mods[lo - 1];
 }
 
+/* Copies what one source holds at va: a mapped module file (used only
+ * where the dump lacked the module's unwind data), the thread's stack, or
+ * the dump's ranges; cheapest lookups first, as each unwind step reads
+ * many times. */
+static size_t read_some(const struct dump_memory *dm, uint64_t va, uint8_t *out, size_t len)
+{
+    const struct dump_module *m = module_of(dm, va);
+    const uint8_t *from = NULL;
+    uint64_t avail = 0;
+    if (m && m->file_image.len && va - m->md->base < m->file_image.len) {
+        from = m->file_image.data + (va - m->md->base);
+        avail = m->file_image.len - (va - m->md->base);
+    } else if (va - dm->stack_start < dm->stack_size) {
+        from = dm->stack_bytes + (va - dm->stack_start);
+        avail = dm->stack_size - (va - dm->stack_start);
+    } else {
+        return ntl_md_read(dm->md, va, out, len);
+    }
+    size_t k = avail < len ? (size_t)avail : len;
+    memcpy(out, from, k);
+    return k;
+}
+
 size_t dump_memory_read(void *ctx, uint64_t va, void *buf, size_t len)
 {
     const struct dump_memory *dm = ctx;
     uint8_t *out = buf;
     size_t done = 0;
     while (done < len) {
-        uint64_t at = va + done;
-        size_t k = ntl_md_read(dm->md, at, out + done, len - done);
-        if (k == 0 && at - dm->stack_start < dm->stack_size) {
-            k = (size_t)(dm->stack_size - (at - dm->stack_start));
-            if (k > len - done)
-                k = len - done;
-            memcpy(out + done, dm->stack_bytes + (at - dm->stack_start), k);
-        }
-        if (k == 0) {
-            const struct dump_module *m = module_of(dm, at);
-            if (!m || !m->file_image.len || at - m->md->base >= m->file_image.len)
-                break;
-            k = (size_t)(m->file_image.len - (at - m->md->base));
-            if (k > len - done)
-                k = len - done;
-            memcpy(out + done, m->file_image.data + (at - m->md->base), k);
-        }
+        size_t k = read_some(dm, va + done, out + done, len - done);
+        if (k == 0)
+            break;
         done += k;
     }
     return done;
