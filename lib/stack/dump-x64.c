@@ -2,6 +2,8 @@
  * does not (a module the dump and --modules lack, code in no module), a
  * scan of the stack for the nearest word that is a return address,
  * marked as the guess it is. */
+#include <stdio.h>
+
 #include "dump-walk.h"
 #include "ntlens/reader.h"
 
@@ -26,23 +28,25 @@ static bool after_call(struct dump_memory *dm, uint64_t ret)
     return false;
 }
 
-static bool scan(struct dump_walk *w, struct ntl_unwind_x64_regs *r)
+/* 1 with r at the caller found, 0 when the stack has none within
+ * SCAN_WORDS, -1 when the stack at rsp is not in the dump. */
+static int scan(struct dump_walk *w, struct ntl_unwind_x64_regs *r)
 {
     uint64_t at = r->gpr[NTL_X64_RSP];
     for (unsigned i = 0; i < SCAN_WORDS; i++, at += 8) {
         uint8_t b[8];
         bool nomem;
         if (dump_memory_read(w->dm, at, b, 8) != 8)
-            return false;
+            return i == 0 ? -1 : 0;
         uint64_t v = ntl_le64(b);
         struct dump_module *m = dump_module_at(w->dm, v - 1, &nomem);
         if (m && after_call(w->dm, v)) {
             r->rip = v;
             r->gpr[NTL_X64_RSP] = at + 8;
-            return true;
+            return 1;
         }
     }
-    return false;
+    return 0;
 }
 
 static void load_context(const uint8_t *ctx, struct ntl_unwind_x64_regs *r)
@@ -67,14 +71,19 @@ static int step(struct dump_walk *w, struct ntl_unwind_x64_regs *r, bool caller,
         return ntl_unwind_x64_step(&mem, &m->img, caller, r, err);
     }
     *how = NTL_STACK_SCAN;
-    if (scan(w, r))
+    int found = scan(w, r);
+    if (found == 1)
         return NTL_UNWIND_X64_LEAF;
+    char where[128];
+    if (found < 0)
+        snprintf(where, sizeof where, "the stack at rsp 0x%llx is not in the dump",
+                 (unsigned long long)r->gpr[NTL_X64_RSP]);
+    else
+        snprintf(where, sizeof where, "no return address in the %u stack words from rsp", SCAN_WORDS);
     if (m)
-        return ntl_error_set(err, NTL_ERR_NOT_FOUND, NULL, NTL_NO_OFFSET,
-                             "%s, and no return address was found on the stack", m->why);
+        return ntl_error_set(err, NTL_ERR_NOT_FOUND, NULL, NTL_NO_OFFSET, "%s, and %s", m->why, where);
     return ntl_error_set(err, NTL_ERR_NOT_FOUND, NULL, NTL_NO_OFFSET,
-                         "0x%llx is in no module of the dump, and no return address was found on the stack",
-                         (unsigned long long)r->rip);
+                         "0x%llx is in no module of the dump, and %s", (unsigned long long)r->rip, where);
 }
 
 int dump_walk_x64(struct dump_walk *w, const uint8_t *ctx, size_t size, struct ntl_error *err)

@@ -10,7 +10,10 @@
 int dump_walk_frame(struct dump_walk *w, uint64_t pc, enum ntl_stack_how how, bool caller,
                     struct ntl_error *err)
 {
-    struct ntl_stack_frame f = {.pc = pc, .mode = NTL_STACK_USER, .how = how};
+    /* The upper half of the x64 address space is the kernel's (a dump of a
+     * kernel, or kernel frames in a user dump). */
+    struct ntl_stack_frame f = {.pc = pc, .how = how,
+                                .mode = pc >> 63 ? NTL_STACK_KERNEL : NTL_STACK_USER};
     bool nomem;
     struct dump_module *m = dump_module_at(w->dm, pc - (caller ? 1 : 0), &nomem);
     if (nomem)

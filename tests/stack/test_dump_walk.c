@@ -166,8 +166,9 @@ static void test_x64(void)
         {3, 0, 0, 0, true},
         {4, 0x1234, s2, 0, false},
         {5, BASE + 0x1900, s3, 0, false},
+        {6, 0xfffff80000001000ull, 0x5000, 0, false},
     };
-    build(&b, NTL_MD_ARCH_AMD64, t, 5);
+    build(&b, NTL_MD_ARCH_AMD64, t, 6);
 
     const struct ntl_stack_thread *th = walk(&b, NULL, &p, 0);
     CHECK(th && th->nframes == 2 && !*th->note);
@@ -192,6 +193,12 @@ static void test_x64(void)
     }
     th = p->nthreads > 4 ? p->threads[4] : NULL;
     CHECK(th && th->nframes == 1 && strstr(th->note, "did not advance"));
+    /* Kernel code in no module, its stack not in the dump. */
+    th = p->nthreads > 5 ? p->threads[5] : NULL;
+    CHECK(th && th->nframes == 1 && th->frames[0].mode == NTL_STACK_KERNEL &&
+          th->frames[0].module[0] == 0 &&
+          strstr(th->note, "in no module of the dump, and the stack at rsp 0x5000 is not in the dump"));
+    CHECK(p->threads[0]->frames[0].mode == NTL_STACK_USER);
     ntl_stack_process_free(p);
 
     /* Only the threads asked for, in that order; one the dump lacks is noted. */
