@@ -6,7 +6,10 @@
  *     TID FUNCTION ADDR ADDR ...   (hex; the callers of FUNCTION, innermost first)
  * ntlens must find those return addresses in the dump's stacks.
  *
- *     stack_target.exe OUT.dmp OUT.frames [N]   (N more threads in the recursion: a bench) */
+ *     stack_target.exe OUT.dmp OUT.frames [N [FULL.dmp]]
+ * N more threads sit in the recursion (a bench); FULL.dmp is a second dump
+ * of the same moment with all memory (MiniDumpWithFullMemory), so it holds
+ * the modules' images and their unwind data too. */
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
 #include <dbghelp.h>
@@ -80,12 +83,24 @@ static DWORD WINAPI busy_thread(void *slot) { return (DWORD)busy_here((int)(INT_
 static DWORD WINAPI deep_thread(void *slot) { return (DWORD)recurse(19, (int)(INT_PTR)slot); }
 static DWORD WINAPI dll_thread(void *slot) { return (DWORD)dll_call_back(wait_here, (int)(INT_PTR)slot); }
 
+static BOOL write_dump(const char *path, MINIDUMP_TYPE type)
+{
+    HANDLE f = CreateFileA(path, GENERIC_WRITE, 0, NULL, CREATE_ALWAYS, 0, NULL);
+    if (f == INVALID_HANDLE_VALUE ||
+        !MiniDumpWriteDump(GetCurrentProcess(), GetCurrentProcessId(), f, type, NULL, NULL, NULL)) {
+        fprintf(stderr, "MiniDumpWriteDump %s failed: %lu\n", path, GetLastError());
+        return FALSE;
+    }
+    CloseHandle(f);
+    return TRUE;
+}
+
 int main(int argc, char **argv)
 {
     LPTHREAD_START_ROUTINE kinds[] = {wait_thread, sleep_thread, busy_thread, deep_thread, dll_thread};
     int extra = argc > 3 ? atoi(argv[3]) : 0, count = 5 + extra;
     if (argc < 3 || extra < 0 || extra > 5000) {
-        fprintf(stderr, "usage: stack_target OUT.dmp OUT.frames [N]\n");
+        fprintf(stderr, "usage: stack_target OUT.dmp OUT.frames [N [FULL.dmp]]\n");
         return 2;
     }
     records = calloc((size_t)count, sizeof *records);
@@ -100,13 +115,8 @@ int main(int argc, char **argv)
         Sleep(10);
     Sleep(300); /* from record() into the wait each thread sits in */
 
-    HANDLE f = CreateFileA(argv[1], GENERIC_WRITE, 0, NULL, CREATE_ALWAYS, 0, NULL);
-    if (f == INVALID_HANDLE_VALUE ||
-        !MiniDumpWriteDump(GetCurrentProcess(), GetCurrentProcessId(), f, MiniDumpNormal, NULL, NULL, NULL)) {
-        fprintf(stderr, "MiniDumpWriteDump failed: %lu\n", GetLastError());
+    if (!write_dump(argv[1], MiniDumpNormal) || (argc > 4 && !write_dump(argv[4], MiniDumpWithFullMemory)))
         return 1;
-    }
-    CloseHandle(f);
     FILE *out = fopen(argv[2], "w");
     if (!out)
         return 1;

@@ -7,7 +7,9 @@ and writes a minidump of itself with dbghelp's MiniDumpWriteDump. Each
 recorded sequence must appear in the thread's walk, in order, found by
 unwind data (cfi), right above a frame named after the function the thread
 sits in. The dump holds stacks only, so the modules folder holds the
-program, its DLL and Wine's PE DLLs.
+program, its DLL and Wine's PE DLLs. A second dump of the same moment with
+all memory must give the same frames with no modules folder: unwind data
+and export names come from the images in the dump.
 
 Then the bad inputs: a folder whose stack_target.exe is another build (it
 must not be used: the program's callers are scanned for, marked scan, and a
@@ -117,7 +119,8 @@ def main():
         shutil.copy(dll, tmp)
         dump, frames = os.path.join(tmp, "t.dmp"), os.path.join(tmp, "t.frames")
         env = dict(os.environ, WINEDEBUG="-all")
-        run = subprocess.run(["wine", os.path.join(tmp, os.path.basename(exe)), dump, frames],
+        full = os.path.join(tmp, "full.dmp")
+        run = subprocess.run(["wine", os.path.join(tmp, os.path.basename(exe)), dump, frames, "0", full],
                              env=env, timeout=150, capture_output=True, text=True)
         if run.returncode != 0 or not os.path.exists(dump):
             print("stack_target.exe under Wine failed:", run.returncode, run.stderr)
@@ -129,6 +132,7 @@ def main():
                        dict(wine, **{"stack_target.exe": dll, "stack_dll.dll": dll}))
 
         check_recorded(stacks(ntlens, dump, "--modules", mods), recorded(frames))
+        check_recorded(stacks(ntlens, full), recorded(frames))
         check_mismatch(stacks(ntlens, dump, "--modules", wrong))
         bare = stacks(ntlens, dump)
         check(any("give its folder with --modules" in note for _, note in bare.values()),
