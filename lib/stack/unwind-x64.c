@@ -240,9 +240,11 @@ static int unwind_function(const struct ntl_unwind_mem *m, const struct ntl_unwi
         uint32_t prolog_off = UINT32_MAX;
         if (rva >= f.begin && rva - f.begin < u.prolog)
             prolog_off = rva - f.begin;
-        else if (primary && !(u.flags & UNW_FLAG_CHAININFO)) {
+        else if (primary && !(u.flags & UNW_FLAG_CHAININFO) && rva < f.end) {
             /* A chained part has no epilog of its own: its prolog offsets
-             * are relative to the parent. */
+             * are relative to the parent. A return address at the end of
+             * the function (its last instruction a call) is the next
+             * function's code, not this one's epilog. */
             rc = ntl_unwind_x64_in_epilog(m, img, &f, r->rip, err);
             if (rc < 0)
                 return rc;

@@ -315,6 +315,13 @@ static void test_leaf_and_lookup(void)
     CHECK_EQ_INT(ntl_unwind_x64_step(&mem, &img, true, &r, &err), NTL_UNWIND_X64_CODES);
     CHECK_EQ_U64(r.rip, BASE + 0x2900);
     CHECK_EQ_U64(r.gpr[NTL_X64_RBX], BASE + 0x2800);
+    /* The same with the next function starting with what looks like an
+     * epilog (pop rbx; ret): it is not this function's. */
+    image[0x1010] = 0x5b;
+    image[0x1011] = 0xc3;
+    r = regs(BASE + 0x1010, s);
+    CHECK_EQ_INT(ntl_unwind_x64_step(&mem, &img, true, &r, &err), NTL_UNWIND_X64_CODES);
+    CHECK_EQ_U64(r.rip, BASE + 0x2900);
     /* No image at all: a leaf. */
     r = regs(0x5000, s);
     CHECK_EQ_INT(ntl_unwind_x64_step(&mem, NULL, false, &r, &err), NTL_UNWIND_X64_LEAF);
