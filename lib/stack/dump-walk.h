@@ -23,9 +23,10 @@ int dump_walk_frame(struct dump_walk *w, uint64_t pc, enum ntl_stack_how how, bo
  * (noted), or the caller's stop flag is set. */
 bool dump_walk_full(struct dump_walk *w, struct ntl_error *err, int *rc);
 
-/* Walk from a CONTEXT record (AMD64: 1232 bytes; x86: 716). Problems with
- * the thread become its note; 0, or NTL_ERR_NOMEM. */
-int dump_walk_x64(struct dump_walk *w, const uint8_t *ctx, size_t size, struct ntl_error *err);
-int dump_walk_x86(struct dump_walk *w, const uint8_t *ctx, size_t size, struct ntl_error *err);
+/* Walk from a CONTEXT record (the caller checked that the registers read
+ * are inside it: up to Rip, or Eip). Problems with the thread become its
+ * note; 0, or NTL_ERR_NOMEM. */
+int dump_walk_x64(struct dump_walk *w, const uint8_t *ctx, struct ntl_error *err);
+int dump_walk_x86(struct dump_walk *w, const uint8_t *ctx, struct ntl_error *err);
 
 #endif

@@ -86,12 +86,11 @@ static int step(struct dump_walk *w, struct ntl_unwind_x64_regs *r, bool caller,
                          "0x%llx is in no module of the dump, and %s", (unsigned long long)r->rip, where);
 }
 
-int dump_walk_x64(struct dump_walk *w, const uint8_t *ctx, size_t size, struct ntl_error *err)
+int dump_walk_x64(struct dump_walk *w, const uint8_t *ctx, struct ntl_error *err)
 {
     struct ntl_unwind_x64_regs r;
     enum ntl_stack_how how = NTL_STACK_CONTEXT;
     int rc;
-    (void)size; /* the caller checked that Rip (at 0xf8) is inside */
     load_context(ctx, &r);
     for (;;) {
         bool caller = w->t->nframes > 0;

@@ -5,12 +5,11 @@
 #include "dump-walk.h"
 #include "ntlens/reader.h"
 
-int dump_walk_x86(struct dump_walk *w, const uint8_t *ctx, size_t size, struct ntl_error *err)
+int dump_walk_x86(struct dump_walk *w, const uint8_t *ctx, struct ntl_error *err)
 {
     uint64_t ebp = ntl_le32(ctx + 0xb4), pc = ntl_le32(ctx + 0xb8);
     enum ntl_stack_how how = NTL_STACK_CONTEXT;
     int rc;
-    (void)size; /* the caller checked that Eip (at 0xb8) is inside */
     for (;;) {
         if ((rc = dump_walk_frame(w, pc, how, w->t->nframes > 0, err)) < 0 || dump_walk_full(w, err, &rc))
             return rc;

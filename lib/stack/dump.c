@@ -57,7 +57,7 @@ static int walk_thread(struct dump_walk *w, const struct ntl_minidump *md,
         dm->stack_size = th->stack_size;
         dm->stack_bytes = md->data + th->stack_rva;
     }
-    size_t need = arch == NTL_MD_ARCH_AMD64 ? 0x100 : 0xcc;
+    size_t need = arch == NTL_MD_ARCH_AMD64 ? 0x100 : 0xbc; /* through Rip, Eip */
     if (!th->context_rva || th->context_size < need ||
         (uint64_t)th->context_rva + th->context_size > md->size)
         return ntl_stack_thread_note(w->p, w->t, err,
@@ -65,8 +65,8 @@ static int walk_thread(struct dump_walk *w, const struct ntl_minidump *md,
                                      th->context_rva, th->context_size, md->size);
     const uint8_t *ctx = md->data + th->context_rva;
     if (arch == NTL_MD_ARCH_AMD64)
-        return dump_walk_x64(w, ctx, th->context_size, err);
-    return dump_walk_x86(w, ctx, th->context_size, err);
+        return dump_walk_x64(w, ctx, err);
+    return dump_walk_x86(w, ctx, err);
 }
 
 /* The dump's architecture: SystemInfo's, else the size of the first CONTEXT. */
