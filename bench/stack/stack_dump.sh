@@ -2,8 +2,9 @@
 # Minidump stack walking on a real dump of 1,000 threads: stack_target.exe
 # (tests/stack, mingw-w64) runs under Wine with 1,000 threads in a 20-deep
 # recursion plus its five test threads and dumps itself with dbghelp; then
-# bench_stack_dump walks it (module files: the program, its DLL, Wine's PE DLLs).
-#     bench/stack/stack_dump.sh BUILD_DIR [SECONDS]   (BUILD_DIR: a native build with -Dbench=true)
+# walk_dump (bench_stack_dump.c) walks it (module files: the program, its
+# DLL, Wine's PE DLLs).
+#     bench/stack/stack_dump.sh BUILD_DIR [SECONDS]   (a native build with -Dbench=true; scripts/bench runs it)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:?usage: stack_dump.sh BUILD_DIR [SECONDS]}" && pwd)
@@ -17,4 +18,4 @@ x86_64-w64-mingw32-gcc "${flags[@]}" -o "$work/stack_target.exe" "$root/tests/st
 WINEDEBUG=-all timeout 600 wine "$work/stack_target.exe" "$work/t.dmp" "$work/t.frames" 1000
 mkdir "$work/mods"
 ln -s /usr/lib/x86_64-linux-gnu/wine/x86_64-windows/*.dll "$work/stack_target.exe" "$work/stack_dll.dll" "$work/mods/"
-"$build/bench/stack/bench_stack_dump" "$work/t.dmp" "$work/mods" "$seconds"
+"$build/bench/stack/walk_dump" "$work/t.dmp" "$work/mods" "$seconds"
