@@ -136,7 +136,10 @@ struct ntl_md_thread {
     uint64_t teb;
     uint64_t stack_start;
     uint32_t stack_size;
+    uint32_t stack_rva;        /* file offset of the stack's bytes (0: none) */
     uint32_t context_size;
+    uint32_t context_rva;      /* file offset of its CONTEXT record; with
+                                  context_size, not checked against the file */
 };
 
 struct ntl_minidump {

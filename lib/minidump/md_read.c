@@ -239,7 +239,9 @@ static int parse_threads(struct ntl_minidump *md, const struct ntl_md_stream *s,
         th->teb = ntl_le64(t + 16);
         th->stack_start = ntl_le64(t + 24);
         th->stack_size = ntl_le32(t + 32);
+        th->stack_rva = ntl_le32(t + 36);
         th->context_size = ntl_le32(t + 40);
+        th->context_rva = ntl_le32(t + 44);
     }
     return NTL_OK;
 }

@@ -62,9 +62,8 @@ static int by_offset(const void *a, const void *b)
 
 static void sort(struct ntl_profile_symtab *t)
 {
-    if (t->n == 0)
-        return; /* v is NULL: qsort's argument must not be, even for no elements */
-    qsort(t->v, t->n, sizeof *t->v, by_offset);
+    if (t->n) /* an empty table's array is NULL, which qsort may not take */
+        qsort(t->v, t->n, sizeof *t->v, by_offset);
     /* An unsized symbol ends where the next one at a higher offset starts;
      * the last one stays unsized and covers the rest of the module. */
     for (size_t i = 0, j = 0; i < t->n; i++) {

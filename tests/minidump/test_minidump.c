@@ -48,6 +48,9 @@ static void test_roundtrip(void)
           md.sys.processors == 8 && md.sys.platform == 2);
     CHECK(md.has_misc && md.process_id == 4);
     CHECK(md.thread_count == 1 && md.threads[0].id == 8 && md.threads[0].context_size == 1232);
+    /* The writer's CONTEXT carries thread_ip at Rip (offset 0xf8). */
+    CHECK(md.thread_count == 1 && md.threads[0].context_rva + 1232ull <= b.len &&
+          ntl_le64(b.data + md.threads[0].context_rva + 0xf8) == 0xfffff80000001000ull);
     CHECK_EQ_U64(md.module_count, 3);
     if (md.module_count == 3) {
         CHECK_EQ_STR(md.modules[0].name, "\\SystemRoot\\system32\\ntoskrnl.exe");
