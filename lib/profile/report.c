@@ -166,12 +166,16 @@ int ntl_profile_functions(struct ntl_profile *p, size_t range,
     return 0;
 }
 
+long ntl_profile_range_of(const struct ntl_profile *p, uint32_t pid, uint64_t addr)
+{
+    long r = model_range_any(p, pid, addr);
+    return r < 0 ? model_range_any(p, NTL_PROFILE_KERNEL_PID, addr) : r;
+}
+
 int ntl_profile_symbolize(struct ntl_profile *p, uint32_t pid, uint64_t addr, char *buf,
                           size_t size)
 {
-    long r = model_range_any(p, pid, addr);
-    if (r < 0)
-        r = model_range_any(p, NTL_PROFILE_KERNEL_PID, addr);
+    long r = ntl_profile_range_of(p, pid, addr);
     if (r < 0) {
         snprintf(buf, size, "0x%" PRIx64, addr);
         return 0;
