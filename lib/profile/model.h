@@ -63,6 +63,11 @@ struct ntl_profile {
     size_t nspaces, cap_spaces;
     struct u64map space_of;    /* pid -> index in spaces */
     struct u64map buckets;     /* range << 32 | bucket -> hits */
+    /* The keys of buckets sorted, so a range's buckets are one run found by
+     * binary search (the report asks for every range's). Keys are never
+     * removed, so the index is current while it holds buckets.count keys. */
+    uint64_t *bucket_keys;
+    size_t nbucket_keys;
     struct model_proc *procs;
     size_t nprocs, cap_procs;
     struct u64map proc_of;     /* pid -> index in procs */
