@@ -317,7 +317,10 @@ static int from_trace(struct etl_cli *c, struct ntl_profile *p, const struct pro
     }
     rc = read_trace(c, p, stacks, po);
     etl_cli_close(c);
-    if (rc == EXIT_OK && ntl_profile_etl_stacks_finish(p, stacks, &counts, &err) < 0)
+    /* Samples that only the end rundown explains (DCEnd). */
+    if (rc == EXIT_OK && ntl_profile_place_late(p, &err) < 0)
+        rc = cli_fail(c->cmd, &err, NULL);
+    else if (rc == EXIT_OK && ntl_profile_etl_stacks_finish(p, stacks, &counts, &err) < 0)
         rc = cli_fail(c->cmd, &err, NULL);
     else if (rc == EXIT_OK && counts.keys_undefined)
         cli_warn(c->cmd, "%" PRIu64 " stack keys were never defined; those stacks are partial",
