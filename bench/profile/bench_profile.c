@@ -4,7 +4,8 @@
  * profiles are) from 64 threads. Times, separately: building the symbol
  * tables, adding the samples, Kernrate's report (modules, processes,
  * threads, then functions and buckets of every module) and naming every
- * frame of every sample (what --format folded and speedscope do). The
+ * frame of every sample (what --format folded and speedscope do), in CPU
+ * seconds. The
  * rival, `perf report --stdio` on a perf.data of as many samples, runs in
  * bench/profile/profile.sh, which reads the "total" line.
  *   bench_profile [SAMPLES [MODULES]] */
@@ -25,7 +26,7 @@
 static double now(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);  /* steady on a shared machine */
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 

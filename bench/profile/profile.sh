@@ -7,6 +7,8 @@
 #     and under `perf record -F 4000 -g`, interleaved, median of 5 each;
 #  3. the ETW path: `ntlens profile --etl` on net.4.5.2.x64.etl in MB/s of
 #     trace, against the independent Python reader tests/profile/profile_ref.py.
+# Every time is CPU time (user + system), so that a machine shared with
+# other work gives comparable figures; spin reports its own.
 #   bench/profile/profile.sh BUILD_DIR
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -17,23 +19,18 @@ data=${NTLENS_SHARED_DATA:-$root/../shared/data}/etl
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-secs() { # CMD... -> seconds of the fastest of 3 runs
-    local best=
+once() { # CMD... -> CPU seconds of one run
+    local t TIMEFORMAT='%3U %3S'
+    t=$( { time "$@" >/dev/null 2>&1; } 2>&1 ) || { echo "failed: $*" >&2; return 1; }
+    echo "$t" | awk '{ print $1 + $2 }'
+}
+secs() { # CMD... -> CPU seconds of the fastest of 3 runs
+    local best= t
     for _ in 1 2 3; do
-        local t0 t1
-        t0=$(date +%s.%N)
-        "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; return 1; }
-        t1=$(date +%s.%N)
-        best=$(echo "$t0 $t1 ${best:-}" | awk '{d=$2-$1; if ($3 == "" || d < $3) print d; else print $3}')
+        t=$(once "$@") || return 1
+        best=$(echo "$t ${best:-}" | awk '{ if ($2 == "" || $1 < $2) print $1; else print $2 }')
     done
     echo "$best"
-}
-once() { # CMD... -> seconds of one run
-    local t0 t1
-    t0=$(date +%s.%N)
-    "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; return 1; }
-    t1=$(date +%s.%N)
-    echo "$t0 $t1" | awk '{print $2-$1}'
 }
 
 # 1. About 1,000,000 samples of spin at 80 kHz (perf_event_max_sample_rate
@@ -47,7 +44,7 @@ graph=$(once perf report -i "$tmp/perf.data" --stdio) || exit 1
 total=$(awk '$1 == "total" && $2 != "stacks" { print $2 }' "$tmp/ours")
 stacks=$(awk '$1 == "total" && $2 == "stacks" { print $3 }' "$tmp/ours")
 awk -v n="$samples" -v f="$flat" -v g="$graph" -v t="$total" -v s="$stacks" 'BEGIN {
-    printf "perf report --stdio on %d samples: flat (-g none) %.2f s, with call graphs %.2f s\n", n, f, g
+    printf "perf report --stdio on %d samples: flat (-g none) %.2f s CPU, with call graphs %.2f s CPU\n", n, f, g
     printf "ratio: report %.1fx faster than perf'"'"'s flat report; every frame named %.1fx faster than its call graphs\n", f/t, g/s }'
 
 # 2. Overhead at 4 kHz: the program times its own work.
@@ -59,7 +56,7 @@ for i in 1 2 3 4 5; do
 done
 median() { sort -n "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 awk -v b="$(median "$tmp/bare")" -v n="$(median "$tmp/ntlens")" -v p="$(median "$tmp/perf")" 'BEGIN {
-    printf "spin 8000 (median of 5): bare %.3f s, ntlens profile -F 4000 %.3f s (+%.1f%%), perf record -F 4000 -g %.3f s (+%.1f%%)\n",
+    printf "spin 8000, its CPU time (median of 5): bare %.3f s, ntlens profile -F 4000 %.3f s (+%.1f%%), perf record -F 4000 -g %.3f s (+%.1f%%)\n",
         b, n, (n/b - 1) * 100, p, (p/b - 1) * 100 }'
 
 # 3. The ETW path.

@@ -12,8 +12,7 @@ static int frames_add(struct ntl_profile *p, const uint64_t *stack, size_t depth
                              rc == NTL_ERR_LIMIT ? "stacks exceed 8 GiB" : "out of memory");
     /* Whole u64s at 8-byte offsets of a malloc'd buffer: aligned. */
     *off = p->frames.len / 8;
-    for (size_t i = 0; i < depth; i++)
-        ntl_buf_append(&p->frames, &stack[i], 8);
+    ntl_buf_append(&p->frames, stack, depth * 8);
     return 0;
 }
 
