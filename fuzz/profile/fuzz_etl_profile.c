@@ -1,7 +1,9 @@
 /* The ETW profile reader on arbitrary bytes: every event of a trace (sorted
  * or in file order, skipping bad buffers) fed to a profile with its
- * StackWalk stacks, then the whole report and the named stacks. The first
- * byte picks the order, the bucket size and a pid filter. */
+ * StackWalk stacks, the samples the end rundown explains placed late, then
+ * the whole report and the named stacks; the per-module and per-process
+ * hits must add up to the total (abort otherwise). The first byte picks the
+ * order, the bucket size and a pid filter. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -10,6 +12,29 @@
 #include "ntlens/etl.h"
 #include "ntlens/profile_etl.h"
 #include "ntlens/profile_report.h"
+
+/* Module hits, process hits and process unknowns add up to the totals. */
+static void check_sums(struct ntl_profile *p)
+{
+    struct ntl_profile_module_row *m;
+    struct ntl_profile_process_row *pr;
+    size_t n;
+    uint64_t mods = 0, procs = 0, unknown = 0;
+    if (ntl_profile_modules(p, &m, &n, NULL) < 0)
+        return;
+    for (size_t i = 0; i < n; i++)
+        mods += m[i].hits;
+    free(m);
+    if (ntl_profile_processes(p, &pr, &n, NULL) < 0)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        procs += pr[i].hits;
+        unknown += pr[i].unknown;
+    }
+    free(pr);
+    if (mods != ntl_profile_total(p) || procs != mods || unknown != ntl_profile_unknown(p))
+        abort();
+}
 
 static void report(struct ntl_profile *p)
 {
@@ -70,8 +95,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         ntl_profile_etl_feed(p, st, t, &ev, &po, &err);
     }
+    ntl_profile_place_late(p, &err);
     ntl_profile_etl_stacks_finish(p, st, &counts, &err);
     ntl_profile_etl_stacks_free(st);
+    check_sums(p);
     report(p);
     ntl_profile_free(p);
     ntl_etl_close(t);

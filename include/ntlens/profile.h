@@ -135,6 +135,19 @@ size_t ntl_profile_sample_count(const struct ntl_profile *p);
 int ntl_profile_set_stack(struct ntl_profile *p, size_t sample, const uint64_t *stack,
                           size_t depth, struct ntl_error *err);
 
+/* Marks a range as there since before the first sample: a module a trace
+ * names only at its end (ETW's DCEnd rundown, when the start rundown and
+ * its Load event were lost). 0, or NTL_ERR_ARGUMENT (no such range). */
+int ntl_profile_range_since_start(struct ntl_profile *p, size_t range);
+
+/* Places again what could not be placed when it was added, now that the
+ * end of a trace told more: a sample whose thread had no process then
+ * goes to the process the thread has now (ntl_profile_set_thread), and a
+ * sample no range held goes to the range marked since the start that
+ * holds it (its process's, then the kernel's). Returns the number of
+ * samples moved, or NTL_ERR_LIMIT, NTL_ERR_NOMEM (err set). */
+int ntl_profile_place_late(struct ntl_profile *p, struct ntl_error *err);
+
 /* Totals: every hit, and those that fell in no range. */
 uint64_t ntl_profile_total(const struct ntl_profile *p);
 uint64_t ntl_profile_unknown(const struct ntl_profile *p);

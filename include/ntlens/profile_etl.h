@@ -2,7 +2,10 @@
  * opcode 46: InstructionPointer, ThreadId, Count) land in the ranges of the
  * trace's image events (Load and DCStart add a range, Unload ends it),
  * attributed to the process the sampled thread belongs to (Thread
- * Start/DCStart), named by Process Start/DCStart. Feed every event of the
+ * Start/DCStart), named by Process Start/DCStart. The end rundown (DCEnd)
+ * adds the modules, threads and names the trace had not told before (its
+ * start lost): call ntl_profile_place_late after the last event to place
+ * the samples they explain. Feed every event of the
  * trace in time order (ntl_etl_options.sorted) so that each sample meets
  * the modules and threads of its time. Call stacks come from StackWalk
  * events (opcode 32: a whole stack; 37 and 38: the kernel and user keys of
@@ -13,6 +16,7 @@
  *     ntl_profile_etl_stacks_new(&st, &err);
  *     while ((rc = ntl_etl_next(t, &ev, &err)) > 0)
  *         if (ntl_profile_etl_feed(p, st, t, &ev, &opt, &err) < 0) ...
+ *     ntl_profile_place_late(p, &err);
  *     ntl_profile_etl_stacks_finish(p, st, &counts, &err);
  *     ntl_profile_etl_stacks_free(st);
  */

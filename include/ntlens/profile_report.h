@@ -82,6 +82,10 @@ int ntl_profile_functions(struct ntl_profile *p, size_t range,
 int ntl_profile_symbolize(struct ntl_profile *p, uint32_t pid, uint64_t addr, char *buf,
                           size_t size);
 
+/* The index of the range ntl_profile_symbolize names addr from, or -1 when
+ * none holds it. */
+long ntl_profile_range_of(const struct ntl_profile *p, uint32_t pid, uint64_t addr);
+
 #ifdef __cplusplus
 }
 #endif

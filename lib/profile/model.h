@@ -18,6 +18,7 @@ struct model_range {
     struct ntl_profile_range pub;
     char *name, *path;
     struct ntl_profile_symtab *syms;
+    bool since_start;          /* there before the first sample (ntl_profile_range_since_start) */
 };
 
 /* A process's (or the kernel's) active ranges, sorted by base, disjoint,
@@ -42,12 +43,14 @@ struct model_thread {
     uint64_t hits;
 };
 
-/* A sample as kept: its stack is depth addresses at frames[off]. */
+/* A sample as kept: its stack is depth addresses at frames[off]; placed
+ * when a range held its ip (else it counts as unknown). */
 struct model_sample {
     uint32_t pid, tid;
     uint64_t weight, ip;
     size_t off;
-    size_t depth;
+    uint32_t depth;
+    bool placed;
 };
 
 struct model_symtab {
@@ -63,6 +66,11 @@ struct ntl_profile {
     size_t nspaces, cap_spaces;
     struct u64map space_of;    /* pid -> index in spaces */
     struct u64map buckets;     /* range << 32 | bucket -> hits */
+    /* The keys of buckets sorted, so a range's buckets are one run found by
+     * binary search (the report asks for every range's). Keys are never
+     * removed, so the index is current while it holds buckets.count keys. */
+    uint64_t *bucket_keys;
+    size_t nbucket_keys;
     struct model_proc *procs;
     size_t nprocs, cap_procs;
     struct u64map proc_of;     /* pid -> index in procs */
@@ -84,10 +92,10 @@ long model_range_at(const struct ntl_profile *p, uint32_t pid, uint64_t addr);
  * that went; -1 when none. */
 long model_range_any(const struct ntl_profile *p, uint32_t pid, uint64_t addr);
 
-/* Keeps a sample (and its stack) for ntl_profile_stack_next. 0, or
+/* Keeps a sample (and its stack, and whether a range held it) for ntl_profile_stack_next. 0, or
  * NTL_ERR_LIMIT, NTL_ERR_NOMEM with err set. */
 int model_keep_sample(struct ntl_profile *p, const struct ntl_profile_sample *s, uint32_t pid,
-                      uint64_t weight, struct ntl_error *err);
+                      uint64_t weight, bool placed, struct ntl_error *err);
 
 /* Grows an array of elem-sized items to hold n + 1. 0, or -1 out of memory. */
 int model_reserve(void **v, size_t *cap, size_t n, size_t elem);

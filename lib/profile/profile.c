@@ -57,6 +57,7 @@ void ntl_profile_free(struct ntl_profile *p)
     free(p->symtabs);
     u64map_free(&p->space_of);
     u64map_free(&p->buckets);
+    free(p->bucket_keys);
     u64map_free(&p->proc_of);
     u64map_free(&p->thread_of);
     ntl_buf_free(&p->frames);

@@ -92,10 +92,42 @@ int ntl_profile_threads(const struct ntl_profile *p, struct ntl_profile_thread_r
     return 0;
 }
 
-static int bucket_cmp(const void *a, const void *b)
+static int key_cmp(const void *a, const void *b)
 {
-    const struct ntl_profile_bucket_row *x = a, *y = b;
-    return x->offset < y->offset ? -1 : x->offset > y->offset;
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Brings the sorted index of bucket keys up to date. 0, or -1 out of memory. */
+static int index_buckets(struct ntl_profile *p)
+{
+    if (p->bucket_keys && p->nbucket_keys == p->buckets.count)
+        return 0;
+    uint64_t *k = realloc(p->bucket_keys, (p->buckets.count ? p->buckets.count : 1) * sizeof *k);
+    if (!k)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < p->buckets.cap; i++)
+        if (p->buckets.keys[i] != U64MAP_EMPTY)
+            k[n++] = p->buckets.keys[i];
+    qsort(k, n, sizeof *k, key_cmp);
+    p->bucket_keys = k;
+    p->nbucket_keys = n;
+    return 0;
+}
+
+/* The first index of the sorted keys at or after key. */
+static size_t lower_bound(const uint64_t *k, size_t n, uint64_t key)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (k[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 int ntl_profile_buckets(struct ntl_profile *p, size_t range, struct ntl_profile_bucket_row **rows,
@@ -104,28 +136,27 @@ int ntl_profile_buckets(struct ntl_profile *p, size_t range, struct ntl_profile_
     if (range >= p->nranges)
         return ntl_error_set(err, NTL_ERR_ARGUMENT, "profile report", NTL_NO_OFFSET,
                              "no range %zu", range);
+    if (index_buckets(p) < 0)
+        return nomem(err);
     struct model_range *r = &p->ranges[range];
-    size_t k = 0, cap = 0;
-    struct ntl_profile_bucket_row *v = NULL;
-    for (size_t i = 0; i < p->buckets.cap; i++) {
-        uint64_t key = p->buckets.keys[i];
-        if (key == U64MAP_EMPTY || key >> 32 != range)
-            continue;
-        if (model_reserve((void **)&v, &cap, k, sizeof *v) < 0) {
-            free(v);
-            return nomem(err);
-        }
+    size_t first = lower_bound(p->bucket_keys, p->nbucket_keys, (uint64_t)range << 32);
+    size_t end = first;
+    while (end < p->nbucket_keys && p->bucket_keys[end] >> 32 == range)
+        end++;
+    struct ntl_profile_bucket_row *v = alloc_rows(end - first, sizeof *v);
+    if (!v)
+        return nomem(err);
+    /* In key order: by offset. */
+    for (size_t i = first; i < end; i++) {
+        uint64_t key = p->bucket_keys[i];
         uint64_t off = (key & UINT32_MAX) << r->pub.bucket_shift, disp = 0;
         const struct ntl_profile_symbol *s =
             r->syms ? ntl_profile_symtab_lookup(r->syms, off, &disp) : NULL;
-        v[k++] = (struct ntl_profile_bucket_row){off, p->buckets.vals[i], s ? s->name : NULL,
-                                                 s ? disp : 0};
+        v[i - first] = (struct ntl_profile_bucket_row){off, *u64map_get(&p->buckets, key),
+                                                       s ? s->name : NULL, s ? disp : 0};
     }
-    if (!v && !(v = alloc_rows(0, sizeof *v)))
-        return nomem(err);
-    qsort(v, k, sizeof *v, bucket_cmp);
     *rows = v;
-    *n = k;
+    *n = end - first;
     return 0;
 }
 
@@ -166,12 +197,16 @@ int ntl_profile_functions(struct ntl_profile *p, size_t range,
     return 0;
 }
 
+long ntl_profile_range_of(const struct ntl_profile *p, uint32_t pid, uint64_t addr)
+{
+    long r = model_range_any(p, pid, addr);
+    return r < 0 ? model_range_any(p, NTL_PROFILE_KERNEL_PID, addr) : r;
+}
+
 int ntl_profile_symbolize(struct ntl_profile *p, uint32_t pid, uint64_t addr, char *buf,
                           size_t size)
 {
-    long r = model_range_any(p, pid, addr);
-    if (r < 0)
-        r = model_range_any(p, NTL_PROFILE_KERNEL_PID, addr);
+    long r = ntl_profile_range_of(p, pid, addr);
     if (r < 0) {
         snprintf(buf, size, "0x%" PRIx64, addr);
         return 0;

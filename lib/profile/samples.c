@@ -137,7 +137,7 @@ int ntl_profile_add_sample(struct ntl_profile *p, const struct ntl_profile_sampl
     long r = model_range_at(p, pid, s->ip);
     if (r < 0)
         r = model_range_at(p, NTL_PROFILE_KERNEL_PID, s->ip);
-    if ((rc = model_keep_sample(p, s, pid, weight, err)) < 0)
+    if ((rc = model_keep_sample(p, s, pid, weight, r >= 0, err)) < 0)
         return rc;
     if (r >= 0) {
         const struct ntl_profile_range *rg = &p->ranges[r].pub;
@@ -152,6 +152,72 @@ int ntl_profile_add_sample(struct ntl_profile *p, const struct ntl_profile_sampl
     pr->hits += weight;
     t->hits += weight;
     return r >= 0;
+}
+
+int ntl_profile_range_since_start(struct ntl_profile *p, size_t range)
+{
+    if (range >= p->nranges)
+        return NTL_ERR_ARGUMENT;
+    p->ranges[range].since_start = true;
+    return 0;
+}
+
+/* The range marked since the start that holds ip in pid's space, else in
+ * the kernel's; -1 when none does (an active range there that came later
+ * holds what was not there at the sample's time). */
+static long late_range(const struct ntl_profile *p, uint32_t pid, uint64_t ip)
+{
+    long r = model_range_at(p, pid, ip);
+    if (r < 0)
+        r = model_range_at(p, NTL_PROFILE_KERNEL_PID, ip);
+    return r >= 0 && p->ranges[r].since_start ? r : -1;
+}
+
+/* Moves sample ms to the process its thread has now and to the range it
+ * now falls in, as it would have counted had both been known at its time.
+ * 1 when it moved, 0 when not, or NTL_ERR_LIMIT, NTL_ERR_NOMEM. */
+static int place_late(struct ntl_profile *p, struct model_sample *ms, struct ntl_error *err)
+{
+    uint32_t pid = ms->pid == NTL_PROFILE_NO_PID ? ntl_profile_pid_of(p, ms->tid) : ms->pid;
+    long r = ms->placed ? -1 : late_range(p, pid, ms->ip);
+    if (pid == ms->pid && r < 0)
+        return 0;
+    /* The new process first: making it may move the array; ms->pid's exists. */
+    struct model_proc *to = proc_get(p, pid, err);
+    if (!to)
+        return err ? err->status : NTL_ERR_NOMEM;
+    struct model_proc *from = proc_get(p, ms->pid, err);
+    uint64_t w = ms->weight;
+    if (r >= 0) {
+        const struct ntl_profile_range *rg = &p->ranges[r].pub;
+        int rc = ntl_profile_add_hits(p, (size_t)r, (ms->ip - rg->base) >> rg->bucket_shift, w,
+                                      err);
+        if (rc < 0)
+            return rc;
+        p->total -= w;       /* counted already, as unknown */
+        p->unknown -= w;
+        from->unknown -= w;
+        ms->placed = true;
+    } else if (!ms->placed) {
+        from->unknown -= w;
+        to->unknown += w;
+    }
+    from->hits -= w;
+    to->hits += w;
+    ms->pid = pid;
+    return 1;
+}
+
+int ntl_profile_place_late(struct ntl_profile *p, struct ntl_error *err)
+{
+    int moved = 0;
+    for (size_t i = 0; i < p->nsamples; i++) {
+        int rc = place_late(p, &p->samples[i], err);
+        if (rc < 0)
+            return rc;
+        moved += rc;
+    }
+    return moved;
 }
 
 uint64_t ntl_profile_total(const struct ntl_profile *p) { return p->total; }

@@ -12,13 +12,12 @@ static int frames_add(struct ntl_profile *p, const uint64_t *stack, size_t depth
                              rc == NTL_ERR_LIMIT ? "stacks exceed 8 GiB" : "out of memory");
     /* Whole u64s at 8-byte offsets of a malloc'd buffer: aligned. */
     *off = p->frames.len / 8;
-    for (size_t i = 0; i < depth; i++)
-        ntl_buf_append(&p->frames, &stack[i], 8);
+    ntl_buf_append(&p->frames, stack, depth * 8);
     return 0;
 }
 
 int model_keep_sample(struct ntl_profile *p, const struct ntl_profile_sample *s, uint32_t pid,
-                      uint64_t weight, struct ntl_error *err)
+                      uint64_t weight, bool placed, struct ntl_error *err)
 {
     size_t depth = s->depth > NTL_PROFILE_MAX_DEPTH ? NTL_PROFILE_MAX_DEPTH : s->depth, off = 0;
     int rc;
@@ -30,7 +29,8 @@ int model_keep_sample(struct ntl_profile *p, const struct ntl_profile_sample *s,
                              "out of memory");
     if (depth && (rc = frames_add(p, s->stack, depth, &off, err)) < 0)
         return rc;
-    p->samples[p->nsamples++] = (struct model_sample){pid, s->tid, weight, s->ip, off, depth};
+    p->samples[p->nsamples++] =
+        (struct model_sample){pid, s->tid, weight, s->ip, off, (uint32_t)depth, placed};
     return 0;
 }
 
@@ -49,7 +49,7 @@ int ntl_profile_set_stack(struct ntl_profile *p, size_t sample, const uint64_t *
     if (depth && (rc = frames_add(p, stack, depth, &off, err)) < 0)
         return rc;
     p->samples[sample].off = off;
-    p->samples[sample].depth = depth;
+    p->samples[sample].depth = (uint32_t)depth;
     return 0;
 }
 

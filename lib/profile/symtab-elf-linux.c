@@ -60,6 +60,21 @@ static Elf_Scn *find_section(Elf *e, Elf64_Word type)
     return NULL;
 }
 
+/* A symbol's size; an unsized one (_init, hand-written assembly) ends
+ * where its section does at the latest, so it does not take in the next
+ * section's code (_init would otherwise name every .plt entry). 0 when its
+ * section is not known: it then ends at the next symbol. */
+static uint64_t symbol_size(Elf *e, const GElf_Sym *sym)
+{
+    GElf_Shdr sh;
+    Elf_Scn *scn = sym->st_size || sym->st_shndx >= SHN_LORESERVE
+                       ? NULL : elf_getscn(e, sym->st_shndx);
+    if (!scn || !gelf_getshdr(scn, &sh) || sym->st_value < sh.sh_addr ||
+        sym->st_value - sh.sh_addr >= sh.sh_size)
+        return sym->st_size;
+    return sh.sh_addr + sh.sh_size - sym->st_value;
+}
+
 static int add_functions(Elf *e, Elf_Scn *scn, const struct segs *segs,
                          struct ntl_profile_symtab *t, struct ntl_error *err)
 {
@@ -79,7 +94,7 @@ static int add_functions(Elf *e, Elf_Scn *scn, const struct segs *segs,
         const char *name = elf_strptr(e, sh.sh_link, sym.st_name);
         if (!name || !*name)
             continue;
-        int rc = ntl_profile_symtab_add(t, name, off, sym.st_size, err);
+        int rc = ntl_profile_symtab_add(t, name, off, symbol_size(e, &sym), err);
         if (rc < 0)
             return rc;
     }

@@ -12,7 +12,11 @@ opcode 32: EventTimeStamp, StackProcess, StackThread, Stack1..N) or the
 keys of compressed stack walking (37 kernel, 38 user: EventTimeStamp,
 StackProcess, StackThread, StackKey; defined by 34-36: StackKey,
 Stack1..N, logged after their use) belong to the sample of that thread and
-timestamp. Prints one JSON object: the SampledProfile event count, hits per
+timestamp. The end rundown (DCEnd, opcode 4) tells what the start did not:
+a thread never placed belongs to its process, a process never named gets
+its name, a module at a base where none is loaded was there since the start;
+samples of such threads, and samples in no module that such a module holds,
+are placed as if known at their time. Prints one JSON object: the SampledProfile event count, hits per
 (pid, module, base) and per pid, and how many samples have a stack of at
 least one frame beyond the sampled IP.
 
@@ -106,6 +110,7 @@ def stack_of(refs, defs):
 def main(path):
     spaces, thread_pid, names = {}, {}, {}
     modules, processes, samples = {}, {}, 0
+    placed, late = [], set()   # (pid or None, module key or None, tid, ip); DCEnd-only keys
     sample_at, refs, defs = {}, {}, {}
     ordered = sorted(events(path), key=lambda e: e[:2])
     for ts, _, group, op, version, is64, kind, htype, rec, body in ordered:
@@ -116,16 +121,23 @@ def main(path):
             sp = spaces.setdefault(space, Space())
             if img["kind"] == "Unload":
                 sp.unload(img["base"])
+            elif img["kind"] == "DCEnd" and img["size"] and sp.find(img["base"]) is None:
+                key = "%s|%s|0x%x" % ("" if space == KERNEL else space,
+                                      img["name"].replace("/", "\\").split("\\")[-1], img["base"])
+                sp.load(img["base"], img["size"], key)
+                late.add(key)
             elif img["kind"] in ("Load", "DCStart") and img["size"]:
                 key = "%s|%s|0x%x" % ("" if space == KERNEL else space,
                                       img["name"].replace("/", "\\").split("\\")[-1], img["base"])
                 sp.load(img["base"], img["size"], key)
-        elif group == 0x03 and op in (1, 3):
+        elif group == 0x03 and op in (1, 3, 4):
             pid, name = process_name(body, version, is64)
-            names[pid] = name
-        elif group == 0x05 and op in (1, 3):
+            if op != 4 or pid not in names:
+                names[pid] = name
+        elif group == 0x05 and op in (1, 3, 4):
             pid, tid = struct.unpack_from("<II", body, 0)
-            thread_pid[tid] = pid
+            if op != 4 or tid not in thread_pid:
+                thread_pid[tid] = pid
         elif group == 0x18 and op in (32, 34, 35, 36, 37, 38):
             ptr, psz = ("<Q", 8) if is64 else ("<I", 4)
             if op in (34, 35, 36):
@@ -152,10 +164,20 @@ def main(path):
                 key = spaces[pid].find(ip)
             if key is None and KERNEL in spaces:
                 key = spaces[KERNEL].find(ip)
-            key = key or "|unknown|"
-            modules[key] = modules.get(key, 0) + 1
-            pkey = "" if pid is None else str(pid)
-            processes[pkey] = processes.get(pkey, 0) + 1
+            placed.append((pid, key, tid, ip))
+    for pid, key, tid, ip in placed:
+        if pid is None:
+            pid = thread_pid.get(tid)
+        if key is None:
+            for space in (pid, KERNEL):
+                found = spaces[space].find(ip) if space in spaces else None
+                if found in late:
+                    key = found
+                    break
+        key = key or "|unknown|"
+        modules[key] = modules.get(key, 0) + 1
+        pkey = "" if pid is None else str(pid)
+        processes[pkey] = processes.get(pkey, 0) + 1
     with_stack = 0
     for key, ip in sample_at.items():
         frames = stack_of(refs.get(key, []), defs)

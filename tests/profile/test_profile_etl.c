@@ -20,7 +20,10 @@ static void put(uint8_t *b, size_t *n, uint64_t v, unsigned size)
         b[(*n)++] = (uint8_t)(v >> 8 * i);
 }
 
-/* Process v4 (with_sid: a TOKEN_USER and S-1-5-18) or v3 (a null SID). */
+/* Process v4 (with_sid: a TOKEN_USER and S-1-5-18) or v3 (a null SID);
+ * DCStart, or DCEnd (the end rundown) when dcend is set (threads too). */
+static bool dcend;
+
 static void process(struct gen *g, bool is64, uint64_t ts, uint32_t pid, bool v4, bool with_sid,
                     const char *name)
 {
@@ -46,7 +49,7 @@ static void process(struct gen *g, bool is64, uint64_t ts, uint32_t pid, bool v4
     }
     memcpy(b + n, name, strlen(name) + 1);
     n += strlen(name) + 1;
-    gen_perfinfo(g, is64, v4 ? 4 : 3, HOOK_PROCESS_DCSTART, ts, NULL, 0, b, n);
+    gen_perfinfo(g, is64, v4 ? 4 : 3, HOOK_PROCESS_DCSTART + dcend, ts, NULL, 0, b, n);
 }
 
 static void thread(struct gen *g, bool is64, uint64_t ts, uint32_t pid, uint32_t tid)
@@ -55,7 +58,7 @@ static void thread(struct gen *g, bool is64, uint64_t ts, uint32_t pid, uint32_t
     size_t n = 0;
     put(b, &n, pid, 4);
     put(b, &n, tid, 4);
-    gen_system(g, false, is64, 3, HOOK_THREAD_DCSTART, tid, pid, ts, NULL, 0, b, n);
+    gen_system(g, false, is64, 3, HOOK_THREAD_DCSTART + dcend, tid, pid, ts, NULL, 0, b, n);
 }
 
 static void sample(struct gen *g, bool is64, uint64_t ts, uint64_t ip, uint32_t tid)
@@ -254,6 +257,78 @@ static void check_stacks(bool is64, const uint8_t *data, size_t size)
     ntl_etl_close(t);
 }
 
+/* A trace whose start rundown is lost: samples of a thread and a module
+ * that only the end rundown (DCEnd) names, placed there by
+ * ntl_profile_place_late; a DCEnd repeating a known module or process
+ * changes nothing. */
+static void check_dcend(bool is64)
+{
+    struct ntl_etl_options eo = {.sorted = true};
+    struct ntl_profile_etl_options po = {0};
+    struct ntl_profile_process_row *pr;
+    struct ntl_profile_module_row *m;
+    struct ntl_etl *t;
+    struct ntl_profile *p;
+    struct ntl_etl_event ev;
+    struct ntl_error err = {0};
+    struct gen g;
+    size_t n;
+
+    gen_init(&g, 4096, is64 ? 8 : 4, 0, 1000, 10000000, 132500000000000000ull, 1, "p", "p.etl");
+    process(&g, is64, 1001, 100, true, false, "app.exe");
+    thread(&g, is64, 1002, 100, 101);
+    gen_image(&g, false, false, is64, 3, 1003, 0x400000, 0x10000, 100, 1, 2, 0x400000,
+              "C:\\app\\app.exe");
+    sample(&g, is64, 1010, 0x500010, 301);   /* late.dll of pid 300, both unknown yet */
+    sample(&g, is64, 1011, 0x400010, 301);   /* app.exe, but pid 300 has no app.exe */
+    sample(&g, is64, 1012, 0x500020, 101);   /* pid 100 has no late.dll */
+    dcend = true;
+    process(&g, is64, 1100, 100, true, false, "renamed.exe");
+    process(&g, is64, 1101, 300, true, false, "late.exe");
+    thread(&g, is64, 1102, 300, 301);
+    thread(&g, is64, 1103, 300, 101);        /* known already: stays with 100 */
+    gen_image(&g, false, false, is64, 4, 1104, 0x400000, 0x10000, 100, 1, 2, 0x400000,
+              "C:\\app\\app.exe");
+    gen_image(&g, false, false, is64, 4, 1105, 0x500000, 0x10000, 300, 1, 2, 0x500000,
+              "C:\\late\\late.dll");
+    dcend = false;
+    gen_finish(&g);
+
+    CHECK_EQ_INT(ntl_etl_open_mem(g.file.data, g.file.len, &eo, &t, &err), 0);
+    CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
+    while (ntl_etl_next(t, &ev, &err) > 0)
+        CHECK(ntl_profile_etl_feed(p, NULL, t, &ev, &po, &err) >= 0);
+    CHECK_EQ_U64(ntl_profile_unknown(p), 3);
+    CHECK_EQ_U64(ntl_profile_range_count(p), 2);   /* app.exe once, late.dll */
+    CHECK_EQ_INT(ntl_profile_place_late(p, &err), 2);
+    CHECK_EQ_U64(ntl_profile_total(p), 3);
+    CHECK_EQ_U64(ntl_profile_unknown(p), 2);
+    CHECK_EQ_INT(ntl_profile_modules(p, &m, &n, &err), 0);
+    CHECK_EQ_U64(n, 2);
+    if (n == 2) {
+        CHECK_EQ_STR(m[0].r ? m[0].r->name : "", "late.dll");
+        CHECK_EQ_U64(m[0].hits, 1);
+        CHECK(m[1].range == NTL_PROFILE_NO_RANGE && m[1].hits == 2);
+    }
+    free(m);
+    CHECK_EQ_INT(ntl_profile_processes(p, &pr, &n, &err), 0);
+    CHECK_EQ_U64(n, 2);
+    if (n == 2) {
+        CHECK_EQ_U64(pr[0].pid, 300);
+        CHECK_EQ_STR(pr[0].name, "late.exe");
+        CHECK_EQ_U64(pr[0].hits, 2);
+        CHECK_EQ_U64(pr[0].unknown, 1);
+        CHECK_EQ_U64(pr[1].pid, 100);
+        CHECK_EQ_STR(pr[1].name, "app.exe");
+        CHECK_EQ_U64(pr[1].unknown, 1);
+    }
+    free(pr);
+    CHECK_EQ_INT(ntl_profile_place_late(p, &err), 0);   /* nothing more to move */
+    ntl_profile_free(p);
+    ntl_etl_close(t);
+    gen_free(&g);
+}
+
 int main(int argc, char **argv)
 {
     for (int is64 = 0; is64 < 2; is64++) {
@@ -261,6 +336,7 @@ int main(int argc, char **argv)
         make_trace(&g, is64);
         check_trace(is64, g.file.data, g.file.len);
         check_stacks(is64, g.file.data, g.file.len);
+        check_dcend(is64);
         if (is64)
             check_filters(g.file.data, g.file.len);
         if (is64 && argc > 1) {

@@ -39,11 +39,13 @@ static const struct opt_command profile_command = {
         "Samples the kernel lost, and throttling, are reported on stderr.\n"
         "CSV, TSV and JSON lines hold one table: the modules unless --report\n"
         "chooses another. --format folded writes every sample's stack, root first\n"
-        "('process;caller;function COUNT'), for flame-graph tools.",
+        "('process;caller;function COUNT'), for flame-graph tools; --format\n"
+        "speedscope writes them in speedscope's JSON file format, one profile per\n"
+        "process (open the file at speedscope.app or with the speedscope command).",
 };
 
 static const char *const format_names[] = {"table", "csv", "tsv", "json", "jsonl", "folded",
-                                           NULL};
+                                           "speedscope", NULL};
 
 static const char *const table_names[] = {"all", "modules", "processes", "threads",
                                           "functions", "buckets", NULL};
@@ -113,11 +115,12 @@ static int parse_args(int argc, char **argv, struct etl_cli *c, struct profile_o
         OPT_CHOICE(0, "report", &po->ro.table, "TABLE", table_names,
                    "all (default for table and json), modules (default for csv,\n"
                    "tsv, jsonl), processes, threads, functions or buckets"),
-        /* OPT_OUTPUT_OPTIONS, plus folded stacks. */
+        /* OPT_OUTPUT_OPTIONS, plus folded stacks and speedscope. */
         OPT_GROUP("Output options"),
         OPT_CHOICE('f', "format", &po->ro.fmt, "FORMAT", format_names,
                    "table (default), csv, tsv, json (one document), jsonl (JSON lines)\n"
-                   "or folded (one 'a;b;c COUNT' line per stack, for flame graphs)"),
+                   "folded (one 'a;b;c COUNT' line per stack, for flame graphs) or\n"
+                   "speedscope (speedscope's JSON file format, a profile per process)"),
         OPT_CALLBACK(0, "local-time", NULL, out_local_time_cb, NULL,
                      "times in local time with their UTC offset (default: UTC)"),
         OPT_ETL_OPTIONS(c),
@@ -150,10 +153,12 @@ static int parse_args(int argc, char **argv, struct etl_cli *c, struct profile_o
         return opt_usage_error(&profile_command,
                                "option '--bucket-size' needs a power of two, not %" PRIu64,
                                po->bucket_size);
-    if (po->ro.fmt == PROFILE_FOLDED && opt_given(opts, "report"))
-        return opt_usage_error(&profile_command, "--format folded prints stacks, not a --report");
+    bool stacks = po->ro.fmt == PROFILE_FOLDED || po->ro.fmt == PROFILE_SPEEDSCOPE;
+    if (stacks && opt_given(opts, "report"))
+        return opt_usage_error(&profile_command, "--format %s prints stacks, not a --report",
+                               format_names[po->ro.fmt]);
     if (po->ro.table == PROFILE_ALL && po->ro.fmt != OUT_TABLE && po->ro.fmt != OUT_JSON &&
-        po->ro.fmt != PROFILE_FOLDED) {
+        !stacks) {
         if (opt_given(opts, "report"))
             return opt_usage_error(&profile_command, "--report all prints several tables; "
                                    "%s holds one: choose one, or --format json",
@@ -312,7 +317,10 @@ static int from_trace(struct etl_cli *c, struct ntl_profile *p, const struct pro
     }
     rc = read_trace(c, p, stacks, po);
     etl_cli_close(c);
-    if (rc == EXIT_OK && ntl_profile_etl_stacks_finish(p, stacks, &counts, &err) < 0)
+    /* Samples that only the end rundown explains (DCEnd). */
+    if (rc == EXIT_OK && ntl_profile_place_late(p, &err) < 0)
+        rc = cli_fail(c->cmd, &err, NULL);
+    else if (rc == EXIT_OK && ntl_profile_etl_stacks_finish(p, stacks, &counts, &err) < 0)
         rc = cli_fail(c->cmd, &err, NULL);
     else if (rc == EXIT_OK && counts.keys_undefined)
         cli_warn(c->cmd, "%" PRIu64 " stack keys were never defined; those stacks are partial",
@@ -357,8 +365,9 @@ int cmd_profile(int argc, char **argv)
         return cli_fail(argv[0], &err, NULL);
     rc = po.etl ? from_trace(&c, p, &po) : from_live(argv[0], p, &po);
     if (rc == EXIT_OK)
-        rc = po.ro.fmt == PROFILE_FOLDED ? profile_folded(argv[0], p)
-                                         : profile_report(argv[0], p, &po.ro);
+        rc = po.ro.fmt == PROFILE_FOLDED       ? profile_folded(argv[0], p)
+           : po.ro.fmt == PROFILE_SPEEDSCOPE ? profile_speedscope(argv[0], p)
+                                             : profile_report(argv[0], p, &po.ro);
     ntl_profile_free(p);
     return rc;
 }

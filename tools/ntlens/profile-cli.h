@@ -48,12 +48,17 @@ struct ntl_profile_perf_stats;
 int profile_live(const char *cmd, struct ntl_profile *p, const struct profile_live_opts *lo,
                  struct ntl_profile_perf_stats *st);
 
-/* --format's values: out.h's, then folded stacks. */
+/* --format's values: out.h's, then folded stacks and speedscope's JSON. */
 #define PROFILE_FOLDED (OUT_JSONL + 1)
+#define PROFILE_SPEEDSCOPE (OUT_JSONL + 2)
 
 /* Writes every sample's stack in folded form; 0, or EXIT_FAIL after
  * printing the error. */
 int profile_folded(const char *cmd, struct ntl_profile *p);
+
+/* Writes every sample's stack in speedscope's JSON file format, one
+ * profile per process; 0, or EXIT_FAIL after printing the error. */
+int profile_speedscope(const char *cmd, struct ntl_profile *p);
 
 /* Writes the report; 0, or EXIT_FAIL after printing the error. */
 int profile_report(const char *cmd, struct ntl_profile *p, const struct profile_report_opts *ro);

@@ -1,0 +1,188 @@
+/* The profile report on synthetic samples: 300 modules of 1 MiB, each with
+ * a symbol table of 2,000 functions, and 1,000,000 samples (an ip and an
+ * 8-deep stack, skewed toward a few hot modules and functions as real
+ * profiles are) from 64 threads. Times, separately: building the symbol
+ * tables, adding the samples, Kernrate's report (modules, processes,
+ * threads, then functions and buckets of every module) and naming every
+ * frame of every sample (what --format folded and speedscope do), in CPU
+ * seconds. The
+ * rival, `perf report --stdio` on a perf.data of as many samples, runs in
+ * bench/profile/profile.sh, which reads the "total" line.
+ *   bench_profile [SAMPLES [MODULES]] */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "ntlens/profile.h"
+#include "ntlens/profile_report.h"
+#include "ntlens/profile_symbols.h"
+
+#define MODULE_SIZE (1u << 20)
+#define FUNCTIONS 2000u
+#define DEPTH 8u
+#define PID 4242u
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);  /* steady on a shared machine */
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t next(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* A skewed pick in [0, n): the lower of two uniform picks, so index 0 is
+ * twice as likely as the average and the last almost never picked. */
+static uint64_t skewed(uint64_t n)
+{
+    uint64_t a = next() % n, b = next() % n;
+    return a < b ? a : b;
+}
+
+static uint64_t base_of(unsigned m) { return 0x7f0000000000ull + (uint64_t)m * 2 * MODULE_SIZE; }
+
+/* An address in a function of module m: a skewed function, a random byte
+ * in it. */
+static uint64_t addr(unsigned nmod)
+{
+    unsigned m = (unsigned)skewed(nmod);
+    uint64_t f = skewed(FUNCTIONS), fsize = MODULE_SIZE / FUNCTIONS;
+    return base_of(m) + f * fsize + next() % fsize;
+}
+
+static void die(const char *what, const struct ntl_error *err)
+{
+    fprintf(stderr, "bench_profile: %s: %s\n", what, err->message);
+    exit(1);
+}
+
+static void add_modules(struct ntl_profile *p, unsigned nmod)
+{
+    struct ntl_error err = {0};
+    char name[64], path[64], fn[64];
+    for (unsigned m = 0; m < nmod; m++) {
+        struct ntl_profile_symtab *t;
+        snprintf(name, sizeof name, "lib%03u.so", m);
+        snprintf(path, sizeof path, "/usr/lib/bench/lib%03u.so", m);
+        if (ntl_profile_add_range(p, PID, name, path, base_of(m), MODULE_SIZE, 2, &err) < 0 ||
+            ntl_profile_symtab_new(&t, &err) < 0)
+            die("module", &err);
+        for (unsigned f = 0; f < FUNCTIONS; f++) {
+            snprintf(fn, sizeof fn, "lib%03u_function_%04u", m, f);
+            if (ntl_profile_symtab_add(t, fn, (uint64_t)f * (MODULE_SIZE / FUNCTIONS), 0,
+                                       &err) < 0)
+                die("symbol", &err);
+        }
+        if (ntl_profile_use_symbols(p, path, t, &err) < 0)
+            die("symbols", &err);
+    }
+}
+
+static void add_samples(struct ntl_profile *p, unsigned long nsamples, unsigned nmod)
+{
+    struct ntl_error err = {0};
+    uint64_t stack[DEPTH];
+    for (unsigned t = 0; t < 64; t++)
+        if (ntl_profile_set_thread(p, PID + 1 + t, PID, &err) < 0)
+            die("thread", &err);
+    for (unsigned long i = 0; i < nsamples; i++) {
+        for (unsigned d = 0; d < DEPTH; d++)
+            stack[d] = addr(nmod) + 1;
+        struct ntl_profile_sample s = {.ip = addr(nmod), .pid = PID,
+                                       .tid = PID + 1 + (uint32_t)(next() % 64),
+                                       .stack = stack, .depth = DEPTH};
+        if (ntl_profile_add_sample(p, &s, &err) < 0)
+            die("sample", &err);
+    }
+}
+
+/* Kernrate's report, every table of every module; returns the rows made. */
+static size_t report(struct ntl_profile *p)
+{
+    struct ntl_profile_module_row *mods;
+    struct ntl_profile_process_row *procs;
+    struct ntl_profile_thread_row *threads;
+    struct ntl_error err = {0};
+    size_t nm, np, nt, rows = 0;
+    if (ntl_profile_modules(p, &mods, &nm, &err) < 0 ||
+        ntl_profile_processes(p, &procs, &np, &err) < 0 ||
+        ntl_profile_threads(p, &threads, &nt, &err) < 0)
+        die("report", &err);
+    rows = nm + np + nt;
+    for (size_t i = 0; i < nm; i++) {
+        struct ntl_profile_function_row *f;
+        struct ntl_profile_bucket_row *b;
+        size_t nf, nb;
+        if (mods[i].range == NTL_PROFILE_NO_RANGE)
+            continue;
+        if (ntl_profile_functions(p, mods[i].range, &f, &nf, &err) < 0 ||
+            ntl_profile_buckets(p, mods[i].range, &b, &nb, &err) < 0)
+            die("functions", &err);
+        rows += nf + nb;
+        free(f);
+        free(b);
+    }
+    free(mods);
+    free(procs);
+    free(threads);
+    return rows;
+}
+
+/* Names every frame of every sample; returns the bytes of names. */
+static uint64_t name_frames(struct ntl_profile *p)
+{
+    struct ntl_profile_sample s;
+    char name[512];
+    size_t pos = 0;
+    uint64_t bytes = 0;
+    while (ntl_profile_stack_next(p, &pos, &s) > 0) {
+        ntl_profile_symbolize(p, s.pid, s.ip, name, sizeof name);
+        bytes += name[0] != 0;
+        for (size_t d = 0; d < s.depth; d++) {
+            ntl_profile_symbolize(p, s.pid, s.stack[d] - 1, name, sizeof name);
+            bytes += name[0] != 0;
+        }
+    }
+    return bytes;
+}
+
+int main(int argc, char **argv)
+{
+    unsigned long nsamples = argc > 1 ? strtoul(argv[1], NULL, 10) : 1000000;
+    unsigned nmod = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : 300;
+    struct ntl_profile *p;
+    struct ntl_error err = {0};
+    if (!nmod || ntl_profile_new(&p, &err) < 0)
+        return 1;
+    double t0 = now();
+    add_modules(p, nmod);
+    double t1 = now();
+    add_samples(p, nsamples, nmod);
+    double t2 = now();
+    size_t rows = report(p);
+    double t3 = now();
+    uint64_t named = name_frames(p);
+    double t4 = now();
+    printf("%lu samples (depth %u) over %u modules of %u functions\n", nsamples, DEPTH, nmod,
+           FUNCTIONS);
+    printf("symbol tables  %8.3f s\n", t1 - t0);
+    printf("add samples    %8.3f s  %.1f M samples/s\n", t2 - t1, nsamples / (t2 - t1) / 1e6);
+    printf("report         %8.3f s  %zu rows (modules, processes, threads, functions and "
+           "buckets of every module)\n", t3 - t2, rows);
+    printf("name frames    %8.3f s  %.1f M frames/s (%" PRIu64 " frames)\n", t4 - t3,
+           named / (t4 - t3) / 1e6, named);
+    printf("total          %8.3f s  (tables + samples + report)\n", t3 - t0);
+    printf("total stacks   %8.3f s  (tables + samples + every frame named)\n",
+           (t1 - t0) + (t2 - t1) + (t4 - t3));
+    ntl_profile_free(p);
+    return 0;
+}
