@@ -34,8 +34,10 @@ struct rec {
 
 static uint64_t run_ntl(const struct rec *r)
 {
+    /* As `ipt flow --no-inst` decodes: runs of instructions, not each. */
     struct ntl_ipt_flow_config cfg = {.trace = {.buf = r->trace.data, .size = r->trace.len},
-                                      .read = ntl_ipt_image_read, .read_ctx = r->img};
+                                      .read = ntl_ipt_image_read, .read_ctx = r->img,
+                                      .runs = true};
     struct ntl_ipt_flow *f;
     struct ntl_ipt_flow_item it;
     struct ntl_error err;
@@ -47,7 +49,7 @@ static uint64_t run_ntl(const struct rec *r)
         for (;;) {
             int rc = ntl_ipt_flow_next(f, &it, &err);
             if (rc > 0) {
-                n += it.kind == NTL_IPT_FL_INSN;
+                n += it.kind == NTL_IPT_FL_RUN ? it.b : it.kind == NTL_IPT_FL_INSN;
                 continue;
             }
             if (rc == 0 || ntl_ipt_flow_resync(f, &enabled, &err) < 0)

@@ -27,8 +27,9 @@ struct flow_cache {
     size_t used;
 };
 
-/* Largest cache, in instructions. */
-#define FLOW_CACHE_MAX ((size_t)1 << 24)
+/* Most slots: a full cache is emptied and refilled (48 MB at most), so a
+ * trace over any amount of code cannot make it grow without limit. */
+#define FLOW_CACHE_MAX ((size_t)1 << 21)
 
 void flow_cache_free(struct flow_cache *c);
 
@@ -36,7 +37,7 @@ void flow_cache_free(struct flow_cache *c);
  * next call). Returns 0, or:
  *   NTL_IPT_NOMAP     nothing is mapped at ip;
  *   NTL_IPT_BAD_INSN  the bytes do not decode, or the mode is unknown;
- *   NTL_ERR_NOMEM     the cache could not grow (or is full). */
+ *   NTL_ERR_NOMEM     the cache could not grow. */
 int flow_insn_get(struct flow_cache *c, ntl_ipt_read_fn read, void *ctx, uint64_t ip,
                   unsigned mode, const struct flow_insn **out);
 

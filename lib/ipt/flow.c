@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flow-insn.h"
+#include "flow-block.h"
 #include "ntlens/ipt_flow.h"
 
-#define QUEUE 8
+#define QUEUE 16
 
 /* What a PSB+ restates, applied when the walk reaches its FUP's IP. */
 struct psb_status {
@@ -24,6 +24,7 @@ struct ntl_ipt_flow {
     struct ntl_ipt_flow_config cfg;
     struct ntl_ipt_evd evd;
     struct flow_cache cache;
+    struct flow_bcache blocks;
     /* The next packet not yet consumed (have_ev), and of a TNT the bits
      * left, oldest in bit (tnt_left - 1). */
     struct ntl_ipt_event ev;
@@ -59,6 +60,9 @@ struct ntl_ipt_flow {
     uint64_t rs[NTL_IPT_RETSTACK];
     unsigned rs_top, rs_n;
     unsigned steps; /* instructions since a packet was consumed */
+    /* With cfg.runs: the instructions since the last item queued. */
+    struct ntl_ipt_flow_item run;
+    bool run_open;
     /* Items decided but not yet returned. */
     struct ntl_ipt_flow_item q[QUEUE];
     unsigned qh, qn;
@@ -85,6 +89,7 @@ void ntl_ipt_flow_free(struct ntl_ipt_flow *f)
     if (!f)
         return;
     flow_cache_free(&f->cache);
+    flow_bcache_free(&f->blocks);
     free(f);
 }
 
@@ -120,6 +125,12 @@ size_t ntl_ipt_flow_cached(const struct ntl_ipt_flow *f)
     return f->cache.used;
 }
 
+void ntl_ipt_flow_invalidate(struct ntl_ipt_flow *f)
+{
+    flow_cache_free(&f->cache);
+    flow_bcache_clear(&f->blocks);
+}
+
 static int peek(struct ntl_ipt_flow *f, struct ntl_error *err);
 
 /* Records where an error happened and sets err. Returns status. */
@@ -144,11 +155,65 @@ static int fail(struct ntl_ipt_flow *f, int status, uint64_t ip, struct ntl_erro
                          (unsigned long long)ip, ntl_ipt_flow_strerror(status));
 }
 
+/* The open run into the queue: it ran before what is queued next. */
+static void flush_run(struct ntl_ipt_flow *f)
+{
+    if (!f->run_open)
+        return;
+    f->q[(f->qh + f->qn++) % QUEUE] = f->run;
+    f->run_open = false;
+}
+
+/* An event item queued (after the instructions before it). */
 static struct ntl_ipt_flow_item *push(struct ntl_ipt_flow *f, uint8_t kind, uint64_t ip)
 {
+    flush_run(f);
     struct ntl_ipt_flow_item *it = &f->q[(f->qh + f->qn++) % QUEUE];
     *it = (struct ntl_ipt_flow_item){.kind = kind, .ip = ip, .mode = f->mode};
     return it;
+}
+
+/* Whether the instruction took a TNT bit or a TIP. */
+static bool takes_trace(uint8_t iclass)
+{
+    return iclass != NTL_IPT_IC_OTHER && iclass != NTL_IPT_IC_JUMP &&
+           iclass != NTL_IPT_IC_CALL && iclass != NTL_IPT_IC_PTWRITE;
+}
+
+/* n instructions ran, the last one last (NULL: it is added next): into
+ * the open run. */
+static void run_add(struct ntl_ipt_flow *f, const struct flow_insn *last, uint64_t n)
+{
+    struct ntl_ipt_flow_item *r = &f->run;
+    uint8_t flags = f->speculative ? NTL_IPT_FL_SPECULATIVE : 0;
+    if (f->run_open && (r->mode != f->mode || r->flags != flags))
+        flush_run(f);
+    if (!f->run_open) {
+        *r = (struct ntl_ipt_flow_item){.kind = NTL_IPT_FL_RUN, .mode = f->mode, .flags = flags};
+        f->run_open = true;
+    }
+    r->b += n;
+    if (!last)
+        return;
+    r->ip = last->ip;
+    r->size = last->size;
+    r->iclass = last->iclass;
+    r->a = last->target;
+    r->c += takes_trace(last->iclass);
+}
+
+/* The instruction in ran: an INSN item, or into the run. */
+static void emit_insn(struct ntl_ipt_flow *f, const struct flow_insn *in)
+{
+    if (f->cfg.runs) {
+        run_add(f, in, 1);
+        return;
+    }
+    struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_INSN, in->ip);
+    it->size = in->size;
+    it->iclass = in->iclass;
+    it->a = in->target;
+    it->flags = f->speculative ? NTL_IPT_FL_SPECULATIVE : 0;
 }
 
 /* The next packet that matters into f->ev (PAD and timing packets are
@@ -492,10 +557,9 @@ static int skd022(struct ntl_ipt_flow *f, uint64_t at, struct ntl_error *err)
         disable(f, NTL_IPT_FL_ASYNC_DISABLED, at, true, f->ev.ip_status)->a = f->ev.ip;
         return rc == NTL_ERR_NOMEM ? ntl_error_set(err, rc, "flow", 0, "decode cache full") : 0;
     }
-    struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_INSN, at);
-    it->size = in->size;
-    it->iclass = in->iclass;
-    it->flags = f->speculative ? NTL_IPT_FL_SPECULATIVE : 0;
+    struct flow_insn cur = *in;
+    cur.target = 0; /* as libipt tells it */
+    emit_insn(f, &cur);
     f->ip = 0;
     disable(f, NTL_IPT_FL_DISABLED, 0, false, true);
     return 0;
@@ -695,13 +759,9 @@ static int execute(struct ntl_ipt_flow *f, struct ntl_error *err)
                                    : fail(f, rc, f->ip, err);
     if (++f->steps > NTL_IPT_FLOW_MAX_STEPS)
         return fail(f, NTL_ERR_LIMIT, f->ip, err);
-    struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_INSN, in->ip);
-    it->size = in->size;
-    it->iclass = in->iclass;
-    it->a = in->target;
-    it->flags = f->speculative ? NTL_IPT_FL_SPECULATIVE : 0;
     /* Copy: the cache may move when an instruction is decoded below. */
     struct flow_insn cur = *in;
+    emit_insn(f, &cur);
     if (cur.movcr3 && f->pending_paging) {
         /* A PIP binds to the MOV CR3 it reports. */
         *push(f, NTL_IPT_FL_PAGING, 0) = f->paging;
@@ -739,14 +799,99 @@ static int execute(struct ntl_ipt_flow *f, struct ntl_error *err)
     rc = step(f, &cur, err);
     if (rc < 0)
         return rc;
-    f->after_traced_branch = cur.iclass != NTL_IPT_IC_OTHER && cur.iclass != NTL_IPT_IC_JUMP &&
-                             cur.iclass != NTL_IPT_IC_CALL && cur.iclass != NTL_IPT_IC_PTWRITE;
+    f->after_traced_branch = takes_trace(cur.iclass);
     if (f->enabled && (cur.iclass == NTL_IPT_IC_JUMP || cur.iclass == NTL_IPT_IC_CALL)) {
         rc = peek(f, err);
         if (rc < 0)
             return rc;
         disabled_at_ip(f, &cur);
         skl014(f, &cur);
+    }
+    return 0;
+}
+
+/* Whether nothing binds before the next instruction: the packet ahead is a
+ * TNT or a TIP, no item waits to be told and no PSB+ to be applied. */
+static bool plain(const struct ntl_ipt_flow *f)
+{
+    return f->enabled && !f->lost && f->have_ev && !f->psb.pending &&
+           (f->ev.pkt.type == NTL_IPT_TNT_8 || f->ev.pkt.type == NTL_IPT_TNT_64 ||
+            f->ev.pkt.type == NTL_IPT_TIP);
+}
+
+/* The block b's last instruction, when it is a direct branch or a TNT bit
+ * decides it, as step would take it: returns false (nothing moved) for
+ * the others and for a bit step would fail on. */
+static bool fast_branch(struct ntl_ipt_flow *f, const struct flow_insn *in)
+{
+    uint64_t next = in->ip + in->size;
+    bool tnt = f->ev.pkt.type != NTL_IPT_TIP;
+    int bit = tnt ? (int)(f->ev.pkt.payload >> (f->tnt_left - 1) & 1) : 0;
+    switch (in->iclass) {
+    case NTL_IPT_IC_OTHER:
+        if (in->movcr3)
+            return false;
+        f->ip = next;
+        return true;
+    case NTL_IPT_IC_JUMP:
+        f->ip = in->target;
+        return true;
+    case NTL_IPT_IC_CALL:
+        if (in->target != next)
+            call_push(f, next);
+        f->ip = in->target;
+        return true;
+    case NTL_IPT_IC_COND:
+        if (!tnt)
+            return false;
+        f->ip = bit ? in->target : next;
+        break;
+    case NTL_IPT_IC_RET:
+        if (!tnt || !bit || f->rs_n == 0)
+            return false;
+        f->rs_top = (f->rs_top + NTL_IPT_RETSTACK - 1) % NTL_IPT_RETSTACK;
+        f->rs_n--;
+        f->ip = f->rs[f->rs_top];
+        break;
+    default:
+        return false;
+    }
+    if (--f->tnt_left == 0)
+        consume(f);
+    f->steps = 0;
+    return true;
+}
+
+/* With cfg.runs: whole blocks while nothing binds between instructions,
+ * each block one lookup; a block whose last instruction needs more than
+ * fast_branch does goes through execute for that instruction. */
+static int walk(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    while (plain(f) && f->qn == 0) {
+        const struct flow_block *b;
+        if (flow_block_get(&f->blocks, &f->cache, f->cfg.read, f->cfg.read_ctx, f->ip, f->mode,
+                           &b) < 0 ||
+            f->steps + b->ninsn > NTL_IPT_FLOW_MAX_STEPS)
+            return execute(f, err); /* one at a time, to fail where it fails */
+        struct flow_insn last = b->last;
+        uint32_t n = b->ninsn;
+        f->steps += n;
+        if (fast_branch(f, &last)) {
+            run_add(f, &last, n);
+            f->after_traced_branch = takes_trace(last.iclass);
+            continue;
+        }
+        f->steps -= n;
+        if (n > 1) {
+            /* The straight instructions before it; execute adds it. */
+            run_add(f, NULL, n - 1);
+            f->steps += n - 1;
+            f->after_traced_branch = false;
+        }
+        f->ip = last.ip;
+        int rc = execute(f, err);
+        if (rc < 0)
+            return rc;
     }
     return 0;
 }
@@ -1036,11 +1181,11 @@ static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
     if (e->pkt.type == NTL_IPT_TIP_PGE)
         return fail(f, NTL_IPT_BAD_CONTEXT, f->ip, err);
     rc = execute(f, err);
+    if (rc >= 0 && f->cfg.runs)
+        rc = walk(f, err);
     /* While the packet ahead is a TNT or TIP, nothing binds before the
      * next instruction: decide a few at once. */
-    while (rc >= 0 && f->qn < QUEUE - 2 && f->enabled && !f->lost && f->have_ev && !f->psb.pending &&
-           (f->ev.pkt.type == NTL_IPT_TNT_8 || f->ev.pkt.type == NTL_IPT_TNT_64 ||
-            f->ev.pkt.type == NTL_IPT_TIP))
+    while (rc >= 0 && f->qn < QUEUE - 2 && plain(f))
         rc = execute(f, err);
     return rc < 0 ? rc : 1;
 }
@@ -1055,7 +1200,9 @@ int ntl_ipt_flow_next(struct ntl_ipt_flow *f, struct ntl_ipt_flow_item *it, stru
             return rc;
         }
         int rc = advance(f, err);
-        if (rc == 0)
+        if (rc <= 0)
+            flush_run(f); /* what ran before the end or the error */
+        if (rc == 0 && f->qn == 0)
             return 0;
         if (rc < 0) {
             if (f->qn == 0)
@@ -1086,6 +1233,7 @@ static int start(struct ntl_ipt_flow *f, struct ntl_error *err)
     f->pending_error = 0;
     f->rs_n = f->rs_top = 0;
     f->qn = f->qh = 0;
+    f->run_open = false;
     f->steps = 0;
     f->psb.pending = false;
     int rc = peek(f, err);
@@ -1111,6 +1259,7 @@ int ntl_ipt_flow_recover(struct ntl_ipt_flow *f, struct ntl_error *err)
     if (f->packet_error)
         return ntl_ipt_flow_resync(f, &enabled, err);
     f->qn = f->qh = 0;
+    f->run_open = false;
     f->pending_error = 0;
     f->steps = 0;
     f->lost = f->enabled;
