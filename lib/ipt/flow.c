@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flow-block.h"
+#include "flow-decide.h"
 #include "ntlens/ipt_flow.h"
 
 #define QUEUE 16
@@ -25,6 +25,7 @@ struct ntl_ipt_flow {
     struct ntl_ipt_evd evd;
     struct flow_cache cache;
     struct flow_bcache blocks;
+    struct flow_dcache decisions;
     /* The next packet not yet consumed (have_ev), and of a TNT the bits
      * left, oldest in bit (tnt_left - 1). */
     struct ntl_ipt_event ev;
@@ -90,6 +91,7 @@ void ntl_ipt_flow_free(struct ntl_ipt_flow *f)
         return;
     flow_cache_free(&f->cache);
     flow_bcache_free(&f->blocks);
+    flow_dcache_free(&f->decisions);
     free(f);
 }
 
@@ -129,6 +131,7 @@ void ntl_ipt_flow_invalidate(struct ntl_ipt_flow *f)
 {
     flow_cache_free(&f->cache);
     flow_bcache_clear(&f->blocks);
+    flow_dcache_clear(&f->decisions);
 }
 
 static int peek(struct ntl_ipt_flow *f, struct ntl_error *err);
@@ -180,9 +183,10 @@ static bool takes_trace(uint8_t iclass)
            iclass != NTL_IPT_IC_CALL && iclass != NTL_IPT_IC_PTWRITE;
 }
 
-/* n instructions ran, the last one last (NULL: it is added next): into
- * the open run. */
-static void run_add(struct ntl_ipt_flow *f, const struct flow_insn *last, uint64_t n)
+/* n instructions ran, traced of them took trace, the last one last
+ * (NULL: it is added next): into the open run. */
+static void run_add(struct ntl_ipt_flow *f, const struct flow_insn *last, uint64_t n,
+                    uint64_t traced)
 {
     struct ntl_ipt_flow_item *r = &f->run;
     uint8_t flags = f->speculative ? NTL_IPT_FL_SPECULATIVE : 0;
@@ -193,20 +197,20 @@ static void run_add(struct ntl_ipt_flow *f, const struct flow_insn *last, uint64
         f->run_open = true;
     }
     r->b += n;
+    r->c += traced;
     if (!last)
         return;
     r->ip = last->ip;
     r->size = last->size;
     r->iclass = last->iclass;
     r->a = last->target;
-    r->c += takes_trace(last->iclass);
 }
 
 /* The instruction in ran: an INSN item, or into the run. */
 static void emit_insn(struct ntl_ipt_flow *f, const struct flow_insn *in)
 {
     if (f->cfg.runs) {
-        run_add(f, in, 1);
+        run_add(f, in, 1, takes_trace(in->iclass));
         return;
     }
     struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_INSN, in->ip);
@@ -819,20 +823,45 @@ static bool plain(const struct ntl_ipt_flow *f)
             f->ev.pkt.type == NTL_IPT_TIP);
 }
 
-/* The block b's last instruction, when it is a direct branch or a TNT bit
- * decides it, as step would take it: returns false (nothing moved) for
- * the others and for a bit step would fail on. */
+/* Whether the walk may go block by block: as plain, or a TIP.PGD ahead,
+ * which binds to a block's last instruction at the earliest. */
+static bool walkable(const struct ntl_ipt_flow *f)
+{
+    return plain(f) || (f->enabled && !f->lost && f->have_ev && !f->psb.pending &&
+                        f->ev.pkt.type == NTL_IPT_TIP_PGD);
+}
+
+/* An indirect branch, far transfer or uncompressed return to the TIP
+ * ahead, as indirect takes it. Returns false (nothing moved) when the TIP
+ * has no IP. */
+static bool fast_indirect(struct ntl_ipt_flow *f, const struct flow_insn *in)
+{
+    if (f->ev.ip_status)
+        return false;
+    if (in->iclass == NTL_IPT_IC_CALL_IND)
+        call_push(f, in->ip + in->size);
+    f->ip = f->ev.ip;
+    consume(f);
+    flush_pending(f);
+    return true;
+}
+
+/* The block b's last instruction, when it is a direct branch, a TNT bit
+ * decides it or a TIP without more ado, as step would take it: returns
+ * false (nothing moved) for the others and for a packet step would fail
+ * on. */
 static bool fast_branch(struct ntl_ipt_flow *f, const struct flow_insn *in)
 {
     uint64_t next = in->ip + in->size;
-    bool tnt = f->ev.pkt.type != NTL_IPT_TIP;
+    bool tnt = f->ev.pkt.type == NTL_IPT_TNT_8 || f->ev.pkt.type == NTL_IPT_TNT_64;
     int bit = tnt ? (int)(f->ev.pkt.payload >> (f->tnt_left - 1) & 1) : 0;
-    switch (in->iclass) {
-    case NTL_IPT_IC_OTHER:
-        if (in->movcr3)
-            return false;
+    if (in->iclass == NTL_IPT_IC_OTHER && !in->movcr3) {
         f->ip = next;
         return true;
+    }
+    if (f->ev.pkt.type == NTL_IPT_TIP_PGD)
+        return false; /* execute tells whether it binds here */
+    switch (in->iclass) {
     case NTL_IPT_IC_JUMP:
         f->ip = in->target;
         return true;
@@ -847,12 +876,17 @@ static bool fast_branch(struct ntl_ipt_flow *f, const struct flow_insn *in)
         f->ip = bit ? in->target : next;
         break;
     case NTL_IPT_IC_RET:
-        if (!tnt || !bit || f->rs_n == 0)
+        if (!tnt)
+            return fast_indirect(f, in);
+        if (!bit || f->rs_n == 0)
             return false;
         f->rs_top = (f->rs_top + NTL_IPT_RETSTACK - 1) % NTL_IPT_RETSTACK;
         f->rs_n--;
         f->ip = f->rs[f->rs_top];
         break;
+    case NTL_IPT_IC_JUMP_IND: case NTL_IPT_IC_CALL_IND: case NTL_IPT_IC_FAR_CALL:
+    case NTL_IPT_IC_FAR_RET: case NTL_IPT_IC_FAR_JUMP:
+        return !tnt && fast_indirect(f, in);
     default:
         return false;
     }
@@ -862,12 +896,49 @@ static bool fast_branch(struct ntl_ipt_flow *f, const struct flow_insn *in)
     return true;
 }
 
-/* With cfg.runs: whole blocks while nothing binds between instructions,
- * each block one lookup; a block whose last instruction needs more than
- * fast_branch does goes through execute for that instruction. */
+/* With a TNT ahead, the cached decision for its next bits: taken whole
+ * when it follows any. Returns 1 when it did, 0 when the walk goes block
+ * by block, or NTL_ERR_NOMEM. */
+static int decide(struct ntl_ipt_flow *f)
+{
+    if (f->ev.pkt.type != NTL_IPT_TNT_8 && f->ev.pkt.type != NTL_IPT_TNT_64)
+        return 0;
+    unsigned n = f->tnt_left < FLOW_DECIDE_BITS ? f->tnt_left : FLOW_DECIDE_BITS;
+    unsigned bits = (unsigned)(f->ev.pkt.payload >> (f->tnt_left - n)) & ((1u << n) - 1);
+    const struct flow_decision *d;
+    int rc = flow_decide(&f->decisions, &f->blocks, &f->cache, f->cfg.read, f->cfg.read_ctx,
+                         f->ip, f->mode, bits, n, &d);
+    if (rc < 0)
+        return rc;
+    /* Its calls must not wrap the return stack, which would lose an
+     * entry the per-block walk keeps; nor may it pass the step limit. */
+    if (!d->used || f->rs_n + d->depth > NTL_IPT_RETSTACK ||
+        f->steps + d->ninsn > NTL_IPT_FLOW_MAX_STEPS)
+        return 0;
+    for (unsigned i = 0; i < d->npush; i++)
+        call_push(f, d->push[i]);
+    f->ip = d->end;
+    run_add(f, &d->last, d->ninsn, d->traced);
+    f->after_traced_branch = true;
+    f->steps = 0;
+    f->tnt_left -= d->used;
+    if (f->tnt_left == 0)
+        consume(f);
+    return 1;
+}
+
+/* With cfg.runs: cached decisions and whole blocks while nothing binds
+ * between instructions, each one lookup; a block whose last instruction
+ * needs more than fast_branch does goes through execute for that
+ * instruction. */
 static int walk(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
-    while (plain(f) && f->qn == 0) {
+    while (walkable(f) && f->qn == 0) {
+        int rc = decide(f);
+        if (rc < 0)
+            return ntl_error_set(err, rc, "flow", 0, "out of memory");
+        if (rc > 0)
+            continue;
         const struct flow_block *b;
         if (flow_block_get(&f->blocks, &f->cache, f->cfg.read, f->cfg.read_ctx, f->ip, f->mode,
                            &b) < 0 ||
@@ -877,19 +948,19 @@ static int walk(struct ntl_ipt_flow *f, struct ntl_error *err)
         uint32_t n = b->ninsn;
         f->steps += n;
         if (fast_branch(f, &last)) {
-            run_add(f, &last, n);
+            run_add(f, &last, n, takes_trace(last.iclass));
             f->after_traced_branch = takes_trace(last.iclass);
             continue;
         }
         f->steps -= n;
         if (n > 1) {
             /* The straight instructions before it; execute adds it. */
-            run_add(f, NULL, n - 1);
+            run_add(f, NULL, n - 1, 0);
             f->steps += n - 1;
             f->after_traced_branch = false;
         }
         f->ip = last.ip;
-        int rc = execute(f, err);
+        rc = execute(f, err);
         if (rc < 0)
             return rc;
     }
@@ -1180,9 +1251,7 @@ static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
     }
     if (e->pkt.type == NTL_IPT_TIP_PGE)
         return fail(f, NTL_IPT_BAD_CONTEXT, f->ip, err);
-    rc = execute(f, err);
-    if (rc >= 0 && f->cfg.runs)
-        rc = walk(f, err);
+    rc = f->cfg.runs && walkable(f) ? walk(f, err) : execute(f, err);
     /* While the packet ahead is a TNT or TIP, nothing binds before the
      * next instruction: decide a few at once. */
     while (rc >= 0 && f->qn < QUEUE - 2 && plain(f))

@@ -1,0 +1,105 @@
+/* TNT decisions: runs of conditional branches followed by one lookup. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow-decide.h"
+#include "ntlens/error.h"
+#include "ntlens/ipt_flow.h"
+
+void flow_dcache_free(struct flow_dcache *c)
+{
+    free(c->slot);
+    c->slot = NULL;
+}
+
+void flow_dcache_clear(struct flow_dcache *c)
+{
+    if (c->slot)
+        memset(c->slot, 0, FLOW_DCACHE_SLOTS * sizeof *c->slot);
+}
+
+static size_t hash(uint64_t ip, unsigned mode, unsigned bits, unsigned n)
+{
+    uint64_t h = (ip ^ (uint64_t)mode << 61 ^ (uint64_t)(bits << 4 | n) << 48) *
+                 0x9e3779b97f4a7c15ull;
+    return (size_t)(h >> 40) & (FLOW_DCACHE_SLOTS - 1);
+}
+
+/* Walks from d->ip with d->n bits, keeping in d the state right after the
+ * last bit taken: the decision ends there. It stops at a block it cannot
+ * follow alone: an indirect branch, a return to a call it did not see, a
+ * not-taken compressed return (an error the per-block walk reports), a
+ * MOV CR3, a PTWRITE, code that does not decode. */
+static void build(struct flow_decision *d, struct flow_bcache *bc, struct flow_cache *ic,
+                  ntl_ipt_read_fn read, void *ctx)
+{
+    uint64_t ip = d->ip, stack[FLOW_DECIDE_STACK];
+    unsigned sp = 0, depth = 0, used = 0;
+    uint32_t ninsn = 0, traced = 0;
+    for (int blocks = 0; used < d->n && blocks < FLOW_DECIDE_BLOCKS; blocks++) {
+        const struct flow_block *b;
+        if (flow_block_get(bc, ic, read, ctx, ip, d->mode, &b) < 0)
+            return;
+        const struct flow_insn *in = &b->last;
+        uint64_t next = in->ip + in->size;
+        int bit = d->bits >> (d->n - 1 - used) & 1;
+        ninsn += b->ninsn;
+        switch (in->iclass) {
+        case NTL_IPT_IC_OTHER:
+            if (in->movcr3)
+                return;
+            ip = next;
+            continue;
+        case NTL_IPT_IC_JUMP:
+            ip = in->target;
+            continue;
+        case NTL_IPT_IC_CALL:
+            if (in->target != next) {
+                if (sp == FLOW_DECIDE_STACK)
+                    return;
+                stack[sp++] = next;
+                depth = sp > depth ? sp : depth;
+            }
+            ip = in->target;
+            continue;
+        case NTL_IPT_IC_COND:
+            ip = bit ? in->target : next;
+            break;
+        case NTL_IPT_IC_RET:
+            if (!bit || sp == 0)
+                return;
+            ip = stack[--sp];
+            break;
+        default:
+            return;
+        }
+        traced++;
+        d->used = (uint8_t)++used;
+        d->ninsn = ninsn;
+        d->traced = traced;
+        d->end = ip;
+        d->last = *in;
+        d->npush = (uint8_t)sp;
+        d->depth = (uint8_t)depth;
+        memcpy(d->push, stack, sp * sizeof stack[0]);
+    }
+}
+
+int flow_decide(struct flow_dcache *c, struct flow_bcache *bc, struct flow_cache *ic,
+                ntl_ipt_read_fn read, void *ctx, uint64_t ip, unsigned mode, unsigned bits,
+                unsigned n, const struct flow_decision **out)
+{
+    if (!c->slot && !(c->slot = calloc(FLOW_DCACHE_SLOTS, sizeof *c->slot)))
+        return NTL_ERR_NOMEM;
+    struct flow_decision *d = &c->slot[hash(ip, mode, bits, n)];
+    if (d->n != n || d->ip != ip || d->bits != bits || d->mode != mode) {
+        memset(d, 0, sizeof *d);
+        d->ip = ip;
+        d->bits = (uint16_t)bits;
+        d->n = (uint8_t)n;
+        d->mode = (uint8_t)mode;
+        build(d, bc, ic, read, ctx);
+    }
+    *out = d;
+    return 0;
+}
