@@ -933,8 +933,15 @@ static int decide(struct ntl_ipt_flow *f)
  * instruction. */
 static int walk(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
-    while (walkable(f) && f->qn == 0) {
-        int rc = decide(f);
+    for (;;) {
+        /* A packet used up: the next, as advance would read it; one
+         * that is not walkable goes back to advance. */
+        int rc = f->have_ev ? 1 : peek(f, err);
+        if (rc < 0)
+            return rc;
+        if (!walkable(f) || f->qn != 0)
+            return 0;
+        rc = decide(f);
         if (rc < 0)
             return ntl_error_set(err, rc, "flow", 0, "out of memory");
         if (rc > 0)
@@ -964,7 +971,6 @@ static int walk(struct ntl_ipt_flow *f, struct ntl_error *err)
         if (rc < 0)
             return rc;
     }
-    return 0;
 }
 
 /* With tracing disabled: the packet decides. */
