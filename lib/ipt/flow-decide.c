@@ -9,20 +9,36 @@
 void flow_dcache_free(struct flow_dcache *c)
 {
     free(c->slot);
-    c->slot = NULL;
+    memset(c, 0, sizeof *c);
 }
 
 void flow_dcache_clear(struct flow_dcache *c)
 {
     if (c->slot)
-        memset(c->slot, 0, FLOW_DCACHE_SLOTS * sizeof *c->slot);
+        memset(c->slot, 0, (c->mask + 1) * sizeof *c->slot);
+    c->evicted = 0;
 }
 
 static size_t hash(uint64_t ip, unsigned mode, unsigned bits, unsigned n)
 {
     uint64_t h = (ip ^ (uint64_t)mode << 61 ^ (uint64_t)(bits << 4 | n) << 48) *
                  0x9e3779b97f4a7c15ull;
-    return (size_t)(h >> 40) & (FLOW_DCACHE_SLOTS - 1);
+    return (size_t)(h >> 40);
+}
+
+/* The first table, or one twice the size when decisions keep pushing each
+ * other out (a new table starts empty: they are made again as needed). */
+static int resize(struct flow_dcache *c)
+{
+    size_t n = c->slot ? (c->mask + 1) * 2 : FLOW_DCACHE_MIN;
+    struct flow_decision *s = calloc(n, sizeof *s);
+    if (!s)
+        return NTL_ERR_NOMEM;
+    free(c->slot);
+    c->slot = s;
+    c->mask = n - 1;
+    c->evicted = 0;
+    return 0;
 }
 
 /* Walks from d->ip with d->n bits, keeping in d the state right after the
@@ -89,10 +105,12 @@ int flow_decide(struct flow_dcache *c, struct flow_bcache *bc, struct flow_cache
                 ntl_ipt_read_fn read, void *ctx, uint64_t ip, unsigned mode, unsigned bits,
                 unsigned n, const struct flow_decision **out)
 {
-    if (!c->slot && !(c->slot = calloc(FLOW_DCACHE_SLOTS, sizeof *c->slot)))
+    if ((!c->slot || (c->evicted > c->mask / 2 && c->mask + 1 < FLOW_DCACHE_MAX)) &&
+        resize(c) < 0)
         return NTL_ERR_NOMEM;
-    struct flow_decision *d = &c->slot[hash(ip, mode, bits, n)];
+    struct flow_decision *d = &c->slot[hash(ip, mode, bits, n) & c->mask];
     if (d->n != n || d->ip != ip || d->bits != bits || d->mode != mode) {
+        c->evicted += d->n != 0;
         memset(d, 0, sizeof *d);
         d->ip = ip;
         d->bits = (uint16_t)bits;

@@ -32,12 +32,17 @@ struct flow_decision {
     uint64_t push[FLOW_DECIDE_STACK];
 };
 
-/* Direct-mapped: a new decision takes its slot's place, so the cache is
- * bounded (FLOW_DCACHE_SLOTS * 88 bytes, 1.4 MB). */
-#define FLOW_DCACHE_SLOTS ((size_t)1 << 14)
+/* Direct-mapped: a new decision takes its slot's place. The table starts
+ * small (a short trace pays for few pages) and doubles, forgetting its
+ * decisions, while they keep pushing each other out, up to
+ * FLOW_DCACHE_MAX slots (88 bytes each, 5.8 MB). */
+#define FLOW_DCACHE_MIN ((size_t)1 << 12)
+#define FLOW_DCACHE_MAX ((size_t)1 << 16)
 
 struct flow_dcache {
     struct flow_decision *slot;
+    size_t mask;    /* slots - 1 */
+    size_t evicted; /* decisions pushed out since the table was made */
 };
 
 void flow_dcache_free(struct flow_dcache *c);
