@@ -7,7 +7,9 @@
  *         carried over; libipt loads its pages in the round);
  *   warm: the decoder (ntlens) or the image (libipt, whose block cache
  *         lives in the image's sections) kept from a first round, as a
- *         fuzzer decoding trace after trace of one target does.
+ *         fuzzer decoding trace after trace of one target does;
+ *   insn: as cold, ntlens returning each instruction (the path of
+ *         --no-inst, which prints every address).
  * Prints MB/s of trace, instructions/s and the ratio of each.
  *   bench_ipt_flow [RECORDING_DIR...]   default: the kafl-* recordings */
 #include <dirent.h>
@@ -62,12 +64,13 @@ static uint64_t decode_ntl(struct ntl_ipt_flow *f)
     return n;
 }
 
-static struct ntl_ipt_flow *new_ntl(const struct rec *r)
+/* runs: as `ipt flow --quiet` decodes (runs of instructions, not each);
+ * else as --no-inst does, one item per instruction. */
+static struct ntl_ipt_flow *new_ntl(const struct rec *r, bool runs)
 {
-    /* As `ipt flow --quiet` decodes: runs of instructions, not each. */
     struct ntl_ipt_flow_config cfg = {.trace = {.buf = r->trace.data, .size = r->trace.len},
                                       .read = ntl_ipt_image_read, .read_ctx = r->img,
-                                      .runs = true};
+                                      .runs = runs};
     struct ntl_ipt_flow *f;
     struct ntl_error err;
     return ntl_ipt_flow_new(&f, &cfg, &err) < 0 ? NULL : f;
@@ -75,7 +78,15 @@ static struct ntl_ipt_flow *new_ntl(const struct rec *r)
 
 static uint64_t run_ntl(struct rec *r)
 {
-    struct ntl_ipt_flow *f = new_ntl(r);
+    struct ntl_ipt_flow *f = new_ntl(r, true);
+    uint64_t n = f ? decode_ntl(f) : 0;
+    ntl_ipt_flow_free(f);
+    return n;
+}
+
+static uint64_t run_ntl_insns(struct rec *r)
+{
+    struct ntl_ipt_flow *f = new_ntl(r, false);
     uint64_t n = f ? decode_ntl(f) : 0;
     ntl_ipt_flow_free(f);
     return n;
@@ -83,7 +94,7 @@ static uint64_t run_ntl(struct rec *r)
 
 static uint64_t run_ntl_warm(struct rec *r)
 {
-    if (!r->warm_ntl && !(r->warm_ntl = new_ntl(r)))
+    if (!r->warm_ntl && !(r->warm_ntl = new_ntl(r, true)))
         return 0;
     return decode_ntl(r->warm_ntl);
 }
@@ -207,14 +218,17 @@ static int bench(const char *dir)
         return fprintf(stderr, "%s: %s\n", path, err.message), 1;
     const char *name = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
     double mb = (double)r.trace.len / 1e6;
-    for (int warm = 0; warm < 2; warm++) {
+    /* cold, warm, and cold one instruction at a time (--no-inst's path) */
+    static const char *const way[] = {"cold", "warm", "insn"};
+    for (int w = 0; w < 3; w++) {
         uint64_t n_ntl, n_ipt;
-        double t_ntl = best(warm ? run_ntl_warm : run_ntl, &r, warm, &n_ntl);
-        double t_ipt = best(warm ? run_libipt_warm : run_libipt, &r, warm, &n_ipt);
+        double t_ntl = best(w == 0 ? run_ntl : w == 1 ? run_ntl_warm : run_ntl_insns, &r, w == 1,
+                            &n_ntl);
+        double t_ipt = best(w == 1 ? run_libipt_warm : run_libipt, &r, w == 1, &n_ipt);
         printf("%-16s %s %8.1f KB  ntlens %8.1f MB/s %7.1f Minsn/s (%" PRIu64 ")  libipt %7.1f "
                "MB/s %7.1f Minsn/s (%" PRIu64 ")  ratio %.1fx\n",
-               name, warm ? "warm" : "cold", mb * 1e3, mb / t_ntl, (double)n_ntl / t_ntl / 1e6,
-               n_ntl, mb / t_ipt, (double)n_ipt / t_ipt / 1e6, n_ipt, t_ipt / t_ntl);
+               name, way[w], mb * 1e3, mb / t_ntl, (double)n_ntl / t_ntl / 1e6, n_ntl,
+               mb / t_ipt, (double)n_ipt / t_ipt / 1e6, n_ipt, t_ipt / t_ntl);
     }
     ntl_ipt_flow_free(r.warm_ntl);
     pt_image_free(r.warm_ipt);
