@@ -50,16 +50,29 @@ static void build(struct flow_decision *d, struct flow_bcache *bc, struct flow_c
                   ntl_ipt_read_fn read, void *ctx)
 {
     uint64_t ip = d->ip, stack[FLOW_DECIDE_STACK];
-    unsigned sp = 0, depth = 0, used = 0;
+    unsigned sp = 0, depth = 0, used = 0, n = d->n - 1u;
     uint32_t ninsn = 0, traced = 0;
-    for (int blocks = 0; used < d->n && blocks < FLOW_DECIDE_BLOCKS; blocks++) {
+    for (int blocks = 0; (used < n || n == 0) && blocks < FLOW_DECIDE_BLOCKS; blocks++) {
         const struct flow_block *b;
         if (flow_block_get(bc, ic, read, ctx, ip, d->mode, &b) < 0)
             return;
         const struct flow_insn *in = &b->last;
         uint64_t next = in->ip + in->size;
-        int bit = d->bits >> (d->n - 1 - used) & 1;
+        int bit = n ? d->bits >> (n - 1 - used) & 1 : 0;
         ninsn += b->ninsn;
+        if (n == 0 && in->iclass != NTL_IPT_IC_OTHER && in->iclass != NTL_IPT_IC_JUMP &&
+            in->iclass != NTL_IPT_IC_CALL) {
+            /* No bits: the way to the branch that takes the TIP. */
+            if (in->iclass == NTL_IPT_IC_COND || in->iclass == NTL_IPT_IC_PTWRITE)
+                return;
+            d->used = 1;
+            d->ninsn = ninsn;
+            d->last = *in;
+            d->npush = (uint8_t)sp;
+            d->depth = (uint8_t)depth;
+            memcpy(d->push, stack, sp * sizeof stack[0]);
+            return;
+        }
         switch (in->iclass) {
         case NTL_IPT_IC_OTHER:
             if (in->movcr3)
@@ -109,12 +122,12 @@ int flow_decide(struct flow_dcache *c, struct flow_bcache *bc, struct flow_cache
         resize(c) < 0)
         return NTL_ERR_NOMEM;
     struct flow_decision *d = &c->slot[hash(ip, mode, bits, n) & c->mask];
-    if (d->n != n || d->ip != ip || d->bits != bits || d->mode != mode) {
+    if (d->n != n + 1 || d->ip != ip || d->bits != bits || d->mode != mode) {
         c->evicted += d->n != 0;
         memset(d, 0, sizeof *d);
         d->ip = ip;
         d->bits = (uint16_t)bits;
-        d->n = (uint8_t)n;
+        d->n = (uint8_t)(n + 1);
         d->mode = (uint8_t)mode;
         build(d, bc, ic, read, ctx);
     }

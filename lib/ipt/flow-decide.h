@@ -4,6 +4,8 @@
  * branches, direct jumps and calls, and compressed returns to those calls,
  * with the instructions it ran and the return addresses it left pushed. A
  * run of conditional branches then costs one lookup, not one per branch.
+ * With no bits (a TIP ahead), the decision is the way through direct jumps
+ * and calls to the indirect branch or return that takes the TIP.
  * Internal to lib/ipt. */
 #ifndef NTLENS_LIB_IPT_FLOW_DECIDE_H
 #define NTLENS_LIB_IPT_FLOW_DECIDE_H
@@ -20,15 +22,17 @@
 struct flow_decision {
     uint64_t ip;     /* key: the start */
     uint16_t bits;   /* key: the next n bits, the oldest highest */
-    uint8_t n;       /* key: how many bits; 0: an empty slot */
+    uint8_t n;       /* key: how many bits, + 1 (0: an empty slot) */
     uint8_t mode;    /* key */
-    uint8_t used;    /* bits it follows; 0: none (walk block by block) */
+    uint8_t used;    /* bits it follows; 0: none (walk block by block); with
+                        no bits, 1 when it reaches a branch to a TIP */
     uint8_t npush;   /* return addresses it leaves pushed, push[0] first */
     uint8_t depth;   /* the deepest its calls went */
     uint32_t ninsn;  /* instructions it ran */
     uint32_t traced; /* of them, those that took a bit */
     uint64_t end;    /* the IP it ends at, right after its last bit */
-    struct flow_insn last; /* the instruction that took the last bit */
+    struct flow_insn last; /* the instruction that took the last bit, or
+                              with no bits the branch to the TIP */
     uint64_t push[FLOW_DECIDE_STACK];
 };
 
@@ -49,7 +53,7 @@ void flow_dcache_free(struct flow_dcache *c);
 /* Forgets every decision (the image changed). */
 void flow_dcache_clear(struct flow_dcache *c);
 
-/* The decision for ip, mode and the n (1..FLOW_DECIDE_BITS) bits into
+/* The decision for ip, mode and the n (0..FLOW_DECIDE_BITS) bits into
  * *out (a cache slot, valid until the next call). Returns 0, or
  * NTL_ERR_NOMEM. */
 int flow_decide(struct flow_dcache *c, struct flow_bcache *bc, struct flow_cache *ic,

@@ -901,10 +901,13 @@ static bool fast_branch(struct ntl_ipt_flow *f, const struct flow_insn *in)
  * by block, or NTL_ERR_NOMEM. */
 static int decide(struct ntl_ipt_flow *f)
 {
-    if (f->ev.pkt.type != NTL_IPT_TNT_8 && f->ev.pkt.type != NTL_IPT_TNT_64)
+    bool tip = f->ev.pkt.type == NTL_IPT_TIP;
+    if (!tip && f->ev.pkt.type != NTL_IPT_TNT_8 && f->ev.pkt.type != NTL_IPT_TNT_64)
         return 0;
-    unsigned n = f->tnt_left < FLOW_DECIDE_BITS ? f->tnt_left : FLOW_DECIDE_BITS;
-    unsigned bits = (unsigned)(f->ev.pkt.payload >> (f->tnt_left - n)) & ((1u << n) - 1);
+    if (tip && f->ev.ip_status)
+        return 0; /* execute fails on it */
+    unsigned n = tip ? 0 : f->tnt_left < FLOW_DECIDE_BITS ? f->tnt_left : FLOW_DECIDE_BITS;
+    unsigned bits = tip ? 0 : (unsigned)(f->ev.pkt.payload >> (f->tnt_left - n)) & ((1u << n) - 1);
     const struct flow_decision *d;
     int rc = flow_decide(&f->decisions, &f->blocks, &f->cache, f->cfg.read, f->cfg.read_ctx,
                          f->ip, f->mode, bits, n, &d);
@@ -917,6 +920,12 @@ static int decide(struct ntl_ipt_flow *f)
         return 0;
     for (unsigned i = 0; i < d->npush; i++)
         call_push(f, d->push[i]);
+    if (tip) {
+        run_add(f, &d->last, d->ninsn, d->traced + 1);
+        f->after_traced_branch = true;
+        fast_indirect(f, &d->last);
+        return 1;
+    }
     f->ip = d->end;
     run_add(f, &d->last, d->ninsn, d->traced);
     f->after_traced_branch = true;
