@@ -1,7 +1,6 @@
 /* The flow decoder's instructions: length and branch class from Zydis,
- * decoded once per address and mode and kept in an open-addressing cache
- * (libipt's block cache and libxdc's decision cache do the same). Internal
- * to lib/ipt. */
+ * decoded once per address and mode and kept in an open-addressing cache,
+ * which the block cache (flow-block.h) is built from. Internal to lib/ipt. */
 #ifndef NTLENS_LIB_IPT_FLOW_INSN_H
 #define NTLENS_LIB_IPT_FLOW_INSN_H
 
