@@ -1,8 +1,16 @@
 /* Intel PT flow decoding: ntlens's flow decoder against libipt's block
  * decoder (pt_blk_next, Debian's libipt-dev; never linked into the product)
- * on the kAFL recordings, in the same run: each decoder made afresh per
- * round (no warm caches carried over), best of 5 rounds of CPU time, no
- * output. Prints MB/s of trace, instructions/s and the ratio.
+ * on the kAFL recordings, in the same run, decoding as `ipt flow --quiet`
+ * does (every instruction counted, none printed), best of 5 rounds of CPU
+ * time each, two ways:
+ *   cold: each decoder and its image made afresh per round (no cache
+ *         carried over; libipt loads its pages in the round);
+ *   warm: the decoder (ntlens) or the image (libipt, whose block cache
+ *         lives in the image's sections) kept from a first round, as a
+ *         fuzzer decoding trace after trace of one target does;
+ *   insn: as cold, ntlens returning each instruction (the path of
+ *         --no-inst, which prints every address).
+ * Prints MB/s of trace, instructions/s and the ratio of each.
  *   bench_ipt_flow [RECORDING_DIR...]   default: the kafl-* recordings */
 #include <dirent.h>
 #include <inttypes.h>
@@ -30,36 +38,71 @@ struct rec {
     const char *dir;
     struct ntl_buf trace;
     struct ntl_ipt_image *img;
+    struct ntl_ipt_flow *warm_ntl;  /* warm: the decoder kept */
+    struct pt_image *warm_ipt;      /* warm: libipt's image kept */
+    struct pt_image_section_cache *iscache; /* keeps its sections mapped */
 };
 
-static uint64_t run_ntl(const struct rec *r)
+/* Every instruction of r's trace through f, from its start. */
+static uint64_t decode_ntl(struct ntl_ipt_flow *f)
 {
-    struct ntl_ipt_flow_config cfg = {.trace = {.buf = r->trace.data, .size = r->trace.len},
-                                      .read = ntl_ipt_image_read, .read_ctx = r->img};
-    struct ntl_ipt_flow *f;
     struct ntl_ipt_flow_item it;
     struct ntl_error err;
     uint64_t n = 0;
     bool enabled;
-    if (ntl_ipt_flow_new(&f, &cfg, &err) < 0)
-        return 0;
     if (ntl_ipt_flow_sync(f, &err) == 0) {
         for (;;) {
             int rc = ntl_ipt_flow_next(f, &it, &err);
             if (rc > 0) {
-                n += it.kind == NTL_IPT_FL_INSN;
+                n += it.kind == NTL_IPT_FL_RUN ? it.b : it.kind == NTL_IPT_FL_INSN;
                 continue;
             }
             if (rc == 0 || ntl_ipt_flow_resync(f, &enabled, &err) < 0)
                 break;
         }
     }
+    return n;
+}
+
+/* runs: as `ipt flow --quiet` decodes (runs of instructions, not each);
+ * else as --no-inst does, one item per instruction. */
+static struct ntl_ipt_flow *new_ntl(const struct rec *r, bool runs)
+{
+    struct ntl_ipt_flow_config cfg = {.trace = {.buf = r->trace.data, .size = r->trace.len},
+                                      .read = ntl_ipt_image_read, .read_ctx = r->img,
+                                      .runs = runs};
+    struct ntl_ipt_flow *f;
+    struct ntl_error err;
+    return ntl_ipt_flow_new(&f, &cfg, &err) < 0 ? NULL : f;
+}
+
+static uint64_t run_ntl(struct rec *r)
+{
+    struct ntl_ipt_flow *f = new_ntl(r, true);
+    uint64_t n = f ? decode_ntl(f) : 0;
     ntl_ipt_flow_free(f);
     return n;
 }
 
-/* The image's pages into libipt's image, as ptxed --raw loads them. */
-static int libipt_pages(struct pt_image *image, const char *dir)
+static uint64_t run_ntl_insns(struct rec *r)
+{
+    struct ntl_ipt_flow *f = new_ntl(r, false);
+    uint64_t n = f ? decode_ntl(f) : 0;
+    ntl_ipt_flow_free(f);
+    return n;
+}
+
+static uint64_t run_ntl_warm(struct rec *r)
+{
+    if (!r->warm_ntl && !(r->warm_ntl = new_ntl(r, true)))
+        return 0;
+    return decode_ntl(r->warm_ntl);
+}
+
+/* The image's pages into libipt's image, as ptxed --raw loads them (through
+ * isc when given: a section stays mapped there, with its block cache). */
+static int libipt_pages(struct pt_image *image, struct pt_image_section_cache *isc,
+                        const char *dir)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/image", dir);
@@ -73,7 +116,9 @@ static int libipt_pages(struct pt_image *image, const char *dir)
         if (strcmp(end, ".bin") != 0)
             continue;
         snprintf(path, sizeof path, "%s/image/%s", dir, e->d_name);
-        if (pt_image_add_file(image, path, 0, UINT64_MAX, NULL, addr) < 0) {
+        int isid = isc ? pt_iscache_add_file(isc, path, 0, UINT64_MAX, addr) : 0;
+        if (isid < 0 || (isc ? pt_image_add_cached(image, isc, isid, NULL)
+                             : pt_image_add_file(image, path, 0, UINT64_MAX, NULL, addr)) < 0) {
             closedir(d);
             return -1;
         }
@@ -82,7 +127,9 @@ static int libipt_pages(struct pt_image *image, const char *dir)
     return 0;
 }
 
-static uint64_t run_libipt(const struct rec *r)
+/* Every instruction of r's trace through libipt's block decoder over
+ * image, or over pages it loads itself when image is NULL. */
+static uint64_t decode_libipt(const struct rec *r, struct pt_image *image)
 {
     struct pt_config config;
     pt_config_init(&config);
@@ -92,7 +139,7 @@ static uint64_t run_libipt(const struct rec *r)
     uint64_t n = 0;
     if (!d)
         return 0;
-    if (libipt_pages(pt_blk_get_image(d), r->dir) < 0) {
+    if (image ? pt_blk_set_image(d, image) < 0 : libipt_pages(pt_blk_get_image(d), NULL, r->dir) < 0) {
         pt_blk_free_decoder(d);
         return 0;
     }
@@ -123,9 +170,28 @@ static uint64_t run_libipt(const struct rec *r)
     return n;
 }
 
-/* Best CPU time of ROUNDS runs; *insns the instructions of the last. */
-static double best(uint64_t (*fn)(const struct rec *), const struct rec *r, uint64_t *insns)
+static uint64_t run_libipt(struct rec *r)
 {
+    return decode_libipt(r, NULL);
+}
+
+static uint64_t run_libipt_warm(struct rec *r)
+{
+    if (!r->warm_ipt) {
+        if (!(r->warm_ipt = pt_image_alloc(NULL)) || !(r->iscache = pt_iscache_alloc(NULL)))
+            return 0;
+        if (libipt_pages(r->warm_ipt, r->iscache, r->dir) < 0)
+            return 0;
+    }
+    return decode_libipt(r, r->warm_ipt);
+}
+
+/* Best CPU time of ROUNDS runs (warm ones: after a first that fills the
+ * caches); *insns the instructions of the last. */
+static double best(uint64_t (*fn)(struct rec *), struct rec *r, bool warm, uint64_t *insns)
+{
+    if (warm)
+        fn(r);
     double b = 1e30;
     for (int i = 0; i < ROUNDS; i++) {
         double t0 = now();
@@ -150,15 +216,23 @@ static int bench(const char *dir)
     snprintf(path, sizeof path, "%s/image", dir);
     if (ntl_ipt_image_add_pages(r.img, path, &err) < 0)
         return fprintf(stderr, "%s: %s\n", path, err.message), 1;
-    uint64_t n_ntl, n_ipt;
-    double t_ntl = best(run_ntl, &r, &n_ntl);
-    double t_ipt = best(run_libipt, &r, &n_ipt);
-    double mb = (double)r.trace.len / 1e6;
     const char *name = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
-    printf("%-16s %8.1f KB  ntlens %8.1f MB/s %7.1f Minsn/s (%" PRIu64 ")  libipt %7.1f MB/s "
-           "%7.1f Minsn/s (%" PRIu64 ")  ratio %.1fx\n",
-           name, mb * 1e3, mb / t_ntl, (double)n_ntl / t_ntl / 1e6, n_ntl, mb / t_ipt,
-           (double)n_ipt / t_ipt / 1e6, n_ipt, t_ipt / t_ntl);
+    double mb = (double)r.trace.len / 1e6;
+    /* cold, warm, and cold one instruction at a time (--no-inst's path) */
+    static const char *const way[] = {"cold", "warm", "insn"};
+    for (int w = 0; w < 3; w++) {
+        uint64_t n_ntl, n_ipt;
+        double t_ntl = best(w == 0 ? run_ntl : w == 1 ? run_ntl_warm : run_ntl_insns, &r, w == 1,
+                            &n_ntl);
+        double t_ipt = best(w == 1 ? run_libipt_warm : run_libipt, &r, w == 1, &n_ipt);
+        printf("%-16s %s %8.1f KB  ntlens %8.1f MB/s %7.1f Minsn/s (%" PRIu64 ")  libipt %7.1f "
+               "MB/s %7.1f Minsn/s (%" PRIu64 ")  ratio %.1fx\n",
+               name, way[w], mb * 1e3, mb / t_ntl, (double)n_ntl / t_ntl / 1e6, n_ntl,
+               mb / t_ipt, (double)n_ipt / t_ipt / 1e6, n_ipt, t_ipt / t_ntl);
+    }
+    ntl_ipt_flow_free(r.warm_ntl);
+    pt_image_free(r.warm_ipt);
+    pt_iscache_free(r.iscache);
     ntl_ipt_image_free(r.img);
     ntl_buf_free(&r.trace);
     return 0;

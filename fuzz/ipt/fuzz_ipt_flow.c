@@ -2,11 +2,77 @@
  * first byte says how many 16-byte units of code follow (mapped at 0x1000,
  * and again at 0x100000 so far jumps land somewhere); the rest is the trace.
  * Every item must be well-formed, every error must leave a way on (resync
- * and recover), and a bounded input must end in a bounded number of items. */
+ * and recover), and a bounded input must end in a bounded number of items.
+ * The input is decoded twice, instruction by instruction and in runs (the
+ * block and decision caches' path): both must tell the same events, errors
+ * and number of instructions. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "ntlens/ipt_flow.h"
 #include "ntlens/ipt_image.h"
+
+/* What one decode told: events and errors folded into a hash. */
+struct told {
+    uint64_t insns, errors, hash;
+};
+
+static void fold(struct told *t, uint64_t v)
+{
+    t->hash = (t->hash ^ v) * 0x100000001b3ull;
+}
+
+static void decode(const struct ntl_ipt_flow_config *cfg, size_t size, struct told *t)
+{
+    struct ntl_ipt_flow *f;
+    struct ntl_error err;
+    memset(t, 0, sizeof *t);
+    if (ntl_ipt_flow_new(&f, cfg, &err) < 0)
+        abort();
+    struct ntl_ipt_flow_item it;
+    bool enabled;
+    uint64_t items = 0;
+    if (ntl_ipt_flow_sync(f, &err) == 0) {
+        for (;;) {
+            int rc = ntl_ipt_flow_next(f, &it, &err);
+            if (rc > 0) {
+                if (it.kind < NTL_IPT_FL_INSN || it.kind > NTL_IPT_FL_LAST)
+                    abort();
+                if (it.kind == (cfg->runs ? NTL_IPT_FL_INSN : NTL_IPT_FL_RUN))
+                    abort();
+                if (it.kind == NTL_IPT_FL_INSN && (it.size == 0 || it.size > 15))
+                    abort();
+                if (it.kind == NTL_IPT_FL_RUN && (it.b == 0 || it.c > it.b))
+                    abort();
+                uint64_t n = it.kind == NTL_IPT_FL_RUN ? it.b : it.kind == NTL_IPT_FL_INSN;
+                t->insns += n;
+                if (!n) {
+                    fold(t, it.kind);
+                    fold(t, it.ip);
+                    fold(t, it.a);
+                }
+                /* Each instruction consumes trace or moves on: at most
+                 * NTL_IPT_FLOW_MAX_STEPS between packets. */
+                if ((items += n ? n : 1) > (uint64_t)(size + 1) * (NTL_IPT_FLOW_MAX_STEPS + 8))
+                    abort();
+                continue;
+            }
+            if (rc == 0)
+                break;
+            if (err.status != rc || !ntl_ipt_flow_strerror(rc)[0])
+                abort();
+            fold(t, (uint64_t)rc);
+            fold(t, t->insns);
+            if (++t->errors > size + 1)
+                abort();
+            /* Both ways on: recovering in place, and the next PSB. */
+            if ((t->errors & 1 ? ntl_ipt_flow_recover(f, &err)
+                               : ntl_ipt_flow_resync(f, &enabled, &err)) < 0)
+                break;
+        }
+    }
+    ntl_ipt_flow_free(f);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -24,41 +90,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     struct ntl_ipt_flow_config cfg = {.trace = {.buf = data + 1 + code, .size = size - 1 - code},
                                       .read = ntl_ipt_image_read, .read_ctx = img};
-    struct ntl_ipt_flow *f;
-    if (ntl_ipt_flow_new(&f, &cfg, &err) < 0) {
-        ntl_ipt_image_free(img);
-        return 0;
-    }
-    struct ntl_ipt_flow_item it;
-    bool enabled;
-    uint64_t items = 0, errors = 0;
-    if (ntl_ipt_flow_sync(f, &err) == 0) {
-        for (;;) {
-            int rc = ntl_ipt_flow_next(f, &it, &err);
-            if (rc > 0) {
-                if (it.kind < NTL_IPT_FL_INSN || it.kind > NTL_IPT_FL_LAST)
-                    abort();
-                if (it.kind == NTL_IPT_FL_INSN && (it.size == 0 || it.size > 15))
-                    abort();
-                /* Each instruction consumes trace or moves on: at most
-                 * NTL_IPT_FLOW_MAX_STEPS between packets. */
-                if (++items > (uint64_t)(size + 1) * (NTL_IPT_FLOW_MAX_STEPS + 8))
-                    abort();
-                continue;
-            }
-            if (rc == 0)
-                break;
-            if (err.status != rc || !ntl_ipt_flow_strerror(rc)[0])
-                abort();
-            if (++errors > size + 1)
-                abort();
-            /* Both ways on: recovering in place, and the next PSB. */
-            if ((errors & 1 ? ntl_ipt_flow_recover(f, &err)
-                            : ntl_ipt_flow_resync(f, &enabled, &err)) < 0)
-                break;
-        }
-    }
-    ntl_ipt_flow_free(f);
+    struct told one, runs;
+    decode(&cfg, size, &one);
+    cfg.runs = true;
+    decode(&cfg, size, &runs);
+    if (one.insns != runs.insns || one.errors != runs.errors || one.hash != runs.hash)
+        abort();
     ntl_ipt_image_free(img);
     return 0;
 }

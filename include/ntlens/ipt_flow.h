@@ -84,7 +84,11 @@ enum ntl_ipt_flow_kind {
     NTL_IPT_FL_PTWRITE,        /* a: the payload; after the PTWRITE at ip */
     NTL_IPT_FL_EXSTOP,         /* execution stopped at ip (unless IP_SUPPRESSED) */
     NTL_IPT_FL_MWAIT,          /* a: hints, b: extensions; at ip */
-    NTL_IPT_FL_LAST = NTL_IPT_FL_MWAIT
+    NTL_IPT_FL_RUN,            /* with runs configured, instructions that ran with no
+                                  event between them, in place of their INSN items:
+                                  b of them, c of which took a TNT bit or a TIP; ip,
+                                  size, iclass and a are the last one's, as its INSN */
+    NTL_IPT_FL_LAST = NTL_IPT_FL_RUN
 };
 
 #define NTL_IPT_TSX_BEGIN 1
@@ -105,7 +109,7 @@ struct ntl_ipt_flow_item {
     uint8_t iclass; /* INSN: enum ntl_ipt_iclass */
     uint8_t size;   /* INSN: its bytes (read them through the image) */
     uint64_t ip;
-    uint64_t a, b;
+    uint64_t a, b, c;
 };
 
 /* The IP filter the trace was recorded with (IA32_RTIT_ADDRn_A/B and
@@ -124,6 +128,10 @@ struct ntl_ipt_flow_config {
     struct ntl_ipt_filter filter;
     ntl_ipt_read_fn read; /* the memory image */
     void *read_ctx;
+    /* RUN items in place of INSN items: the decoder then walks cached
+     * straight-line blocks and TNT decisions without a step per
+     * instruction (for output that does not show each instruction). */
+    bool runs;
 };
 
 struct ntl_ipt_flow;
@@ -193,13 +201,13 @@ int ntl_ipt_flow_recover(struct ntl_ipt_flow *f, struct ntl_error *err);
  * ntl_status_name's for the others. */
 const char *ntl_ipt_flow_strerror(int status);
 
-/* Forgets every instruction decoded so far: the memory behind the read
- * callback changed (ntl_ipt_spaces_switch moved to another address space),
- * and the same addresses may hold other code. Cannot fail. */
-void ntl_ipt_flow_forget(struct ntl_ipt_flow *f);
-
 /* Distinct instructions decoded so far (each is decoded once). */
 size_t ntl_ipt_flow_cached(const struct ntl_ipt_flow *f);
+
+/* Forgets every decoded instruction, block and decision: call it when the
+ * memory behind read_ctx changes (ntl_ipt_spaces_switch moved to another
+ * address space, whose addresses may hold other code). Cannot fail. */
+void ntl_ipt_flow_invalidate(struct ntl_ipt_flow *f);
 
 #ifdef __cplusplus
 }

@@ -116,7 +116,7 @@ int ntl_ipt_spaces_image(struct ntl_ipt_spaces *s, uint64_t cr3, struct ntl_ipt_
 /* Reads in address space cr3 from now on (the default alone when no image
  * was made for it). Returns true when that changes what is read, so that
  * a decoder's decoded instructions must be forgotten
- * (ntl_ipt_flow_forget). Cannot fail. */
+ * (ntl_ipt_flow_invalidate). Cannot fail. */
 bool ntl_ipt_spaces_switch(struct ntl_ipt_spaces *s, uint64_t cr3);
 /* ntl_ipt_read_fn over the current address space (ctx: the struct
  * ntl_ipt_spaces): its image's bytes at addr, else the default's. Returns

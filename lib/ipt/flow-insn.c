@@ -20,12 +20,16 @@ static size_t hash(uint64_t ip, unsigned mode)
     return (size_t)(h >> 20);
 }
 
-/* Doubles the table (or makes the first), keeping every entry. */
+/* Doubles the table (or makes the first), keeping every entry; at its
+ * largest, empties it instead. */
 static int grow(struct flow_cache *c)
 {
     size_t n = c->slot ? (c->mask + 1) * 2 : 4096;
-    if (n > FLOW_CACHE_MAX)
-        return NTL_ERR_NOMEM;
+    if (n > FLOW_CACHE_MAX) {
+        memset(c->slot, 0, (c->mask + 1) * sizeof *c->slot);
+        c->used = 0;
+        return 0;
+    }
     struct flow_insn *s = calloc(n, sizeof *s);
     if (!s)
         return NTL_ERR_NOMEM;

@@ -1,7 +1,6 @@
 /* The flow decoder's instructions: length and branch class from Zydis,
- * decoded once per address and mode and kept in an open-addressing cache
- * (libipt's block cache and libxdc's decision cache do the same). Internal
- * to lib/ipt. */
+ * decoded once per address and mode and kept in an open-addressing cache,
+ * which the block cache (flow-block.h) is built from. Internal to lib/ipt. */
 #ifndef NTLENS_LIB_IPT_FLOW_INSN_H
 #define NTLENS_LIB_IPT_FLOW_INSN_H
 
@@ -27,8 +26,9 @@ struct flow_cache {
     size_t used;
 };
 
-/* Largest cache, in instructions. */
-#define FLOW_CACHE_MAX ((size_t)1 << 24)
+/* Most slots: a full cache is emptied and refilled (48 MB at most), so a
+ * trace over any amount of code cannot make it grow without limit. */
+#define FLOW_CACHE_MAX ((size_t)1 << 21)
 
 void flow_cache_free(struct flow_cache *c);
 
@@ -36,7 +36,7 @@ void flow_cache_free(struct flow_cache *c);
  * next call). Returns 0, or:
  *   NTL_IPT_NOMAP     nothing is mapped at ip;
  *   NTL_IPT_BAD_INSN  the bytes do not decode, or the mode is unknown;
- *   NTL_ERR_NOMEM     the cache could not grow (or is full). */
+ *   NTL_ERR_NOMEM     the cache could not grow. */
 int flow_insn_get(struct flow_cache *c, ntl_ipt_read_fn read, void *ctx, uint64_t ip,
                   unsigned mode, const struct flow_insn **out);
 

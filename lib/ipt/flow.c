@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flow-insn.h"
+#include "flow-decide.h"
 #include "ntlens/ipt_flow.h"
 
-#define QUEUE 8
+#define QUEUE 16
 
 /* What a PSB+ restates, applied when the walk reaches its FUP's IP. */
 struct psb_status {
@@ -24,6 +24,8 @@ struct ntl_ipt_flow {
     struct ntl_ipt_flow_config cfg;
     struct ntl_ipt_evd evd;
     struct flow_cache cache;
+    struct flow_bcache blocks;
+    struct flow_dcache decisions;
     /* The next packet not yet consumed (have_ev), and of a TNT the bits
      * left, oldest in bit (tnt_left - 1). */
     struct ntl_ipt_event ev;
@@ -59,6 +61,9 @@ struct ntl_ipt_flow {
     uint64_t rs[NTL_IPT_RETSTACK];
     unsigned rs_top, rs_n;
     unsigned steps; /* instructions since a packet was consumed */
+    /* With cfg.runs: the instructions since the last item queued. */
+    struct ntl_ipt_flow_item run;
+    bool run_open;
     /* Items decided but not yet returned. */
     struct ntl_ipt_flow_item q[QUEUE];
     unsigned qh, qn;
@@ -85,6 +90,8 @@ void ntl_ipt_flow_free(struct ntl_ipt_flow *f)
     if (!f)
         return;
     flow_cache_free(&f->cache);
+    flow_bcache_free(&f->blocks);
+    flow_dcache_free(&f->decisions);
     free(f);
 }
 
@@ -115,14 +122,16 @@ uint64_t ntl_ipt_flow_offset(const struct ntl_ipt_flow *f)
     return f->cfg.trace.origin + ntl_ipt_offset(&f->evd.pkt);
 }
 
-void ntl_ipt_flow_forget(struct ntl_ipt_flow *f)
-{
-    flow_cache_free(&f->cache);
-}
-
 size_t ntl_ipt_flow_cached(const struct ntl_ipt_flow *f)
 {
     return f->cache.used;
+}
+
+void ntl_ipt_flow_invalidate(struct ntl_ipt_flow *f)
+{
+    flow_cache_free(&f->cache);
+    flow_bcache_clear(&f->blocks);
+    flow_dcache_clear(&f->decisions);
 }
 
 static int peek(struct ntl_ipt_flow *f, struct ntl_error *err);
@@ -149,11 +158,66 @@ static int fail(struct ntl_ipt_flow *f, int status, uint64_t ip, struct ntl_erro
                          (unsigned long long)ip, ntl_ipt_flow_strerror(status));
 }
 
+/* The open run into the queue: it ran before what is queued next. */
+static void flush_run(struct ntl_ipt_flow *f)
+{
+    if (!f->run_open)
+        return;
+    f->q[(f->qh + f->qn++) % QUEUE] = f->run;
+    f->run_open = false;
+}
+
+/* An event item queued (after the instructions before it). */
 static struct ntl_ipt_flow_item *push(struct ntl_ipt_flow *f, uint8_t kind, uint64_t ip)
 {
+    flush_run(f);
     struct ntl_ipt_flow_item *it = &f->q[(f->qh + f->qn++) % QUEUE];
     *it = (struct ntl_ipt_flow_item){.kind = kind, .ip = ip, .mode = f->mode};
     return it;
+}
+
+/* Whether the instruction took a TNT bit or a TIP. */
+static bool takes_trace(uint8_t iclass)
+{
+    return iclass != NTL_IPT_IC_OTHER && iclass != NTL_IPT_IC_JUMP &&
+           iclass != NTL_IPT_IC_CALL && iclass != NTL_IPT_IC_PTWRITE;
+}
+
+/* n instructions ran, traced of them took trace, the last one last
+ * (NULL: it is added next): into the open run. */
+static void run_add(struct ntl_ipt_flow *f, const struct flow_insn *last, uint64_t n,
+                    uint64_t traced)
+{
+    struct ntl_ipt_flow_item *r = &f->run;
+    uint8_t flags = f->speculative ? NTL_IPT_FL_SPECULATIVE : 0;
+    if (f->run_open && (r->mode != f->mode || r->flags != flags))
+        flush_run(f);
+    if (!f->run_open) {
+        *r = (struct ntl_ipt_flow_item){.kind = NTL_IPT_FL_RUN, .mode = f->mode, .flags = flags};
+        f->run_open = true;
+    }
+    r->b += n;
+    r->c += traced;
+    if (!last)
+        return;
+    r->ip = last->ip;
+    r->size = last->size;
+    r->iclass = last->iclass;
+    r->a = last->target;
+}
+
+/* The instruction in ran: an INSN item, or into the run. */
+static void emit_insn(struct ntl_ipt_flow *f, const struct flow_insn *in)
+{
+    if (f->cfg.runs) {
+        run_add(f, in, 1, takes_trace(in->iclass));
+        return;
+    }
+    struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_INSN, in->ip);
+    it->size = in->size;
+    it->iclass = in->iclass;
+    it->a = in->target;
+    it->flags = f->speculative ? NTL_IPT_FL_SPECULATIVE : 0;
 }
 
 /* The next packet that matters into f->ev (PAD and timing packets are
@@ -497,10 +561,9 @@ static int skd022(struct ntl_ipt_flow *f, uint64_t at, struct ntl_error *err)
         disable(f, NTL_IPT_FL_ASYNC_DISABLED, at, true, f->ev.ip_status)->a = f->ev.ip;
         return rc == NTL_ERR_NOMEM ? ntl_error_set(err, rc, "flow", 0, "decode cache full") : 0;
     }
-    struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_INSN, at);
-    it->size = in->size;
-    it->iclass = in->iclass;
-    it->flags = f->speculative ? NTL_IPT_FL_SPECULATIVE : 0;
+    struct flow_insn cur = *in;
+    cur.target = 0; /* as libipt tells it */
+    emit_insn(f, &cur);
     f->ip = 0;
     disable(f, NTL_IPT_FL_DISABLED, 0, false, true);
     return 0;
@@ -700,13 +763,9 @@ static int execute(struct ntl_ipt_flow *f, struct ntl_error *err)
                                    : fail(f, rc, f->ip, err);
     if (++f->steps > NTL_IPT_FLOW_MAX_STEPS)
         return fail(f, NTL_ERR_LIMIT, f->ip, err);
-    struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_INSN, in->ip);
-    it->size = in->size;
-    it->iclass = in->iclass;
-    it->a = in->target;
-    it->flags = f->speculative ? NTL_IPT_FL_SPECULATIVE : 0;
     /* Copy: the cache may move when an instruction is decoded below. */
     struct flow_insn cur = *in;
+    emit_insn(f, &cur);
     if (cur.movcr3 && f->pending_paging) {
         /* A PIP binds to the MOV CR3 it reports. */
         *push(f, NTL_IPT_FL_PAGING, 0) = f->paging;
@@ -744,8 +803,7 @@ static int execute(struct ntl_ipt_flow *f, struct ntl_error *err)
     rc = step(f, &cur, err);
     if (rc < 0)
         return rc;
-    f->after_traced_branch = cur.iclass != NTL_IPT_IC_OTHER && cur.iclass != NTL_IPT_IC_JUMP &&
-                             cur.iclass != NTL_IPT_IC_CALL && cur.iclass != NTL_IPT_IC_PTWRITE;
+    f->after_traced_branch = takes_trace(cur.iclass);
     if (f->enabled && (cur.iclass == NTL_IPT_IC_JUMP || cur.iclass == NTL_IPT_IC_CALL)) {
         rc = peek(f, err);
         if (rc < 0)
@@ -754,6 +812,174 @@ static int execute(struct ntl_ipt_flow *f, struct ntl_error *err)
         skl014(f, &cur);
     }
     return 0;
+}
+
+/* Whether nothing binds before the next instruction: the packet ahead is a
+ * TNT or a TIP, no item waits to be told and no PSB+ to be applied. */
+static bool plain(const struct ntl_ipt_flow *f)
+{
+    return f->enabled && !f->lost && f->have_ev && !f->psb.pending &&
+           (f->ev.pkt.type == NTL_IPT_TNT_8 || f->ev.pkt.type == NTL_IPT_TNT_64 ||
+            f->ev.pkt.type == NTL_IPT_TIP);
+}
+
+/* Whether the walk may go block by block: as plain, or a TIP.PGD ahead,
+ * which binds to a block's last instruction at the earliest. */
+static bool walkable(const struct ntl_ipt_flow *f)
+{
+    return plain(f) || (f->enabled && !f->lost && f->have_ev && !f->psb.pending &&
+                        f->ev.pkt.type == NTL_IPT_TIP_PGD);
+}
+
+/* An indirect branch, far transfer or uncompressed return to the TIP
+ * ahead, as indirect takes it. Returns false (nothing moved) when the TIP
+ * has no IP. */
+static bool fast_indirect(struct ntl_ipt_flow *f, const struct flow_insn *in)
+{
+    if (f->ev.ip_status)
+        return false;
+    if (in->iclass == NTL_IPT_IC_CALL_IND)
+        call_push(f, in->ip + in->size);
+    f->ip = f->ev.ip;
+    consume(f);
+    flush_pending(f);
+    return true;
+}
+
+/* The block b's last instruction, when it is a direct branch, a TNT bit
+ * decides it or a TIP without more ado, as step would take it: returns
+ * false (nothing moved) for the others and for a packet step would fail
+ * on. */
+static bool fast_branch(struct ntl_ipt_flow *f, const struct flow_insn *in)
+{
+    uint64_t next = in->ip + in->size;
+    bool tnt = f->ev.pkt.type == NTL_IPT_TNT_8 || f->ev.pkt.type == NTL_IPT_TNT_64;
+    int bit = tnt ? (int)(f->ev.pkt.payload >> (f->tnt_left - 1) & 1) : 0;
+    if (in->iclass == NTL_IPT_IC_OTHER && !in->movcr3) {
+        f->ip = next;
+        return true;
+    }
+    if (f->ev.pkt.type == NTL_IPT_TIP_PGD)
+        return false; /* execute tells whether it binds here */
+    switch (in->iclass) {
+    case NTL_IPT_IC_JUMP:
+        f->ip = in->target;
+        return true;
+    case NTL_IPT_IC_CALL:
+        if (in->target != next)
+            call_push(f, next);
+        f->ip = in->target;
+        return true;
+    case NTL_IPT_IC_COND:
+        if (!tnt)
+            return false;
+        f->ip = bit ? in->target : next;
+        break;
+    case NTL_IPT_IC_RET:
+        if (!tnt)
+            return fast_indirect(f, in);
+        if (!bit || f->rs_n == 0)
+            return false;
+        f->rs_top = (f->rs_top + NTL_IPT_RETSTACK - 1) % NTL_IPT_RETSTACK;
+        f->rs_n--;
+        f->ip = f->rs[f->rs_top];
+        break;
+    case NTL_IPT_IC_JUMP_IND: case NTL_IPT_IC_CALL_IND: case NTL_IPT_IC_FAR_CALL:
+    case NTL_IPT_IC_FAR_RET: case NTL_IPT_IC_FAR_JUMP:
+        return !tnt && fast_indirect(f, in);
+    default:
+        return false;
+    }
+    if (--f->tnt_left == 0)
+        consume(f);
+    f->steps = 0;
+    return true;
+}
+
+/* With a TNT ahead, the cached decision for its next bits: taken whole
+ * when it follows any. Returns 1 when it did, 0 when the walk goes block
+ * by block, or NTL_ERR_NOMEM. */
+static int decide(struct ntl_ipt_flow *f)
+{
+    bool tip = f->ev.pkt.type == NTL_IPT_TIP;
+    if (!tip && f->ev.pkt.type != NTL_IPT_TNT_8 && f->ev.pkt.type != NTL_IPT_TNT_64)
+        return 0;
+    if (tip && f->ev.ip_status)
+        return 0; /* execute fails on it */
+    unsigned n = tip ? 0 : f->tnt_left < FLOW_DECIDE_BITS ? f->tnt_left : FLOW_DECIDE_BITS;
+    unsigned bits = tip ? 0 : (unsigned)(f->ev.pkt.payload >> (f->tnt_left - n)) & ((1u << n) - 1);
+    const struct flow_decision *d;
+    int rc = flow_decide(&f->decisions, &f->blocks, &f->cache, f->cfg.read, f->cfg.read_ctx,
+                         f->ip, f->mode, bits, n, &d);
+    if (rc < 0)
+        return rc;
+    /* Its calls must not wrap the return stack, which would lose an
+     * entry the per-block walk keeps; nor may it pass the step limit. */
+    if (!d->used || f->rs_n + d->depth > NTL_IPT_RETSTACK ||
+        f->steps + d->ninsn > NTL_IPT_FLOW_MAX_STEPS)
+        return 0;
+    for (unsigned i = 0; i < d->npush; i++)
+        call_push(f, d->push[i]);
+    if (tip) {
+        run_add(f, &d->last, d->ninsn, d->traced + 1);
+        f->after_traced_branch = true;
+        fast_indirect(f, &d->last);
+        return 1;
+    }
+    f->ip = d->end;
+    run_add(f, &d->last, d->ninsn, d->traced);
+    f->after_traced_branch = true;
+    f->steps = 0;
+    f->tnt_left -= d->used;
+    if (f->tnt_left == 0)
+        consume(f);
+    return 1;
+}
+
+/* With cfg.runs: cached decisions and whole blocks while nothing binds
+ * between instructions, each one lookup; a block whose last instruction
+ * needs more than fast_branch does goes through execute for that
+ * instruction. */
+static int walk(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    for (;;) {
+        /* A packet used up: the next, as advance would read it; one
+         * that is not walkable goes back to advance. */
+        int rc = f->have_ev ? 1 : peek(f, err);
+        if (rc < 0)
+            return rc;
+        if (!walkable(f) || f->qn != 0)
+            return 0;
+        rc = decide(f);
+        if (rc < 0)
+            return ntl_error_set(err, rc, "flow", 0, "out of memory");
+        if (rc > 0)
+            continue;
+        const struct flow_block *b;
+        if (flow_block_get(&f->blocks, &f->cache, f->cfg.read, f->cfg.read_ctx, f->ip, f->mode,
+                           &b) < 0 ||
+            f->steps + b->ninsn > NTL_IPT_FLOW_MAX_STEPS)
+            return execute(f, err); /* one at a time, to fail where it fails */
+        struct flow_insn last = b->last;
+        uint32_t n = b->ninsn;
+        f->steps += n;
+        if (fast_branch(f, &last)) {
+            run_add(f, &last, n, takes_trace(last.iclass));
+            f->after_traced_branch = takes_trace(last.iclass);
+            continue;
+        }
+        f->steps -= n;
+        if (n > 1) {
+            /* The straight instructions before it; execute adds it. */
+            run_add(f, NULL, n - 1, 0);
+            f->steps += n - 1;
+            f->after_traced_branch = false;
+        }
+        f->ip = last.ip;
+        rc = execute(f, err);
+        if (rc < 0)
+            return rc;
+    }
 }
 
 /* With tracing disabled: the packet decides. */
@@ -1040,12 +1266,10 @@ static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
     }
     if (e->pkt.type == NTL_IPT_TIP_PGE)
         return fail(f, NTL_IPT_BAD_CONTEXT, f->ip, err);
-    rc = execute(f, err);
+    rc = f->cfg.runs && walkable(f) ? walk(f, err) : execute(f, err);
     /* While the packet ahead is a TNT or TIP, nothing binds before the
      * next instruction: decide a few at once. */
-    while (rc >= 0 && f->qn < QUEUE - 2 && f->enabled && !f->lost && f->have_ev && !f->psb.pending &&
-           (f->ev.pkt.type == NTL_IPT_TNT_8 || f->ev.pkt.type == NTL_IPT_TNT_64 ||
-            f->ev.pkt.type == NTL_IPT_TIP))
+    while (rc >= 0 && f->qn < QUEUE - 2 && plain(f))
         rc = execute(f, err);
     return rc < 0 ? rc : 1;
 }
@@ -1060,7 +1284,9 @@ int ntl_ipt_flow_next(struct ntl_ipt_flow *f, struct ntl_ipt_flow_item *it, stru
             return rc;
         }
         int rc = advance(f, err);
-        if (rc == 0)
+        if (rc <= 0)
+            flush_run(f); /* what ran before the end or the error */
+        if (rc == 0 && f->qn == 0)
             return 0;
         if (rc < 0) {
             if (f->qn == 0)
@@ -1091,6 +1317,7 @@ static int start(struct ntl_ipt_flow *f, struct ntl_error *err)
     f->pending_error = 0;
     f->rs_n = f->rs_top = 0;
     f->qn = f->qh = 0;
+    f->run_open = false;
     f->steps = 0;
     f->psb.pending = false;
     int rc = peek(f, err);
@@ -1116,6 +1343,7 @@ int ntl_ipt_flow_recover(struct ntl_ipt_flow *f, struct ntl_error *err)
     if (f->packet_error)
         return ntl_ipt_flow_resync(f, &enabled, err);
     f->qn = f->qh = 0;
+    f->run_open = false;
     f->pending_error = 0;
     f->steps = 0;
     f->lost = f->enabled;

@@ -57,6 +57,13 @@ static void diagnose(const struct run *r, const char *what, int status)
         printf("[%" PRIx64 ", %" PRIx64 ": %s: %s]\n", off, ip, what, ntl_ipt_flow_strerror(status));
 }
 
+/* Whether an instruction of class iclass goes on without trace. */
+static bool untraced(uint8_t iclass)
+{
+    return iclass == NTL_IPT_IC_OTHER || iclass == NTL_IPT_IC_JUMP || iclass == NTL_IPT_IC_CALL ||
+           iclass == NTL_IPT_IC_PTWRITE;
+}
+
 /* Every item to the end of the trace; after an error, on at the next PSB
  * as ptxed goes on. */
 static int decode(struct run *r)
@@ -72,15 +79,25 @@ static int decode(struct run *r)
     for (;;) {
         uint64_t off = ntl_ipt_flow_offset(r->flow);
         int rc = ntl_ipt_flow_next(r->flow, &it, &err);
+        if (rc > 0 && it.kind == NTL_IPT_FL_RUN) {
+            /* Instructions not shown: counted as one by one, the last kept
+             * for diagnose. A block starts after each that took trace. */
+            bool last_traced = !untraced(it.iclass);
+            r->insns += it.b;
+            r->blocks += !r->in_block + it.c - last_traced;
+            r->in_block = !last_traced;
+            r->have_last = true;
+            r->last = it;
+            continue;
+        }
         if (rc > 0) {
             /* Another address space: its code, decoded anew. */
             if (it.kind == NTL_IPT_FL_PAGING && ntl_ipt_spaces_switch(r->o->spaces, it.a))
-                ntl_ipt_flow_forget(r->flow);
+                ntl_ipt_flow_invalidate(r->flow);
             if (it.kind == NTL_IPT_FL_INSN) {
                 r->insns++;
                 r->blocks += !r->in_block;
-                r->in_block = it.iclass == NTL_IPT_IC_OTHER || it.iclass == NTL_IPT_IC_JUMP ||
-                              it.iclass == NTL_IPT_IC_CALL || it.iclass == NTL_IPT_IC_PTWRITE;
+                r->in_block = untraced(it.iclass);
                 r->have_last = true;
                 r->last = it;
             }
@@ -122,6 +139,9 @@ static int run(struct run *r, const struct ntl_ipt_trace *t)
     cfg.filter = r->o->filter;
     cfg.read = ntl_ipt_spaces_read;
     cfg.read_ctx = r->o->spaces;
+    /* No instruction shown (--no-inst still prints each one's address, and
+     * --calls and --functions follow each one): runs of them, the fast path. */
+    cfg.runs = r->o->quiet && !r->o->calls && !r->o->functions;
     if (ntl_ipt_cpu_errata(&r->o->cpu, &cfg.trace.time.errata) < 0 && !r->out)
         printf("[0, 0: config error: unknown cpu]\n");
     ntl_error_clear(&err);

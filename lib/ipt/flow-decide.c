@@ -1,0 +1,136 @@
+/* TNT decisions: runs of conditional branches followed by one lookup. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow-decide.h"
+#include "ntlens/error.h"
+#include "ntlens/ipt_flow.h"
+
+void flow_dcache_free(struct flow_dcache *c)
+{
+    free(c->slot);
+    memset(c, 0, sizeof *c);
+}
+
+void flow_dcache_clear(struct flow_dcache *c)
+{
+    if (c->slot)
+        memset(c->slot, 0, (c->mask + 1) * sizeof *c->slot);
+    c->evicted = 0;
+}
+
+static size_t hash(uint64_t ip, unsigned mode, unsigned bits, unsigned n)
+{
+    uint64_t h = (ip ^ (uint64_t)mode << 61 ^ (uint64_t)(bits << 4 | n) << 48) *
+                 0x9e3779b97f4a7c15ull;
+    return (size_t)(h >> 40);
+}
+
+/* The first table, or one twice the size when decisions keep pushing each
+ * other out (a new table starts empty: they are made again as needed). */
+static int resize(struct flow_dcache *c)
+{
+    size_t n = c->slot ? (c->mask + 1) * 2 : FLOW_DCACHE_MIN;
+    struct flow_decision *s = calloc(n, sizeof *s);
+    if (!s)
+        return NTL_ERR_NOMEM;
+    free(c->slot);
+    c->slot = s;
+    c->mask = n - 1;
+    c->evicted = 0;
+    return 0;
+}
+
+/* Walks from d->ip with d->n bits, keeping in d the state right after the
+ * last bit taken: the decision ends there. It stops at a block it cannot
+ * follow alone: an indirect branch, a return to a call it did not see, a
+ * not-taken compressed return (an error the per-block walk reports), a
+ * MOV CR3, a PTWRITE, code that does not decode. */
+static void build(struct flow_decision *d, struct flow_bcache *bc, struct flow_cache *ic,
+                  ntl_ipt_read_fn read, void *ctx)
+{
+    uint64_t ip = d->ip, stack[FLOW_DECIDE_STACK];
+    unsigned sp = 0, depth = 0, used = 0, n = d->n - 1u;
+    uint32_t ninsn = 0, traced = 0;
+    for (int blocks = 0; (used < n || n == 0) && blocks < FLOW_DECIDE_BLOCKS; blocks++) {
+        const struct flow_block *b;
+        if (flow_block_get(bc, ic, read, ctx, ip, d->mode, &b) < 0)
+            return;
+        const struct flow_insn *in = &b->last;
+        uint64_t next = in->ip + in->size;
+        int bit = n ? d->bits >> (n - 1 - used) & 1 : 0;
+        ninsn += b->ninsn;
+        if (n == 0 && in->iclass != NTL_IPT_IC_OTHER && in->iclass != NTL_IPT_IC_JUMP &&
+            in->iclass != NTL_IPT_IC_CALL) {
+            /* No bits: the way to the branch that takes the TIP. */
+            if (in->iclass == NTL_IPT_IC_COND || in->iclass == NTL_IPT_IC_PTWRITE)
+                return;
+            d->used = 1;
+            d->ninsn = ninsn;
+            d->last = *in;
+            d->npush = (uint8_t)sp;
+            d->depth = (uint8_t)depth;
+            memcpy(d->push, stack, sp * sizeof stack[0]);
+            return;
+        }
+        switch (in->iclass) {
+        case NTL_IPT_IC_OTHER:
+            if (in->movcr3)
+                return;
+            ip = next;
+            continue;
+        case NTL_IPT_IC_JUMP:
+            ip = in->target;
+            continue;
+        case NTL_IPT_IC_CALL:
+            if (in->target != next) {
+                if (sp == FLOW_DECIDE_STACK)
+                    return;
+                stack[sp++] = next;
+                depth = sp > depth ? sp : depth;
+            }
+            ip = in->target;
+            continue;
+        case NTL_IPT_IC_COND:
+            ip = bit ? in->target : next;
+            break;
+        case NTL_IPT_IC_RET:
+            if (!bit || sp == 0)
+                return;
+            ip = stack[--sp];
+            break;
+        default:
+            return;
+        }
+        traced++;
+        d->used = (uint8_t)++used;
+        d->ninsn = ninsn;
+        d->traced = traced;
+        d->end = ip;
+        d->last = *in;
+        d->npush = (uint8_t)sp;
+        d->depth = (uint8_t)depth;
+        memcpy(d->push, stack, sp * sizeof stack[0]);
+    }
+}
+
+int flow_decide(struct flow_dcache *c, struct flow_bcache *bc, struct flow_cache *ic,
+                ntl_ipt_read_fn read, void *ctx, uint64_t ip, unsigned mode, unsigned bits,
+                unsigned n, const struct flow_decision **out)
+{
+    if ((!c->slot || (c->evicted > c->mask / 2 && c->mask + 1 < FLOW_DCACHE_MAX)) &&
+        resize(c) < 0)
+        return NTL_ERR_NOMEM;
+    struct flow_decision *d = &c->slot[hash(ip, mode, bits, n) & c->mask];
+    if (d->n != n + 1 || d->ip != ip || d->bits != bits || d->mode != mode) {
+        c->evicted += d->n != 0;
+        memset(d, 0, sizeof *d);
+        d->ip = ip;
+        d->bits = (uint16_t)bits;
+        d->n = (uint8_t)(n + 1);
+        d->mode = (uint8_t)mode;
+        build(d, bc, ic, read, ctx);
+    }
+    *out = d;
+    return 0;
+}
