@@ -11,7 +11,7 @@
 
 /* METHOD_BUFFERED: the I/O manager copies both buffers, so the driver never
  * touches user memory. FILE_READ_ACCESS: a handle opened for reading. */
-#define NTLENS_DEVICE_TYPE 0x8a7e
+#define NTLENS_DEVICE_TYPE 0x8a7eu /* 0x8000 and up: for vendors; unsigned: it is shifted into bit 31 */
 #define NTLENS_IOCTL_THREAD_STACK CTL_CODE(NTLENS_DEVICE_TYPE, 0x801, METHOD_BUFFERED, FILE_READ_ACCESS)
 
 /* The deepest kernel stack one request returns (Windows' kernel stacks are

@@ -63,11 +63,18 @@ static int start_service(struct win_driver *d, const char *path, struct ntl_erro
         return ntl_error_set(err, NTL_ERR_SYSTEM, NULL, NTL_NO_OFFSET,
                              "cannot create the ntlens kernel service for %s (error %lu)", path,
                              GetLastError());
-    if (StartServiceA(d->service, 0, NULL)) {
-        d->started = true;
-        return 0;
+    /* The database stays locked while the service manager starts other
+     * services (Wine's, right after boot): wait for it, up to 30 s. */
+    DWORD e = 0;
+    for (int tries = 0; tries < 60; tries++) {
+        if (StartServiceA(d->service, 0, NULL)) {
+            d->started = true;
+            return 0;
+        }
+        if ((e = GetLastError()) != ERROR_SERVICE_DATABASE_LOCKED)
+            break;
+        Sleep(500);
     }
-    DWORD e = GetLastError();
     if (e == ERROR_SERVICE_ALREADY_RUNNING)
         return 0;
     if (e == ERROR_INVALID_IMAGE_HASH)
@@ -127,13 +134,20 @@ static void load_modules(struct win_driver *d)
 
 int win_driver_open(const char *path, struct win_driver **out, struct ntl_error *err)
 {
-    char own[MAX_PATH];
+    char own[MAX_PATH], full[MAX_PATH];
     if (!path) {
         int rc = default_path(own, sizeof(own), err);
         if (rc < 0)
             return rc;
         path = own;
     }
+    /* The service needs an absolute path with backslashes (Wine's loader
+     * fails on "Z:/..."). */
+    DWORD n = GetFullPathNameA(path, sizeof(full), full, NULL);
+    if (n == 0 || n >= sizeof(full))
+        return ntl_error_set(err, NTL_ERR_ARGUMENT, NULL, NTL_NO_OFFSET,
+                             "bad driver path %s (error %lu)", path, GetLastError());
+    path = full;
     struct win_driver *d = calloc(1, sizeof(*d));
     if (!d)
         return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
