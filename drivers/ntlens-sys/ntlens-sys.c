@@ -97,7 +97,7 @@ static NTSTATUS capture_thread(PETHREAD thread, ULONG max, struct ntlens_stack_r
     if (!defer_deref)
         return STATUS_NOT_SUPPORTED;
     /* max <= NTLENS_MAX_FRAMES, checked by the caller: no overflow. */
-    struct capture *c = ExAllocatePoolWithTag(NonPagedPool,
+    struct capture *c = ExAllocatePoolWithTag(NonPagedPoolNx,
                                               sizeof(*c) + max * sizeof(PVOID), POOL_TAG);
     if (!c)
         return STATUS_INSUFFICIENT_RESOURCES;
