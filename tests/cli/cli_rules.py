@@ -149,6 +149,8 @@ def check_formats(name, args):
 # real data. A command missing here fails the test: add it when you add it.
 ETL = os.path.join(DATA, "etl", "PerfViewData-gcevents.etl")
 PT = os.path.join(DATA, "ipt", "libipt-corpus", "tests", "apl11.pt")
+# A process whose stacks `stacks` walks (CI runs as root; tracing needs it).
+SLEEPER = subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL)
 RECORDS = {
     "ps": [],
     "counters": [],
@@ -160,6 +162,7 @@ RECORDS = {
     "etl stats": [ETL],
     "etl images": [ETL],
     "profile": ["--etl", os.path.join(DATA, "etl", "net.4.5.2.x64.etl"), "--top", "1"],
+    "stacks": [str(SLEEPER.pid)],
 }
 # Commands whose records need inputs their own module's tests build (PE
 # images, dumps, Samba's store); their formats are checked there. The
@@ -177,6 +180,8 @@ for name in commands():
     else:
         check(name in ELSEWHERE, f"{name}: no record check here and none named elsewhere")
 
+SLEEPER.kill()
+SLEEPER.wait()
 check(run().returncode == 2, "ntlens without a command exits 2")
 check("--version" in run("--help").stdout, "--version is in --help")
 finish()

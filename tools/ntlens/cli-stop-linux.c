@@ -53,6 +53,11 @@ bool cli_stop_requested(void)
     return stopped != 0;
 }
 
+const volatile sig_atomic_t *cli_stop_flag(void)
+{
+    return &stopped;
+}
+
 static int64_t now_ms(void)
 {
     struct timespec ts;

@@ -6,6 +6,8 @@
 #include "cli-stop.h"
 
 static volatile LONG stopped;
+/* The same, for cli_stop_flag's readers. */
+static volatile sig_atomic_t stopped_flag;
 static HANDLE wake;
 
 static BOOL WINAPI on_ctrl(DWORD type)
@@ -15,6 +17,7 @@ static BOOL WINAPI on_ctrl(DWORD type)
     /* a second one: the default handler ends the process */
     if (InterlockedExchange(&stopped, 1))
         return FALSE;
+    stopped_flag = 1;
     if (wake)
         SetEvent(wake);
     return TRUE;
@@ -29,6 +32,11 @@ void cli_stop_catch_signals(void)
 bool cli_stop_requested(void)
 {
     return InterlockedCompareExchange(&stopped, 0, 0) != 0;
+}
+
+const volatile sig_atomic_t *cli_stop_flag(void)
+{
+    return &stopped_flag;
 }
 
 void cli_sleep_ms(unsigned ms)

@@ -6,10 +6,14 @@
 #ifndef NTLENS_TOOL_CLI_STOP_H
 #define NTLENS_TOOL_CLI_STOP_H
 
+#include <signal.h>
 #include <stdbool.h>
 
 void cli_stop_catch_signals(void);
 bool cli_stop_requested(void);
+/* The flag itself, for a library walk that checks it between steps
+ * (struct ntl_stack_options.stop). */
+const volatile sig_atomic_t *cli_stop_flag(void);
 /* Sleeps up to ms, returning at once when a stop is requested. Without
  * cli_stop_catch_signals it is a plain sleep. */
 void cli_sleep_ms(unsigned ms);

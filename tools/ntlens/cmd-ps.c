@@ -27,6 +27,8 @@ struct ps_opts {
     bool filter_is_pid;
     uint64_t filter_pid;
     bool host_column;
+    bool stacks;             /* --stacks: a Stack column in the thread views */
+    struct ps_stacks *walked;
 };
 
 static const struct opt_command ps_command = {
@@ -341,7 +343,7 @@ static size_t add_tree_rows(struct out *t, const struct ps_opts *o, const struct
 
 /* Tid to Elapsed Time: a thread's own columns, after Host, Process and Pid
  * in the flat table and alone in PsList's per-process blocks. */
-static void thread_own_columns(struct out *t)
+static void thread_own_columns(struct out *t, const struct ps_opts *o)
 {
     out_column(t, "tid", "Tid", OUT_RIGHT);
     out_column(t, "pri", "Pri", OUT_RIGHT);
@@ -350,6 +352,8 @@ static void thread_own_columns(struct out *t)
     out_column(t, "user_time", "User Time", OUT_RIGHT);
     out_column(t, "kernel_time", "Kernel Time", OUT_RIGHT);
     out_column(t, "elapsed_time", "Elapsed Time", OUT_RIGHT);
+    if (o->stacks)
+        out_column(t, "stack", "Stack", OUT_LEFT);
 }
 
 static void thread_columns(struct out *t, const struct ps_opts *o)
@@ -358,12 +362,14 @@ static void thread_columns(struct out *t, const struct ps_opts *o)
         out_column(t, "host", "Host", OUT_LEFT);
     out_column(t, "process", "Process", OUT_LEFT);
     out_column(t, "pid", "Pid", OUT_RIGHT);
-    thread_own_columns(t);
+    thread_own_columns(t, o);
 }
 
-static void thread_own_cells(struct out *t, const struct ntl_perf_ps_thread *th)
+/* pid: the thread's process, 0 when unknown. */
+static void thread_own_cells(struct out *t, const struct ps_opts *o,
+                             const struct ntl_perf_ps_thread *th, uint64_t pid)
 {
-    char state[48];
+    char state[48], stack[1024];
     for (int f = NTL_PERF_PS_T_TID; f <= NTL_PERF_PS_T_CSWITCH; f++) {
         if (f == NTL_PERF_PS_T_PID)
             continue;
@@ -376,6 +382,11 @@ static void thread_own_cells(struct out *t, const struct ntl_perf_ps_thread *th)
     cell_duration(t, th->have & (1u << NTL_PERF_PS_T_USER), th->v[NTL_PERF_PS_T_USER]);
     cell_duration(t, th->have & (1u << NTL_PERF_PS_T_KERNEL), th->v[NTL_PERF_PS_T_KERNEL]);
     cell_elapsed(t, th->have_elapsed, th->elapsed);
+    if (o->stacks && pid && pid <= UINT32_MAX && (th->have & (1u << NTL_PERF_PS_T_TID)))
+        out_str(t, ps_stacks_cell(o->walked, (uint32_t)pid, (uint32_t)th->v[NTL_PERF_PS_T_TID],
+                                  stack, sizeof stack));
+    else if (o->stacks)
+        out_str(t, "");
     out_row_end(t);
 }
 
@@ -391,13 +402,13 @@ static size_t add_thread_rows(struct out *t, const struct ps_opts *o, const stru
         if (o->host_column)
             out_str(t, s->host);
         out_str(t, p ? p->name : "");
-        if (th->have & (1u << NTL_PERF_PS_T_PID))
-            out_u64(t, th->v[NTL_PERF_PS_T_PID]);
-        else if (p && (p->have & (1u << NTL_PERF_PS_PID)))
-            out_u64(t, p->v[NTL_PERF_PS_PID]);
+        uint64_t pid = th->have & (1u << NTL_PERF_PS_T_PID) ? th->v[NTL_PERF_PS_T_PID]
+                       : p && (p->have & (1u << NTL_PERF_PS_PID)) ? p->v[NTL_PERF_PS_PID] : 0;
+        if (pid || (th->have & (1u << NTL_PERF_PS_T_PID)))
+            out_u64(t, pid);
         else
             out_null(t);
-        thread_own_cells(t, th);
+        thread_own_cells(t, o, th, pid);
         rows++;
     }
     return rows;
@@ -445,9 +456,10 @@ static int render_thread_blocks(const struct ps_opts *o, const struct ntl_perf_p
             rc = -1;
             break;
         }
-        thread_own_columns(t);
+        thread_own_columns(t, o);
+        uint64_t pid = p && (p->have & (1u << NTL_PERF_PS_PID)) ? p->v[NTL_PERF_PS_PID] : 0;
         for (size_t k = start[j]; k < start[j + 1]; k++)
-            thread_own_cells(t, &s->threads[order[k]]);
+            thread_own_cells(t, o, &s->threads[order[k]], pid);
         rc = out_close(t);
         putchar('\n');
     }
@@ -713,6 +725,9 @@ static int parse_args(int argc, char **argv, struct ps_opts *o, struct cli_sourc
                     "memory detail in KB: VM, WS, Priv, Priv Pk, Faults, NonP, Page"),
         OPT_CMDMODE('x', "all", &o->view, VIEW_ALL, "processes with all columns, then their threads"),
         OPT_CMDMODE('t', "tree", &o->view, VIEW_TREE, "the process tree, by creating process"),
+        OPT_FLAG(0, "stacks", &o->stacks,
+                 "with -d or -x on the local host: a Stack column, each thread's\n"
+                 "innermost frames (as ntlens stacks walks them; tracing needs root)"),
         OPT_INT('s', "task-manager", &o->task_seconds, "SECONDS", 1, 31536000,
                 "refresh with CPU % every -i seconds, for SECONDS\n(default: until interrupted)",
                 .flags = OPT_OPTARG | OPT_NEXT_NUMBER),
@@ -740,6 +755,9 @@ static int parse_args(int argc, char **argv, struct ps_opts *o, struct cli_sourc
     } else if (opt_given(opts, "interval")) {
         return opt_usage_error(&ps_command, "-i sets the refresh interval of -s");
     }
+    if (o->stacks && o->view != VIEW_THREADS && o->view != VIEW_ALL)
+        return opt_usage_error(&ps_command, "--stacks adds a column to the thread views: "
+                               "use it with -d or -x");
     if (o->view == VIEW_ALL && o->fmt != OUT_TABLE && o->fmt != OUT_JSON)
         return opt_usage_error(&ps_command, "-x prints two tables, processes and threads; %s holds "
                                "one: use -d for threads, or --format json",
@@ -763,6 +781,18 @@ int cmd_ps(int argc, char **argv)
         return rc;
     }
     o.host_column = cs.nspecs > 1;
+    if (o.stacks && (cs.nspecs != 1 || strcmp(cs.specs[0], "local") != 0)) {
+        cli_sources_clear(&cs);
+        return opt_usage_error(&ps_command, "--stacks walks threads of this host: it cannot be "
+                               "used with -S");
+    }
+    if (o.stacks) {
+        cli_stop_catch_signals();
+        if (!(o.walked = ps_stacks_new(cli_stop_flag()))) {
+            cli_sources_clear(&cs);
+            return cli_failf(argv[0], "out of memory");
+        }
+    }
     if (!(hosts = calloc(cs.nspecs, sizeof *hosts))) {
         cli_sources_clear(&cs);
         return cli_failf(argv[0], "out of memory");
@@ -793,5 +823,6 @@ int cmd_ps(int argc, char **argv)
         ntl_source_close(hosts[h].src);
     }
     free(hosts);
+    ps_stacks_free(o.walked);
     return rc;
 }

@@ -40,7 +40,8 @@
     X("dump build", cmd_dump_build, "build a minidump of kernel modules from an ETW trace")   \
     X("dump show", cmd_dump_show, "show the streams, modules and memory of a minidump")       \
     X("dump relocate", cmd_dump_relocate, "move modules of a minidump to new addresses")     \
-    X("profile", cmd_profile, "sampling profile: hits per module, function and bucket")
+    X("profile", cmd_profile, "sampling profile: hits per module, function and bucket")   \
+    X("stacks", cmd_stacks, "call stacks of every thread, kernel and user mode (Process Explorer)")
 
 #define NTLENS_DECLARE(name, func, summary) int func(int argc, char **argv);
 NTLENS_COMMANDS(NTLENS_DECLARE)
