@@ -2,9 +2,9 @@
  * each thread's context while it is suspended), kernel frames through
  * ntlens.sys (driver-win32.c) when the options ask for them.
  *
- * A thread is suspended only while its registers and return addresses are
- * read; names and lines are looked up after it runs again, so the process
- * pays for the walk, not for the symbol lookups. */
+ * A thread is suspended only while its registers and stack are copied; the
+ * unwinding, names and lines work on the copy after it runs again, so the
+ * process pays for a copy, not for dbghelp. */
 #include <windows.h>
 #include <winternl.h>
 #include <dbghelp.h>
@@ -14,9 +14,22 @@
 
 #include "win32.h"
 
+/* Most threads' stacks are a few KiB deep; a deeper one is copied this far
+ * and read live beyond. */
+#define STACK_COPY_MAX (1u << 20)
+
 struct raw_frame {
     uint64_t pc;
     enum ntl_stack_how how;
+};
+
+/* The thread's stack as it was while suspended: the walk reads it from
+ * here after the thread runs again (code and unwind data do not change, so
+ * they are read from the live process). */
+struct stack_copy {
+    uint64_t lo;
+    size_t size;
+    uint8_t *bytes; /* STACK_COPY_MAX */
 };
 
 struct walk {
@@ -26,6 +39,7 @@ struct walk {
     struct win_driver *driver;
     unsigned max_frames;
     struct raw_frame *raw;    /* max_frames entries, reused by every thread */
+    struct stack_copy copy;   /* reused by every thread */
     double ns_per_tick;
 };
 
@@ -34,38 +48,95 @@ static bool stopped(const struct ntl_stack_options *o)
     return o->stop && *o->stop;
 }
 
-/* Reads the thread's return addresses while it is suspended. Returns the
- * number read; *why says why the walk could not start ("" when it did). */
-static unsigned capture(struct walk *w, HANDLE th, char *why, size_t why_size)
+/* StackWalk64's read callback has no context argument. */
+static _Thread_local const struct stack_copy *walk_copy;
+
+static BOOL CALLBACK read_memory(HANDLE proc, DWORD64 addr, PVOID buf, DWORD size, LPDWORD got)
+{
+    const struct stack_copy *c = walk_copy;
+    if (c && addr >= c->lo && addr - c->lo <= c->size && size <= c->size - (addr - c->lo)) {
+        memcpy(buf, c->bytes + (addr - c->lo), size);
+        *got = size;
+        return TRUE;
+    }
+    SIZE_T n = 0;
+    BOOL ok = ReadProcessMemory(proc, (LPCVOID)(uintptr_t)addr, buf, size, &n);
+    *got = (DWORD)n;
+    return ok;
+}
+
+/* The top of the thread's stack (NT_TIB.StackBase in its TEB); 0 unknown. */
+static uint64_t stack_base(HANDLE proc, HANDLE th)
+{
+    struct {
+        NTSTATUS exit_status;
+        PVOID teb;
+        PVOID client_id[2];
+        ULONG_PTR affinity;
+        LONG priority, base_priority;
+    } tbi;
+    uint64_t base = 0;
+    SIZE_T n = 0;
+    if (NtQueryInformationThread(th, (THREADINFOCLASS)0 /* ThreadBasicInformation */, &tbi,
+                                 sizeof(tbi), NULL) < 0 ||
+        !ReadProcessMemory(proc, (const uint8_t *)tbi.teb + 8, &base, sizeof(base), &n))
+        return 0;
+    return base;
+}
+
+/* Suspends the thread just long enough to read its registers and copy its
+ * stack. false with *why set when it could not. */
+static bool capture(struct walk *w, HANDLE th, uint64_t top, CONTEXT *ctx, struct stack_copy *c,
+                    char *why, size_t why_size)
 {
     LARGE_INTEGER t0, t1;
-    unsigned n = 0;
+    bool ok = false;
     QueryPerformanceCounter(&t0);
     if (SuspendThread(th) == (DWORD)-1) {
         snprintf(why, why_size, "cannot suspend the thread (error %lu): it may have exited",
                  GetLastError());
-        return 0;
+        return false;
     }
-    CONTEXT ctx;
-    memset(&ctx, 0, sizeof(ctx));
-    ctx.ContextFlags = CONTEXT_FULL;
-    if (!GetThreadContext(th, &ctx)) {
+    memset(ctx, 0, sizeof(*ctx));
+    ctx->ContextFlags = CONTEXT_FULL;
+    if (!GetThreadContext(th, ctx)) {
         snprintf(why, why_size, "cannot read the thread's registers (error %lu)",
                  GetLastError());
         goto resume;
     }
+    c->lo = ctx->Rsp;
+    c->size = 0;
+    if (top > c->lo) {
+        SIZE_T n = 0;
+        size_t want = top - c->lo < STACK_COPY_MAX ? (size_t)(top - c->lo) : STACK_COPY_MAX;
+        ReadProcessMemory(w->proc, (LPCVOID)(uintptr_t)c->lo, c->bytes, want, &n);
+        c->size = n;
+    }
+    ok = true;
+resume:
+    ResumeThread(th);
+    QueryPerformanceCounter(&t1);
+    w->p->stopped_ns += (uint64_t)((double)(t1.QuadPart - t0.QuadPart) * w->ns_per_tick);
+    return ok;
+}
+
+/* Unwinds the copy; returns the number of frames. A frame is found by
+ * unwinding the one below it: through its function's unwind data when it
+ * has some, else by dbghelp's guess. */
+static unsigned unwind(struct walk *w, HANDLE th, CONTEXT *ctx, const struct stack_copy *c)
+{
     STACKFRAME64 sf;
     memset(&sf, 0, sizeof(sf));
-    sf.AddrPC.Offset = ctx.Rip;
-    sf.AddrFrame.Offset = ctx.Rbp;
-    sf.AddrStack.Offset = ctx.Rsp;
+    sf.AddrPC.Offset = ctx->Rip;
+    sf.AddrFrame.Offset = ctx->Rbp;
+    sf.AddrStack.Offset = ctx->Rsp;
     sf.AddrPC.Mode = sf.AddrFrame.Mode = sf.AddrStack.Mode = AddrModeFlat;
-    /* A frame is found by unwinding the one below it: through its
-     * function's unwind data when it has some, else by dbghelp's guess. */
     bool below_has_unwind = false;
     uint64_t last_sp = 0;
+    unsigned n = 0;
+    walk_copy = c;
     while (n < w->max_frames && !stopped(w->o)) {
-        if (!StackWalk64(IMAGE_FILE_MACHINE_AMD64, w->proc, th, &sf, &ctx, NULL,
+        if (!StackWalk64(IMAGE_FILE_MACHINE_AMD64, w->proc, th, &sf, ctx, read_memory,
                          SymFunctionTableAccess64, SymGetModuleBase64, NULL))
             break;
         uint64_t pc = sf.AddrPC.Offset, sp = sf.AddrStack.Offset;
@@ -79,10 +150,7 @@ static unsigned capture(struct walk *w, HANDLE th, char *why, size_t why_size)
         last_sp = sp;
         n++;
     }
-resume:
-    ResumeThread(th);
-    QueryPerformanceCounter(&t1);
-    w->p->stopped_ns += (uint64_t)((double)(t1.QuadPart - t0.QuadPart) * w->ns_per_tick);
+    walk_copy = NULL;
     return n;
 }
 
@@ -169,7 +237,10 @@ static int walk_thread(struct walk *w, struct ntl_stack_thread *t, struct ntl_er
             snprintf(why, sizeof(why), "kernel frames: %s", kerr.message);
     }
     char user_why[256] = "";
-    unsigned n = capture(w, th, user_why, sizeof(user_why));
+    CONTEXT ctx;
+    uint64_t top = stack_base(w->proc, th);
+    unsigned n = capture(w, th, top, &ctx, &w->copy, user_why, sizeof(user_why))
+                     ? unwind(w, th, &ctx, &w->copy) : 0;
     CloseHandle(th);
     int rc = 0;
     for (unsigned i = 0; i < n && rc == 0; i++)
@@ -226,7 +297,10 @@ static int open_process(uint32_t pid, const char *name, HANDLE *out, struct ntl_
 /* dbghelp over the process, then every (or each requested) thread. */
 static int walk_process(struct walk *w, const struct win_process *wp, struct ntl_error *err)
 {
-    SymSetOptions(SYMOPT_UNDNAME | SYMOPT_DEFERRED_LOADS | SYMOPT_FAIL_CRITICAL_ERRORS |
+    /* Every module's symbols are loaded here, before any thread is
+     * suspended: deferred loads would happen inside the walk, and the
+     * process would wait for them (hundreds of ms for DWARF under Wine). */
+    SymSetOptions(SYMOPT_UNDNAME | SYMOPT_FAIL_CRITICAL_ERRORS |
                   (w->o->lines ? SYMOPT_LOAD_LINES : 0));
     if (!SymInitialize(w->proc, NULL, TRUE))
         return ntl_error_set(err, NTL_ERR_SYSTEM, NULL, NTL_NO_OFFSET,
@@ -259,7 +333,8 @@ int ntl_stack_live(uint32_t pid, const struct ntl_stack_options *o,
     rc = open_process(pid, wp.name, &w.proc, err);
     if (rc == 0)
         rc = ntl_stack_process_new(pid, wp.name, &w.p, err);
-    if (rc == 0 && !(w.raw = malloc(w.max_frames * sizeof(*w.raw))))
+    if (rc == 0 && (!(w.raw = malloc(w.max_frames * sizeof(*w.raw))) ||
+                    !(w.copy.bytes = malloc(STACK_COPY_MAX))))
         rc = ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
     if (rc == 0 && o->kernel) {
         struct ntl_error derr = {0};
@@ -270,6 +345,7 @@ int ntl_stack_live(uint32_t pid, const struct ntl_stack_options *o,
         rc = walk_process(&w, &wp, err);
     win_driver_close(w.driver);
     free(w.raw);
+    free(w.copy.bytes);
     if (w.proc)
         CloseHandle(w.proc);
     win_process_free(&wp);

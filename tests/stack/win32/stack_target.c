@@ -2,7 +2,7 @@
  * a wait, a sleep, a busy loop and the bottom of a 20-deep recursion. Each
  * thread records its own return addresses with RtlCaptureStackBackTrace
  * just before it settles, then the program writes one line per thread to
- * the file argv[1] ("start ADDR" of the threads' function, then "NAME TID
+ * the file argv[1] ("start ADDR pid PID", ADDR the threads' function, then "NAME TID
  * ADDR ADDR ...", hex) and lives until killed.
  *
  * Built with -gdwarf-4 (Wine's dbghelp does not read DWARF 5) and without
@@ -96,7 +96,8 @@ int main(int argc, char **argv)
     FILE *f = fopen(tmp, "w");
     if (!f)
         return 1;
-    fprintf(f, "start %llx\n", (unsigned long long)(uintptr_t)thread_main);
+    fprintf(f, "start %llx pid %lu\n", (unsigned long long)(uintptr_t)thread_main,
+            GetCurrentProcessId());
     for (int i = 0; i < THREADS; i++) {
         fprintf(f, "%s %lu", records[i].name, records[i].tid);
         for (USHORT k = 0; k < records[i].n; k++)
