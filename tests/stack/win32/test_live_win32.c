@@ -1,7 +1,8 @@
 /* ntl_stack_live on a live process under Wine (or Windows): the frames
  * dbghelp walks for each thread of stack_target.exe are the return
  * addresses the thread recorded of itself, named after the functions the
- * thread sits in. argv[1]: stack_target.exe. */
+ * thread sits in; `ntlens.exe stacks PID TID` prints them.
+ * argv[1]: stack_target.exe, argv[2]: ntlens.exe. */
 #include "check.h"
 #include "target.h"
 
@@ -124,10 +125,37 @@ static void check_options(const struct target *tg)
     }
 }
 
+/* The CLI on one thread: its records carry the function the thread sits
+ * in and the return addresses it recorded above it. */
+static void check_cli(const struct target *tg, const char *ntlens)
+{
+    const struct target_thread *want = &tg->threads[3];
+    char cmd[2048], out[1 << 16];
+    snprintf(cmd, sizeof(cmd), "\"\"%s\" stacks --format jsonl %lu %u 2>&1\"", ntlens,
+             tg->pi.dwProcessId, want->tid);
+    FILE *f = _popen(cmd, "r");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    size_t n = fread(out, 1, sizeof(out) - 1, f);
+    out[n] = '\0';
+    CHECK_EQ_INT(_pclose(f), 0);
+    CHECK(strstr(out, "\"function\":\"recurse\"") != NULL);
+    unsigned missing = 0;
+    for (unsigned i = 2; i < want->n && want->frames[i]; i++) {
+        char pc[64];
+        snprintf(pc, sizeof(pc), "\"pc\":\"0x%016llx\"", (unsigned long long)want->frames[i]);
+        missing += strstr(out, pc) == NULL;
+    }
+    CHECK_EQ_INT(missing, 0);
+    if (missing)
+        fprintf(stderr, "%s", out);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: test_live_win32 stack_target.exe\n");
+    if (argc != 3) {
+        fprintf(stderr, "usage: test_live_win32 stack_target.exe ntlens.exe\n");
         return 2;
     }
     struct target tg;
@@ -135,6 +163,7 @@ int main(int argc, char **argv)
     if (tg.threads[0].n) {
         check_every_thread(&tg);
         check_options(&tg);
+        check_cli(&tg, argv[2]);
     }
     DWORD pid = tg.pi.dwProcessId;
     target_stop(&tg);
