@@ -163,11 +163,14 @@ int win_driver_open(const char *path, struct win_driver **out, struct ntl_error 
         if (rc == 0) {
             d->device = CreateFileA(NTLENS_USER_PATH, GENERIC_READ, 0, NULL, OPEN_EXISTING, 0,
                                     NULL);
+            DWORD e = GetLastError();
+            /* The driver opens only for holders of SeDebugPrivilege. */
             if (d->device == INVALID_HANDLE_VALUE)
-                rc = ntl_error_set(err, GetLastError() == ERROR_ACCESS_DENIED ? NTL_ERR_ACCESS
-                                                                              : NTL_ERR_SYSTEM,
-                                   NULL, NTL_NO_OFFSET, "cannot open %s (error %lu)",
-                                   NTLENS_USER_PATH, GetLastError());
+                rc = ntl_error_set(err, e == ERROR_PRIVILEGE_NOT_HELD || e == ERROR_ACCESS_DENIED
+                                            ? NTL_ERR_ACCESS : NTL_ERR_SYSTEM,
+                                   NULL, NTL_NO_OFFSET, "cannot open %s (error %lu)%s",
+                                   NTLENS_USER_PATH, e, e == ERROR_PRIVILEGE_NOT_HELD
+                                   ? ": it needs SeDebugPrivilege (an administrator)" : "");
         }
     }
     if (rc < 0) {

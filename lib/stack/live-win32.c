@@ -1,6 +1,6 @@
-/* Live stacks on Windows: user frames through dbghelp (StackWalk64 over
- * each thread's context while it is suspended), kernel frames through
- * ntlens.sys (driver-win32.c) when the options ask for them.
+/* Live stacks on x64 Windows: user frames through dbghelp (StackWalk64
+ * over each thread's registers and a copy of its stack), kernel frames
+ * through ntlens.sys (driver-win32.c) when the options ask for them.
  *
  * A thread is suspended only while its registers and stack are copied; the
  * unwinding, names and lines work on the copy after it runs again, so the

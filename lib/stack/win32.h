@@ -33,8 +33,9 @@ const char *win_wait_reason_name(uint32_t reason);
 /* --- ntlens.sys --- */
 struct win_driver;
 
-/* Loads ntlens.sys as a kernel service from path (NULL: ntlens.sys next to
- * the running program), starts it and opens its device. 0, or
+/* Opens the ntlens device; when no ntlens driver runs yet, first loads
+ * ntlens.sys as a kernel service from path (NULL: ntlens.sys next to the
+ * running program) and starts it. 0, or
  * NTL_ERR_ACCESS (not an administrator; test signing off), NTL_ERR_NOT_FOUND
  * (no driver file), NTL_ERR_SYSTEM, NTL_ERR_NOMEM; err says which step. */
 int win_driver_open(const char *path, struct win_driver **out, struct ntl_error *err);
@@ -46,8 +47,8 @@ int win_driver_add_frames(struct win_driver *d, struct ntl_stack_process *p,
                           struct ntl_stack_thread *t, unsigned max_frames,
                           struct ntl_error *err);
 
-/* Closes the device; the service stays loaded for the next run (Windows
- * unloads it with `sc stop ntlens`). NULL is fine. */
+/* Closes the device, stops the service if it started it and deletes the
+ * service if it created it: the system is left as it was. NULL is fine. */
 void win_driver_close(struct win_driver *d);
 
 #endif
