@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../drivers/ntlens-sys/ntlens-ioctl.h"
+#include "ntlens-ioctl.h"
 #include "win32.h"
 
 #ifndef ERROR_INVALID_IMAGE_HASH

@@ -11,7 +11,7 @@
 
 #include <winioctl.h>
 
-#include "../../../drivers/ntlens-sys/ntlens-ioctl.h"
+#include "../../../lib/stack/ntlens-ioctl.h"
 #include "../../../lib/stack/win32.h"
 
 union reply {

@@ -1,6 +1,7 @@
-/* The one request ntlens.sys answers, shared by the driver and the user
- * side (lib/stack/driver-win32.c). Types are the Windows ones both wdm.h
- * and windows.h define, so the layout is the same on both sides. */
+/* The one request ntlens.sys answers, shared by the user side
+ * (driver-win32.c) and the driver (drivers/ntlens-sys/ntlens-sys.c). Types
+ * are the Windows ones both wdm.h and windows.h define, so the layout is the
+ * same on both sides. */
 #ifndef NTLENS_IOCTL_H
 #define NTLENS_IOCTL_H
 
