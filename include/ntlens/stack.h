@@ -93,6 +93,8 @@ struct ntl_stack_process {
     size_t nthreads;
     struct ntl_stack_arena *arena;     /* the strings; private */
     size_t cap_threads;
+    const char *note;         /* a warning about the whole walk ("no kernel frames:
+                                 the driver could not be loaded ..."); "" when none */
 };
 
 struct ntl_stack_options {
@@ -105,6 +107,8 @@ struct ntl_stack_options {
                                  and exports from; NULL: the dump's memory only */
     const volatile sig_atomic_t *stop; /* set from a signal handler: the walk ends,
                                           threads are resumed, what was walked is kept */
+    const char *driver;       /* Windows with kernel: the ntlens.sys to load; NULL:
+                                 ntlens.sys next to the running program */
 };
 
 /* --- the producers --- */
@@ -149,6 +153,10 @@ int ntl_stack_frame_add(struct ntl_stack_process *p, struct ntl_stack_thread *t,
 /* Sets the thread's note (replacing one it had). 0, or NTL_ERR_NOMEM. */
 int ntl_stack_thread_note(struct ntl_stack_process *p, struct ntl_stack_thread *t,
                           struct ntl_error *err, const char *fmt, ...) NTL_PRINTF(4, 5);
+
+/* Sets the process's note (replacing one it had). 0, or NTL_ERR_NOMEM. */
+int ntl_stack_process_note(struct ntl_stack_process *p, struct ntl_error *err,
+                           const char *fmt, ...) NTL_PRINTF(3, 4);
 
 /* Sorts the threads by ascending tid. */
 void ntl_stack_sort_threads(struct ntl_stack_process *p);

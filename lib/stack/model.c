@@ -69,6 +69,7 @@ int ntl_stack_process_new(uint32_t pid, const char *name, struct ntl_stack_proce
         return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
     }
     p->pid = pid;
+    p->note = "";
     p->name = ntl_stack_strdup(p, name);
     if (!p->name) {
         ntl_stack_process_free(p);
@@ -172,6 +173,21 @@ int ntl_stack_thread_note(struct ntl_stack_process *p, struct ntl_stack_thread *
     if (!note)
         return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
     t->note = note;
+    return 0;
+}
+
+int ntl_stack_process_note(struct ntl_stack_process *p, struct ntl_error *err,
+                           const char *fmt, ...)
+{
+    char text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    const char *note = ntl_stack_strdup(p, text);
+    if (!note)
+        return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
+    p->note = note;
     return 0;
 }
 
