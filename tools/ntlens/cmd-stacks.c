@@ -23,6 +23,7 @@ struct stacks_opts {
     bool kernel, no_lines;
     long max_frames;
     const char *modules_dir;
+    const char *driver;
     int fmt;                 /* enum out_format, STACKS_FOLDED or STACKS_TEXT */
     uint32_t tids[MAX_TIDS];
     size_t ntids;
@@ -49,6 +50,10 @@ static const struct opt_command stacks_command = {
         "CFI unwinder (.eh_frame, .debug_frame), kernel frames from\n"
         "/proc/PID/task/TID/stack (--kernel; root only). Tracing another user's process\n"
         "needs root or CAP_SYS_PTRACE (and kernel.yama.ptrace_scope decides the rest).\n"
+        "Windows: each thread is suspended only while its registers and stack are\n"
+        "copied; dbghelp's StackWalk64 unwinds the copy. Kernel frames (--kernel) come\n"
+        "from the ntlens.sys driver, loaded as a kernel service: it needs an\n"
+        "administrator and a signing policy that admits it (test signing).\n"
         "Source lines are on by default: libdw reads each module's line table once.\n"
         "--format table, csv, tsv, json and jsonl give one record per frame; folded gives\n"
         "one 'state;outer;...;inner COUNT' line per distinct stack, identical stacks\n"
@@ -66,6 +71,9 @@ static int parse_args(int argc, char **argv, struct stacks_opts *o, const char *
         OPT_FLAG(0, "no-lines", &o->no_lines, "no source files and lines (faster on big binaries)"),
         OPT_INT(0, "max-frames", &o->max_frames, "N", 1, NTL_STACK_MAX_FRAMES,
                 "at most N frames per thread (default 1024)"),
+        OPT_STRING(0, "driver", &o->driver, "FILE",
+                   "with --kernel on Windows: the ntlens.sys to load (default: the one\n"
+                   "next to ntlens.exe)"),
         OPT_STRING(0, "modules", &o->modules_dir, "DIR",
                    "a minidump: read unwind data and exports from the module files in DIR"),
         /* OPT_OUTPUT_OPTIONS, plus folded stacks and the text blocks. */
@@ -95,6 +103,8 @@ static int parse_args(int argc, char **argv, struct stacks_opts *o, const char *
             return opt_usage_error(&stacks_command, "'%s' is not a thread id", argv[i]);
         o->tids[o->ntids++] = (uint32_t)tid;
     }
+    if (o->driver && !o->kernel)
+        return opt_usage_error(&stacks_command, "--driver loads kernel frames: give --kernel too");
     if (o->modules_dir && cli_is_decimal(*target))
         return opt_usage_error(&stacks_command, "--modules is for a minidump, not a live "
                                "process");
@@ -153,9 +163,11 @@ int cmd_stacks(int argc, char **argv)
         struct ntl_stack_options so = {
             .tids = o->ntids ? o->tids : NULL, .ntids = o->ntids, .kernel = o->kernel,
             .lines = !o->no_lines, .max_frames = (unsigned)o->max_frames,
-            .modules_dir = o->modules_dir, .stop = cli_stop_flag(),
+            .modules_dir = o->modules_dir, .driver = o->driver, .stop = cli_stop_flag(),
         };
         rc = walk(cmd, target, &so, &p);
+        if (rc == 0 && *p->note) /* "no kernel frames: ..." */
+            cli_warn(cmd, "%s", p->note);
         if (rc == 0)
             rc = print(cmd, o, p);
     }
