@@ -11,10 +11,24 @@
 
 char *ntl_guid_format(const struct ntl_guid *g, char *buf, size_t size)
 {
-    const uint8_t *b = g->b;
-    snprintf(buf, size, "%08" PRIx32 "-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x", ntl_le32(b),
-             ntl_le16(b + 4), ntl_le16(b + 6), b[8], b[9], b[10], b[11], b[12], b[13], b[14],
-             b[15]);
+    /* Text order of the stored bytes (Data1..Data3 little-endian); by hand,
+     * as every event of a trace formats its provider's GUID. */
+    static const int order[16] = {3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15};
+    static const char hex[] = "0123456789abcdef";
+    char text[37];
+    size_t n = 0;
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            text[n++] = '-';
+        text[n++] = hex[g->b[order[i]] >> 4];
+        text[n++] = hex[g->b[order[i]] & 15];
+    }
+    text[n] = '\0';
+    if (size) { /* truncated like snprintf */
+        n = n < size - 1 ? n : size - 1;
+        memcpy(buf, text, n);
+        buf[n] = '\0';
+    }
     return buf;
 }
 
