@@ -135,7 +135,7 @@ static void cell_provider(struct out *o, const struct ntl_etl_event *ev, const c
 static void cell_fields(struct out *o, const struct etl_fields *f)
 {
     if (f->has_fields)
-        out_json(o, f->text.s, f->json.s);
+        out_json(o, f->text.s ? f->text.s : "", f->json.s ? f->json.s : "{}");
     else
         out_null(o);
 }
@@ -401,6 +401,9 @@ int cmd_etl_events(int argc, char **argv)
         etl_cli_close(&c);
         return cli_failf(argv[0], "out of memory");
     }
+    /* JSON shows the fields' object, the other formats their text. */
+    eo.fields.text.off = eo.fmt == OUT_JSON || eo.fmt == OUT_JSONL;
+    eo.fields.json.off = !eo.fields.text.off;
     if (eo.fmt == OUT_TABLE)
         table_columns(o, eo.raw);
     else

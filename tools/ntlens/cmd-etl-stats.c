@@ -185,7 +185,7 @@ int cmd_etl_stats(int argc, char **argv)
 {
     struct etl_cli c = {.cmd = argv[0]};
     struct stats s = {.other = {"(other)", "(more distinct events than counted)", 0, 0}};
-    struct etl_fields f = {0};
+    struct etl_fields f = {.json.off = true, .text.off = true}; /* names only */
     struct ntl_etl_event ev;
     int fmt = OUT_TABLE, rc;
     struct opt opts[] = {

@@ -15,6 +15,8 @@
 
 static void put(struct etl_text *t, const char *s, size_t n)
 {
+    if (t->off)
+        return;
     if (t->len + n + 1 > t->cap) {
         size_t cap = t->cap ? t->cap : 256;
         while (cap < t->len + n + 1)
@@ -38,6 +40,8 @@ static void json_string(struct etl_text *t, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
     const char *run = s;
+    if (t->off)
+        return;
     put(t, "\"", 1);
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
@@ -92,6 +96,8 @@ static void text_key(struct walk *w, const struct ntl_etl_field *f)
 {
     struct etl_text *t = &w->out->text;
     char idx[16];
+    if (t->off)
+        return;
     if (t->len)
         put(t, " ", 1);
     for (unsigned d = 0; d < f->depth; d++)

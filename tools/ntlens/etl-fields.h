@@ -13,6 +13,7 @@ struct etl_text {
     char *s;
     size_t len, cap;
     bool failed;           /* out of memory: s holds what fit */
+    bool off;              /* not wanted: nothing is written (s stays NULL) */
 };
 
 struct etl_fields {
@@ -26,7 +27,8 @@ struct etl_fields {
     char event_buf[64];    /* a kernel event's "Group/Opcode" */
 };
 
-/* Decodes ev (its buffers reused from the last call). Returns 0, or -1 when
+/* Decodes ev (its buffers reused from the last call). Set json.off or
+ * text.off before the first call to skip a form nobody shows. Returns 0, or -1 when
  * out of memory. A payload that does not match its schema leaves has_fields
  * false and error set. */
 int etl_fields_decode(struct etl_fields *f, const struct ntl_etl_event *ev);

@@ -560,7 +560,7 @@ static void json_string_n(struct out *o, const char *s, size_t n)
         unsigned char c = (unsigned char)*s;
         char esc[6] = {'\\', 0, 0, 0, 0, 0};
         size_t len = 2;
-        if (c >= 0x20 && c != '"' && c != '\\')
+        if (c > '\\' || (c >= 0x20 && c != '"' && c != '\\'))
             continue;
         put(o, run, (size_t)(s - run));
         run = s + 1;
