@@ -100,6 +100,9 @@ struct ntl_etl_field {
     const uint8_t *data;
     size_t size;
     size_t payload_offset;
+    /* A manifest field with a map: the value's name ("GC|Heap" for a
+     * bitmap); NULL when unmapped or no entry matches. */
+    const char *map_text;
 };
 
 #define NTL_ETL_TL_MAX_DEPTH 16

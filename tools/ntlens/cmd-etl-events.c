@@ -44,6 +44,7 @@ struct events_opts {
     bool hex;
     bool raw;
     uint64_t count;
+    struct opt_list manifests;
     struct etl_fields fields;
 };
 
@@ -372,6 +373,7 @@ static int parse_args(int argc, char **argv, struct etl_cli *c, struct events_op
         OPT_U64(0, "limit", &eo->count, "N", 0, UINT64_MAX, "same as --count", .flags = OPT_HIDDEN),
         OPT_FLAG(0, "raw", &eo->raw, "headers only: no names or fields (the view before they were\n"
                  "decoded, and faster)"),
+        OPT_MANIFEST(&eo->manifests),
         OPT_FLAG(0, "hex", &eo->hex, "dump each payload in hex (a payload column in other formats)"),
         OPT_OUTPUT_OPTIONS(&eo->fmt),
         OPT_ETL_OPTIONS(c),
@@ -395,9 +397,13 @@ int cmd_etl_events(int argc, char **argv)
 
     if ((rc = parse_args(argc, argv, &c, &eo)) != CLI_CONTINUE)
         return rc;
-    if ((rc = etl_cli_open(&c, argv[1])))
+    if ((rc = etl_fields_load_manifests(&eo.fields, &eo.manifests, argv[0])) ||
+        (rc = etl_cli_open(&c, argv[1]))) {
+        etl_fields_free(&eo.fields);
         return rc;
+    }
     if (!(o = out_new(stdout, (enum out_format)eo.fmt))) {
+        etl_fields_free(&eo.fields);
         etl_cli_close(&c);
         return cli_failf(argv[0], "out of memory");
     }
