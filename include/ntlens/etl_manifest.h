@@ -20,6 +20,7 @@
 #define NTLENS_ETL_MANIFEST_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ntlens/error.h"
 #include "ntlens/etl.h"
@@ -45,8 +46,11 @@ void ntl_etl_manifest_free(struct ntl_etl_manifest *m);
 /* The manifest's name for a provider GUID; NULL when it defines none. */
 const char *ntl_etl_manifest_provider_name(const struct ntl_etl_manifest *m,
                                            const struct ntl_guid *g);
-/* Events, templates and providers it defines (for messages and tests). */
+/* The events it defines, and the key of event i (< that count): what an
+ * event's header must carry to be decoded with it. */
 size_t ntl_etl_manifest_events(const struct ntl_etl_manifest *m);
+void ntl_etl_manifest_event_key(const struct ntl_etl_manifest *m, size_t i, struct ntl_guid *provider,
+                                uint16_t *id, uint8_t *version);
 
 #define NTL_ETL_MF_MAX_DEPTH 7
 

@@ -53,6 +53,14 @@ size_t ntl_etl_manifest_events(const struct ntl_etl_manifest *m)
     return m->nevents;
 }
 
+void ntl_etl_manifest_event_key(const struct ntl_etl_manifest *m, size_t i, struct ntl_guid *provider,
+                                uint16_t *id, uint8_t *version)
+{
+    *provider = m->providers[m->events[i].provider].guid;
+    *id = m->events[i].id;
+    *version = m->events[i].version;
+}
+
 const char *ntl_etl_mf_provider_name(const struct ntl_etl_mf *d)
 {
     return d->m->providers[d->e->provider].name;
@@ -86,8 +94,13 @@ static const struct mf_event *find(const struct ntl_etl_manifest *m, const struc
 static int fail(struct ntl_etl_mf *d, int status, const struct mf_item *it, const char *what)
 {
     d->status = status;
-    ntl_error_set(&d->err, status, "manifest event", d->ev->offset, "field '%s': %s at payload offset %zu",
-                  it ? it->name : "", what, d->pos);
+    if (it)
+        ntl_error_set(&d->err, status, "manifest event", d->ev->offset,
+                      "field '%s': %s at payload offset %zu", it->name, what, d->pos);
+    else
+        ntl_error_set(&d->err, status, "manifest event", d->ev->offset,
+                      "%s (template %s, payload offset %zu of %zu)", what,
+                      d->e->tmpl_name ? d->e->tmpl_name : "none", d->pos, d->ev->payload_size);
     return status;
 }
 
@@ -235,7 +248,7 @@ static void map_value(struct ntl_etl_mf *d, const struct mf_item *it, struct ntl
 static int value(struct ntl_etl_mf *d, uint32_t i, unsigned depth, bool in_array, uint32_t index)
 {
     const struct mf_item *it = &d->m->items[i];
-    size_t skip, size, after;
+    size_t skip = 0, size = 0, after = 0;
     int rc;
     if ((rc = extent(d, it, &skip, &size, &after)) < 0)
         return rc;
