@@ -67,8 +67,8 @@ def test_names():
 def test_kernel():
     for name in ("ShutdownPerfDiagLogger.etl", "net.4.5.2.x64.etl"):
         path = os.path.join(DATA, name)
-        want = list(mof_ref.events(path))
-        got = [r for r in rows(path) if r["group"] is not None]
+        want = list(mof_ref.events(path))  # in file order
+        got = [r for r in rows("--stream", path) if r["group"] is not None]
         decoded = [r["fields"] for r in got if r["fields"] is not None]
         check(len(want) > 5000 and decoded == want,
               "%s: kernel fields as mof_ref decodes them (%d, %d)" % (name, len(decoded), len(want)))
@@ -93,6 +93,31 @@ def test_kernel():
                                      for r in stacks), "StackWalk: the stack as an array, the pid from StackProcess")
     files = [r["fields"]["FileName"] for r in rows("--group", "FileIo", net) if r["fields"]]
     check(len(files) == 3084 and any(f.lower().endswith(".dll") for f in files), "FileIo names")
+
+
+def test_filters_and_order():
+    net = os.path.join(DATA, "net.4.5.2.x64.etl")
+    every = rows(net)
+    ts = [r["clock"] for r in every]
+    stream = [r["clock"] for r in rows("--stream", net)]
+    check(len(ts) == 179474 and ts == sorted(ts), "time order by default")
+    check(sorted(stream) == ts and stream != ts, "--stream: file order (the same events)")
+    run("etl", "events", "--stream", "--sorted", net, expect=2)
+    tid = next(r["tid"] for r in every[5000:] if r["tid"] is not None)
+    check(rows("--tid", str(tid), net) == [r for r in every if r["tid"] == tid], "--tid")
+    level = [r for r in every if r["kind"] == "event" and r["level"] <= 3]
+    check(rows("--level", "3", net) == level, "--level: that level or more severe")
+    kw = [r for r in every if r["kind"] == "event" and int(r["keyword"], 16) & 0x8]
+    check(len(kw) > 0 and rows("--keywords", "0x8", net) == kw, "--keywords MASK")
+    check(rows("--event", "image/dcstart", net) == [r for r in every if r["event"] == "Image/DCStart"],
+          "--event NAME, any case")
+    # The trace starts at 00:07:00.6236167 (its header).
+    second = [r for r in every if "2020-07-29T00:07:01.6236167Z" <= r["timestamp"] < "2020-07-29T00:07:02.1236167Z"]
+    check(len(second) > 1000 and rows("--start", "+1", "--end", "+1.5", net) == second,
+          "--start/--end as offsets from the trace start")
+    check(rows("--start", "2020-07-29T00:07:01.6236167Z", "--end", "2020-07-29T00:07:02.1236167", net) == second,
+          "--start/--end as ISO 8601 times")
+    run("etl", "events", "--start", "yesterday", net, expect=2)
 
 
 def test_stats():
@@ -132,6 +157,7 @@ def main():
     test_tracelogging()
     test_names()
     test_kernel()
+    test_filters_and_order()
     test_stats()
     with tempfile.TemporaryDirectory() as tmp:
         test_lying_schema(tmp)

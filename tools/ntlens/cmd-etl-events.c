@@ -23,7 +23,9 @@ static const struct opt_command events_command = {
         "object in JSON). TraceLogging events name their provider, event and fields\n"
         "themselves; a payload that does not match its schema shows no fields and a\n"
         "decode_error. --raw shows the headers only, as before fields were decoded.\n"
-        "Streams in file order unless --sorted. The other formats carry every header\n"
+        "Events come in time order (the per-CPU buffers merged) when the trace is at\n"
+        "most 512 MiB, else in file order; --stream asks for file order, which starts\n"
+        "printing at once and holds nothing in memory. The other formats carry every header\n"
         "field: the raw clock value, level, task, keyword, extended data item types,\n"
         "version and the event's file offset.",
 };
@@ -35,7 +37,16 @@ struct filter {
     int group;         /* -1: any */
     bool pid_set;
     uint64_t pid;
+    bool tid_set;
+    uint64_t tid;
     int kind;          /* -1: any */
+    const char *event; /* the event's name, case-insensitive */
+    bool level_set;
+    uint64_t level;    /* events of this level or more severe (a lower number) */
+    uint64_t keywords; /* 0: any; else events with one of these keyword bits */
+    bool start_set, end_set;
+    struct etl_time start, end;
+    uint64_t start_ft, end_ft; /* FILETIMEs, once the trace is open */
 };
 
 struct events_opts {
@@ -43,6 +54,7 @@ struct events_opts {
     int fmt;
     bool hex;
     bool raw;
+    bool stream;
     uint64_t count;
     struct opt_list manifests;
     struct etl_fields fields;
@@ -61,7 +73,26 @@ static bool keep(const struct filter *flt, const struct ntl_etl_event *ev,
         return false;
     if (flt->kind >= 0 && (int)ev->kind != flt->kind)
         return false;
+    if (flt->tid_set && ev->tid != flt->tid)
+        return false;
+    if (flt->event && (!fields->event || strcasecmp(fields->event, flt->event)))
+        return false;
+    /* Level and keywords exist only in EVENT_HEADER events. */
+    if (flt->level_set && (ev->kind != NTL_ETL_KIND_EVENT || ev->level > flt->level))
+        return false;
+    if (flt->keywords && (ev->kind != NTL_ETL_KIND_EVENT || !(ev->keyword & flt->keywords)))
+        return false;
     return true;
+}
+
+/* --start and --end, on the event's time (FILETIME). */
+static bool in_time(const struct filter *flt, const struct etl_cli *c, const struct ntl_etl_event *ev)
+{
+    uint64_t ft;
+    if (!flt->start_set && !flt->end_set)
+        return true;
+    ft = ntl_etl_time_to_filetime(c->t, ev->timestamp);
+    return (!flt->start_set || ft >= flt->start_ft) && (!flt->end_set || ft < flt->end_ft);
 }
 
 /* The payload under its table row, as offset, hex and ASCII lines. */
@@ -316,7 +347,7 @@ static int list_events(struct etl_cli *c, struct out *o, struct events_opts *eo)
             eo->fields.pid = ev.pid;
         else if (etl_fields_decode(&eo->fields, &ev) < 0)
             return cli_failf(c->cmd, "out of memory");
-        if (!keep(&eo->flt, &ev, &eo->fields))
+        if (!keep(&eo->flt, &ev, &eo->fields) || !in_time(&eo->flt, c, &ev))
             continue;
         shown++;
         if (eo->fmt == OUT_TABLE && eo->raw)
@@ -351,6 +382,17 @@ static int group_cb(const struct opt *o, const char *arg, void *ctx)
     return 0;
 }
 
+static int time_cb(const struct opt *o, const char *arg, void *ctx)
+{
+    struct filter *flt = ctx;
+    bool start = !strcmp(o->long_name, "start");
+    if (!etl_cli_parse_time(arg, start ? &flt->start : &flt->end))
+        return opt_error(o, "needs TIME, +SECONDS from the trace's start or an ISO 8601 UTC time "
+                         "like 2020-07-29T00:07:01.5Z, not '%s'", arg);
+    *(start ? &flt->start_set : &flt->end_set) = true;
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, struct etl_cli *c, struct events_opts *eo)
 {
     const char *kinds[NTL_ETL_KIND_COUNT + 1] = {NULL};
@@ -366,11 +408,28 @@ static int parse_args(int argc, char **argv, struct etl_cli *c, struct events_op
                      "only kernel events of this group (a name like Process, Image,\n"
                      "Thread, PerfInfo, or a number)"),
         OPT_U64(0, "pid", &eo->flt.pid, "PID", 0, UINT32_MAX, "only events of this process id"),
+        OPT_U64(0, "tid", &eo->flt.tid, "TID", 0, UINT32_MAX, "only events of this thread id"),
+        OPT_STRING(0, "event", &eo->flt.event, "NAME",
+                   "only events of this name, as the event column shows it\n"
+                   "(Process/DCStart, GarbageCollection/Start, PrimitiveTypesTest)"),
+        OPT_U64(0, "level", &eo->flt.level, "LEVEL", 0, 255,
+                "only events of this level or a more severe one (1 critical,\n"
+                "2 error, 3 warning, 4 information, 5 verbose; EVENT_HEADER events)"),
+        OPT_U64(0, "keywords", &eo->flt.keywords, "MASK", 0, UINT64_MAX,
+                "only events with one of these keyword bits (EVENT_HEADER events)"),
+        OPT_CALLBACK(0, "start", "TIME", time_cb, &eo->flt,
+                     "only events at or after TIME: +SECONDS from the trace's start,\n"
+                     "or an ISO 8601 UTC time"),
+        OPT_CALLBACK(0, "end", "TIME", time_cb, &eo->flt, "only events before TIME (as --start)"),
         OPT_CHOICE(0, "kind", &eo->flt.kind, "KIND", kinds,
                    "only this header kind: system, compact, perfinfo, classic,\n"
                    "instance, event, message"),
         OPT_U64('n', "count", &eo->count, "N", 0, UINT64_MAX, "stop after N events"),
         OPT_U64(0, "limit", &eo->count, "N", 0, UINT64_MAX, "same as --count", .flags = OPT_HIDDEN),
+        OPT_FLAG(0, "stream", &eo->stream,
+                 "file order, as the buffers come (default: time order, the per-CPU\n"
+                 "buffers merged, when the trace is at most 512 MiB; larger traces\n"
+                 "stream in file order unless --sorted)"),
         OPT_FLAG(0, "raw", &eo->raw, "headers only: no names or fields (the view before they were\n"
                  "decoded, and faster)"),
         OPT_MANIFEST(&eo->manifests),
@@ -385,6 +444,11 @@ static int parse_args(int argc, char **argv, struct etl_cli *c, struct events_op
     if (n != 1)
         return opt_usage_error(&events_command, "expected one trace file");
     eo->flt.pid_set = opt_given(opts, "pid");
+    eo->flt.tid_set = opt_given(opts, "tid");
+    eo->flt.level_set = opt_given(opts, "level");
+    if (eo->stream && c->sorted)
+        return opt_usage_error(&events_command, "--stream and --sorted ask for different orders");
+    c->sort_if_fits = !eo->stream;
     return CLI_CONTINUE;
 }
 
@@ -402,6 +466,8 @@ int cmd_etl_events(int argc, char **argv)
         etl_fields_free(&eo.fields);
         return rc;
     }
+    eo.flt.start_ft = etl_cli_time_filetime(&c, &eo.flt.start);
+    eo.flt.end_ft = etl_cli_time_filetime(&c, &eo.flt.end);
     if (!(o = out_new(stdout, (enum out_format)eo.fmt))) {
         etl_fields_free(&eo.fields);
         etl_cli_close(&c);
