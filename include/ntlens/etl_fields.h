@@ -185,7 +185,9 @@ double ntl_etl_field_f64(const struct ntl_etl_field *f);
  * ThreadName when Windows 10 writes it), Image (Load, Unload, DCStart, DCEnd
  * v2-v3; KernelBase), PerfInfo SampledProfile, DiskIo v3 (Read, Write,
  * FlushBuffers, the Init events), FileIo names, PageFault HardFault,
- * StackWalk Stack, UdpIp (IPv4 and IPv6 Send, Recv), TcpIp IPv6 Send and
+ * StackWalk Stack and the compressed-stack key events (KeyCreate, KeyDelete,
+ * KeyRundown, StackKeyKernel, StackKeyUser), SystemConfig Services v3,
+ * UdpIp (IPv4 and IPv6 Send, Recv), TcpIp IPv6 Send and
  * Recv. */
 struct ntl_etl_mof {
     const char *class_name;       /* "Process", "Thread", "Image", ... */

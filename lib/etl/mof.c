@@ -135,6 +135,22 @@ static const struct mof_field stack_walk[] = {
     {"EventTimeStamp", NTL_ETL_IN_UINT64, 0}, {"StackProcess", U32, 0}, {"StackThread", U32, 0},
     {"Stack", PTR_ARRAY, 0}, {NULL, 0, 0},
 };
+/* StackWalk_StackKeys (StackKeyKernel, StackKeyUser): a reference to a
+ * compressed stack's key, defined by a KeyCreate/KeyDelete/KeyRundown event. */
+static const struct mof_field stack_key_ref[] = {
+    {"EventTimeStamp", NTL_ETL_IN_UINT64, 0}, {"StackProcess", U32, 0}, {"StackThread", U32, 0},
+    {"StackKey", P, 0}, {NULL, 0, 0},
+};
+/* StackWalk_KeyEvent: a key and its stack. */
+static const struct mof_field stack_key_def[] = {
+    {"StackKey", P, 0}, {"Stack", PTR_ARRAY, 0}, {NULL, 0, 0},
+};
+/* SystemConfig_V3_Services (the rundown of installed services). */
+static const struct mof_field config_services_v3[] = {
+    {"ProcessId", U32, 0}, {"ServiceState", U32, 0}, {"SubProcessTag", U32, 0},
+    {"ServiceName", WSTR, 0}, {"DisplayName", WSTR, 0}, {"ProcessName", WSTR, 0},
+    {"LoadOrderGroup", WSTR, 0}, {"SvcHostGroup", WSTR, 0}, {NULL, 0, 0},
+};
 /* UdpIp_TypeGroup1 (IPv4 Send, Recv) and the IPv6 forms (SendIPV6, RecvIPV6). */
 static const struct mof_field udpip_v4[] = {
     {"PID", U32, 0}, {"size", U32, 0}, {"daddr", U32, NTL_ETL_OUT_IPV4},
@@ -167,6 +183,8 @@ static const uint8_t disk_rw[] = {10, 11, END}, disk_flush[] = {14, END};
 static const uint8_t disk_init[] = {12, 13, 15, END};
 static const uint8_t file_names[] = {0, 32, 35, 36, END}, udp_v4[] = {10, 11, END};
 static const uint8_t udp_v6[] = {26, 27, END};
+static const uint8_t key_refs[] = {37, 38, END}, key_defs[] = {34, 35, 36, END};
+static const uint8_t op_15[] = {15, END};
 
 static const struct mof_layout layouts[] = {
     {0x03, type_group1, 2, 2, "Process", process_v2},
@@ -189,6 +207,9 @@ static const struct mof_layout layouts[] = {
     {0x04, file_names, 2, 2, "FileIo", fileio_name},
     {0x02, op_32, 2, 2, "PageFault", hard_fault},
     {0x18, op_32, 2, 2, "StackWalk", stack_walk},
+    {0x18, key_refs, 2, 2, "StackWalk", stack_key_ref},
+    {0x18, key_defs, 2, 2, "StackWalk", stack_key_def},
+    {0x0B, op_15, 3, 3, "SystemConfig", config_services_v3},
     {0x08, udp_v4, 2, 2, "UdpIp", udpip_v4},
     {0x08, udp_v6, 2, 2, "UdpIp", ip_v6},
     {0x06, op_26, 2, 2, "TcpIp", tcpip_send_v6},

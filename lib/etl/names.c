@@ -156,7 +156,11 @@ static const struct opname opcodes[] = {
     {0x0F, 73, "CollectionStart"}, {0x0F, 74, "CollectionEnd"},
     {0x14, 2, "Unload"}, {0x14, 3, "DCStart"}, {0x14, 4, "DCEnd"}, {0x14, 10, "Load"},
     {0x14, 33, "KernelBase"},
-    {0x18, 32, "Stack"},
+    {0x18, 32, "Stack"}, {0x18, 34, "KeyCreate"}, {0x18, 35, "KeyDelete"},
+    {0x18, 36, "KeyRundown"}, {0x18, 37, "StackKeyKernel"}, {0x18, 38, "StackKeyUser"},
+    {0x0B, 10, "CPU"}, {0x0B, 11, "PhyDisk"}, {0x0B, 12, "LogDisk"}, {0x0B, 13, "NIC"},
+    {0x0B, 14, "Video"}, {0x0B, 15, "Services"}, {0x0B, 16, "Power"}, {0x0B, 21, "IRQ"},
+    {0x0B, 22, "PnP"}, {0x0B, 23, "IDEChannel"},
 };
 
 const char *ntl_etl_opcode_name(uint8_t group, uint8_t opcode)

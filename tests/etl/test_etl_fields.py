@@ -91,6 +91,16 @@ def test_kernel():
     stacks = [r for r in rows("--group", "StackWalk", net) if r["event"] == "StackWalk/Stack"]
     check(len(stacks) == 252 and all(r["pid"] == r["fields"]["StackProcess"] and r["fields"]["Stack"]
                                      for r in stacks), "StackWalk: the stack as an array, the pid from StackProcess")
+    services = [r["fields"] for r in rows("--event", "Config/Services", net)]
+    check(len(services) == 157 and {"ServiceName": "Appinfo", "ProcessName": "svchost.exe",
+                                     "ProcessId": 144, "ServiceState": 4}.items() <=
+          next(f for f in services if f["ServiceName"] == "Appinfo").items(),
+          "SystemConfig Services: the service rundown, Appinfo running in svchost.exe")
+    keys = rows("--stream", "--group", "StackWalk", net)
+    defined = {r["fields"]["StackKey"] for r in keys if r["event"] in ("StackWalk/KeyDelete", "StackWalk/KeyRundown")}
+    refs = [r["fields"]["StackKey"] for r in keys if r["event"].startswith("StackWalk/StackKey")]
+    check(len(refs) == 9107 and all(k in defined for k in refs),
+          "compressed stacks: every key a StackKeyKernel/User event names is defined by a key event")
     files = [r["fields"]["FileName"] for r in rows("--group", "FileIo", net) if r["fields"]]
     check(len(files) == 3084 and any(f.lower().endswith(".dll") for f in files), "FileIo names")
 
