@@ -6,6 +6,7 @@ lies (the event shown with the reason, the run going on)."""
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -163,6 +164,63 @@ def test_lying_schema(tmp):
     check("!TraceLogging event at offset" in table, "the table names the reason")
 
 
+def token_blob():
+    """A self-relative TOKEN_ACCESS_INFORMATION (64-bit) written from the
+    documented structures: LocalService, two groups, two privileges."""
+    b, n = bytearray(1024), 88
+
+    def sid(auth, subs):
+        nonlocal n
+        at = n
+        b[at], b[at + 1], b[at + 7] = 1, len(subs), auth
+        for i, v in enumerate(subs):
+            struct.pack_into("<I", b, at + 8 + 4 * i, v)
+        n = (n + 8 + 4 * len(subs) + 7) & ~7
+        return at
+    sids = [sid(5, [19]), sid(16, [16384]), sid(5, [32, 545])]
+    h, arr = n, n + 16 + 32 * 8
+    struct.pack_into("<IIQ", b, h, 3, 0, arr)
+    for i, (o, a) in enumerate(zip(sids, [0, 0x60, 7])):
+        struct.pack_into("<QQ", b, arr + 16 * i, o, a)
+    n = arr + 48
+    struct.pack_into("<QQQ", b, 0, h, 0, n)
+    struct.pack_into("<IQIQI", b, n, 2, 0x17, 3, 0x1d, 3)
+    n += 28
+    struct.pack_into("<QIIII", b, 24, 0x3e5, 1, 0, 3, 0x1002800)
+    struct.pack_into("<Q", b, 72, sids[1])
+    return bytes(b[:n])
+
+
+def test_format(tmp):
+    blob = token_blob()
+    p = subprocess.run([NTLENS, "format", "token", "-", "--format", "jsonl"], input=blob.hex(" ", 4),
+                       capture_output=True, text=True)
+    got = [json.loads(line) for line in p.stdout.splitlines()]
+    want = [("SidHash", "S-1-5-19", "0x00000000"), ("SidHash", "S-1-16-16384", "0x00000060"),
+            ("SidHash", "S-1-5-32-545", "0x00000007"),
+            ("Privilege", "0x17 SeChangeNotifyPrivilege", "0x00000003"),
+            ("Privilege", "0x1d SeImpersonatePrivilege", "0x00000003"),
+            ("AuthenticationId", "0x3e5", None), ("TokenType", "TokenPrimary", None),
+            ("ImpersonationLevel", "SecurityAnonymous", None),
+            ("MandatoryPolicy", "NO_WRITE_UP|NEW_PROCESS_MIN", None), ("Flags", "0x1002800", None),
+            ("AppContainerNumber", "0", None), ("TrustLevelSid", "S-1-16-16384", None)]
+    check(p.returncode == 0 and [(r["field"], r["value"], r["attributes"]) for r in got] == want,
+          "format token: a blob as hex on stdin, as seed 002 shows one: %s %s" % (got, p.stderr))
+    raw = os.path.join(tmp, "token.bin")
+    open(raw, "wb").write(blob)
+    check(run("format", "token", raw).stdout.count("SidHash") == 3, "format token: raw bytes from a file")
+    lies = bytearray(blob)
+    lies[89] = 200  # the first SID claims 200 sub-authorities
+    open(raw, "wb").write(lies)
+    p = run("format", "token", raw, expect=1)
+    check("malformed SID" in p.stderr and "0x58" in p.stderr, "format token: a lying blob, with the offset")
+    check(run("format", "sid", "010100000000000512000000").stdout.split()[-1] == "S-1-5-18", "format sid")
+    check(json.loads(run("format", "filetime", "132405520209497420", "-f", "json").stdout)[0]["value"] ==
+          "2020-07-30T03:07:00.9497420Z", "format filetime")
+    run("format", "guid", "00", expect=1)
+    run("format", "nonsense", "00", expect=2)
+
+
 def main():
     test_tracelogging()
     test_names()
@@ -171,6 +229,7 @@ def main():
     test_stats()
     with tempfile.TemporaryDirectory() as tmp:
         test_lying_schema(tmp)
+        test_format(tmp)
     finish()
 
 
