@@ -129,6 +129,14 @@ def test_filters_and_order():
     check(rows("--start", "2020-07-29T00:07:01.6236167Z", "--end", "2020-07-29T00:07:02.1236167", net) == second,
           "--start/--end as ISO 8601 times")
     run("etl", "events", "--start", "yesterday", net, expect=2)
+    a, b = os.path.join(DATA, "primitive-types.etl"), os.path.join(DATA, "lxcore_kernel.etl")
+    merged, one, two = rows(a, b), rows(a), rows(b)
+    check(len(merged) == len(one) + len(two) and
+          [r["timestamp"] for r in merged] == sorted(r["timestamp"] for r in one + two) and
+          {r["file"] for r in merged} == {a, b} and "file" not in one[0],
+          "several traces: merged in time order, each event naming its file")
+    check([r["event"] for r in merged if r["file"] == a] == [r["event"] for r in one],
+          "several traces: each trace's events as it gives them alone")
 
 
 def test_stats():

@@ -10,11 +10,12 @@
 #include "commands.h"
 #include "etl-common.h"
 #include "etl-fields.h"
+#include "etl-merge.h"
 #include "ntlens/etl_fields.h"
 
 static const struct opt_command events_command = {
     .name = "etl events",
-    .synopsis = "FILE.etl",
+    .synopsis = "FILE.etl...",
     .summary = "list the events of an ETW trace file",
     .description =
         "List the events of an ETW trace file, one per line: time, CPU, process and\n"
@@ -25,7 +26,8 @@ static const struct opt_command events_command = {
         "decode_error. --raw shows the headers only, as before fields were decoded.\n"
         "Events come in time order (the per-CPU buffers merged) when the trace is at\n"
         "most 512 MiB, else in file order; --stream asks for file order, which starts\n"
-        "printing at once and holds nothing in memory. The other formats carry every header\n"
+        "printing at once and holds nothing in memory. Several traces merge into one\n"
+        "list in time order, with a file column. The other formats carry every header\n"
         "field: the raw clock value, level, task, keyword, extended data item types,\n"
         "version and the event's file offset.",
 };
@@ -55,6 +57,8 @@ struct events_opts {
     bool hex;
     bool raw;
     bool stream;
+    bool files;        /* several traces: a file column first */
+    int nfiles;
     uint64_t count;
     struct opt_list manifests;
     struct etl_fields fields;
@@ -336,13 +340,14 @@ static int record_row(struct out *o, struct etl_cli *c, const struct ntl_etl_eve
     return out_row_end(o) < 0 ? EXIT_FAIL : EXIT_OK;
 }
 
-static int list_events(struct etl_cli *c, struct out *o, struct events_opts *eo)
+static int list_events(struct etl_merge *m, struct out *o, struct events_opts *eo)
 {
     struct ntl_etl_event ev;
+    struct etl_cli *c;
     uint64_t shown = 0;
     int rc = 1, status = EXIT_OK;
 
-    while (status == EXIT_OK && shown < eo->count && (rc = etl_cli_next(c, &ev)) > 0) {
+    while (status == EXIT_OK && shown < eo->count && (rc = etl_merge_next(m, &ev, &c)) > 0) {
         if (eo->raw)
             eo->fields.pid = ev.pid;
         else if (etl_fields_decode(&eo->fields, &ev) < 0)
@@ -350,6 +355,8 @@ static int list_events(struct etl_cli *c, struct out *o, struct events_opts *eo)
         if (!keep(&eo->flt, &ev, &eo->fields) || !in_time(&eo->flt, c, &ev))
             continue;
         shown++;
+        if (eo->files)
+            out_str(o, c->path); /* the first column when several traces merge */
         if (eo->fmt == OUT_TABLE && eo->raw)
             table_row(o, c, &ev, eo->hex);
         else if (eo->fmt == OUT_TABLE)
@@ -441,8 +448,12 @@ static int parse_args(int argc, char **argv, struct etl_cli *c, struct events_op
     int n = parse_options(&events_command, opts, argc, argv);
     if (n < 0)
         return parse_options_exit(n);
-    if (n != 1)
-        return opt_usage_error(&events_command, "expected one trace file");
+    if (n < 1)
+        return opt_usage_error(&events_command, "expected a trace file");
+    if (n > 64)
+        return opt_usage_error(&events_command, "at most 64 trace files, not %d", n);
+    eo->files = n > 1;
+    eo->nfiles = n;
     eo->flt.pid_set = opt_given(opts, "pid");
     eo->flt.tid_set = opt_given(opts, "tid");
     eo->flt.level_set = opt_given(opts, "level");
@@ -456,32 +467,40 @@ int cmd_etl_events(int argc, char **argv)
 {
     struct etl_cli c = {.cmd = argv[0]};
     struct events_opts eo = {.flt = {.group = -1, .kind = -1}, .fmt = OUT_TABLE, .count = UINT64_MAX};
+    struct etl_merge m;
     struct out *o;
-    int rc;
+    int rc, width = 0;
 
     if ((rc = parse_args(argc, argv, &c, &eo)) != CLI_CONTINUE)
         return rc;
     if ((rc = etl_fields_load_manifests(&eo.fields, &eo.manifests, argv[0])) ||
-        (rc = etl_cli_open(&c, argv[1]))) {
+        (rc = etl_merge_open(&m, &c, argv + 1, (size_t)eo.nfiles))) {
         etl_fields_free(&eo.fields);
         return rc;
     }
-    eo.flt.start_ft = etl_cli_time_filetime(&c, &eo.flt.start);
-    eo.flt.end_ft = etl_cli_time_filetime(&c, &eo.flt.end);
+    /* Offsets in --start and --end count from the first trace's start. */
+    eo.flt.start_ft = etl_cli_time_filetime(&m.c[0], &eo.flt.start);
+    eo.flt.end_ft = etl_cli_time_filetime(&m.c[0], &eo.flt.end);
     if (!(o = out_new(stdout, (enum out_format)eo.fmt))) {
         etl_fields_free(&eo.fields);
-        etl_cli_close(&c);
+        etl_merge_close(&m);
         return cli_failf(argv[0], "out of memory");
     }
     /* JSON shows the fields' object, the other formats their text. */
     eo.fields.text.off = eo.fmt == OUT_JSON || eo.fmt == OUT_JSONL;
     eo.fields.json.off = !eo.fields.text.off;
+    if (eo.files) {
+        for (int i = 1; i <= eo.nfiles; i++)
+            width = (int)strlen(argv[i]) > width ? (int)strlen(argv[i]) : width;
+        out_column(o, "file", NULL, OUT_LEFT);
+        out_column_width(o, width);
+    }
     if (eo.fmt == OUT_TABLE)
         table_columns(o, eo.raw);
     else
         record_columns(o, eo.hex, eo.raw);
-    rc = list_events(&c, o, &eo);
+    rc = list_events(&m, o, &eo);
     etl_fields_free(&eo.fields);
-    etl_cli_close(&c);
+    etl_merge_close(&m);
     return etl_cli_out_close(&c, o, rc);
 }
