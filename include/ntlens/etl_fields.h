@@ -187,6 +187,8 @@ double ntl_etl_field_f64(const struct ntl_etl_field *f);
  * FlushBuffers, the Init events), FileIo names, PageFault HardFault,
  * StackWalk Stack and the compressed-stack key events (KeyCreate, KeyDelete,
  * KeyRundown, StackKeyKernel, StackKeyUser), SystemConfig Services v3,
+ * Thread CSwitch and ReadyThread v2, PerfInfo SysCallEnter, SysCallExit,
+ * DPC, TimerDPC and ThreadedDPC v2,
  * UdpIp (IPv4 and IPv6 Send, Recv), TcpIp IPv6 Send and
  * Recv. */
 struct ntl_etl_mof {
