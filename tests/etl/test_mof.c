@@ -158,10 +158,28 @@ static void test_scheduler_32(void)
     CHECK_EQ_INT(decode(0x05, 36, 2, cs, sizeof cs - 1, out, sizeof out), NTL_ERR_TRUNCATED);
 }
 
+/* Names from every part of the opcode table (found by binary search). */
+static void test_opcode_names(void)
+{
+    static const struct { uint8_t group, opcode; const char *name; } names[] = {
+        {0x00, 0, "Header"}, {0x00, 32, "EndExtension"}, {0x01, 15, "FlushInit"},
+        {0x02, 99, "VirtualFree"}, {0x03, 39, "Defunct"}, {0x04, 77, "DirNotify"},
+        {0x05, 72, "SetName"}, {0x06, 15, "Accept"}, {0x08, 10, "Send"}, {0x09, 27, "Close"},
+        {0x0B, 10, "CPU"}, {0x0B, 23, "IDEChannel"}, {0x0F, 46, "SampleProf"},
+        {0x0F, 74, "CollectionEnd"}, {0x14, 33, "KernelBase"}, {0x18, 32, "Stack"},
+        {0x18, 38, "StackKeyUser"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        CHECK_EQ_STR(ntl_etl_opcode_name(names[i].group, names[i].opcode), names[i].name);
+    CHECK(ntl_etl_opcode_name(0x00, 1) == NULL);
+    CHECK(ntl_etl_opcode_name(0xff, 255) == NULL);
+}
+
 int main(void)
 {
     test_stack_udp_32();
     test_scheduler_32();
+    test_opcode_names();
     test_process_v4_32();
     test_thread_image_32();
     return check_exit();
