@@ -100,6 +100,9 @@ struct ntl_etl_field {
     const uint8_t *data;
     size_t size;
     size_t payload_offset;
+    /* A manifest field with a map: the value's name ("GC|Heap" for a
+     * bitmap); NULL when unmapped or no entry matches. */
+    const char *map_text;
 };
 
 #define NTL_ETL_TL_MAX_DEPTH 16
@@ -182,7 +185,11 @@ double ntl_etl_field_f64(const struct ntl_etl_field *f);
  * ThreadName when Windows 10 writes it), Image (Load, Unload, DCStart, DCEnd
  * v2-v3; KernelBase), PerfInfo SampledProfile, DiskIo v3 (Read, Write,
  * FlushBuffers, the Init events), FileIo names, PageFault HardFault,
- * StackWalk Stack, UdpIp (IPv4 and IPv6 Send, Recv), TcpIp IPv6 Send and
+ * StackWalk Stack and the compressed-stack key events (KeyCreate, KeyDelete,
+ * KeyRundown, StackKeyKernel, StackKeyUser), SystemConfig Services v3,
+ * Thread CSwitch and ReadyThread v2, PerfInfo SysCallEnter, SysCallExit,
+ * DPC, TimerDPC and ThreadedDPC v2,
+ * UdpIp (IPv4 and IPv6 Send, Recv), TcpIp IPv6 Send and
  * Recv. */
 struct ntl_etl_mof {
     const char *class_name;       /* "Process", "Thread", "Image", ... */

@@ -153,22 +153,60 @@ static size_t systemtime_text(const uint8_t *p, char *buf, size_t size)
                             ntl_le16(p + 12), ntl_le16(p + 14));
 }
 
+/* s (n bytes) into buf as snprintf would: truncated, NUL-terminated; returns n. */
+static size_t copy_text(const char *s, size_t n, char *buf, size_t size)
+{
+    if (size) {
+        size_t m = n < size - 1 ? n : size - 1;
+        memcpy(buf, s, m);
+        buf[m] = '\0';
+    }
+    return n;
+}
+
+/* Integers in decimal or as 0x and `digits` hex digits, without printf,
+ * whose general machinery costs more than the rest of a field. */
+static size_t integer_text(uint64_t v, bool negative, int hex_digits, char *buf, size_t size)
+{
+    static const char hex[] = "0123456789abcdef";
+    char tmp[24], *s = tmp + sizeof tmp;
+    int n = 0;
+    if (hex_digits) {
+        do
+            *--s = hex[v & 15], n++;
+        while ((v >>= 4) || n < hex_digits);
+        *--s = 'x';
+        *--s = '0';
+    } else {
+        do
+            *--s = (char)('0' + v % 10);
+        while (v /= 10);
+        if (negative)
+            *--s = '-';
+    }
+    return copy_text(s, (size_t)(tmp + sizeof tmp - s), buf, size);
+}
+
 static size_t number_text(const struct ntl_etl_field *f, char *buf, size_t size)
 {
     uint64_t v = ntl_etl_field_u64(f);
+    int64_t i;
     if (f->out_type == NTL_ETL_OUT_IPV4 && f->size == 4)
         return (size_t)snprintf(buf, size, "%u.%u.%u.%u", f->data[0], f->data[1], f->data[2],
                                 f->data[3]);
     switch (ntl_etl_field_class(f)) {
-    case NTL_ETL_VALUE_SIGNED: return (size_t)snprintf(buf, size, "%" PRId64, ntl_etl_field_i64(f));
-    case NTL_ETL_VALUE_UNSIGNED: return (size_t)snprintf(buf, size, "%" PRIu64, v);
+    case NTL_ETL_VALUE_SIGNED:
+        i = ntl_etl_field_i64(f);
+        return integer_text(i < 0 ? 0 - (uint64_t)i : (uint64_t)i, i < 0, 0, buf, size);
+    case NTL_ETL_VALUE_UNSIGNED: return integer_text(v, false, 0, buf, size);
     case NTL_ETL_VALUE_FLOAT: return (size_t)snprintf(buf, size, "%.17g", ntl_etl_field_f64(f));
     case NTL_ETL_VALUE_BOOL: return (size_t)snprintf(buf, size, "%s", v ? "true" : "false");
     default: break;
     }
     if (f->out_type == NTL_ETL_OUT_STRING && f->size <= 2) /* a CHAR or WCHAR */
         return f->size == 1 ? ansi_text(f->data, 1, buf, size) : ntl_utf16_to_utf8(f->data, 1, buf, size);
-    return (size_t)snprintf(buf, size, "0x%0*" PRIx64, (int)(2 * f->size), v);
+    return f->size <= 8 ? integer_text(v, false, (int)(2 * f->size), buf, size)
+                        : (size_t)snprintf(buf, size, "0x%0*" PRIx64, (int)(2 * f->size), v);
 }
 
 size_t ntl_etl_field_text(const struct ntl_etl_field *f, char *buf, size_t size)

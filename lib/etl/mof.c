@@ -28,6 +28,7 @@ struct mof_layout {
 };
 
 #define U8 NTL_ETL_IN_UINT8
+#define S8 NTL_ETL_IN_INT8
 #define U16 NTL_ETL_IN_UINT16
 #define U32 NTL_ETL_IN_UINT32
 #define S32 NTL_ETL_IN_INT32
@@ -135,6 +136,41 @@ static const struct mof_field stack_walk[] = {
     {"EventTimeStamp", NTL_ETL_IN_UINT64, 0}, {"StackProcess", U32, 0}, {"StackThread", U32, 0},
     {"Stack", PTR_ARRAY, 0}, {NULL, 0, 0},
 };
+/* CSwitch v2: the thread switched to and from, and why the old one waits. */
+static const struct mof_field cswitch[] = {
+    {"NewThreadId", U32, 0}, {"OldThreadId", U32, 0}, {"NewThreadPriority", S8, 0},
+    {"OldThreadPriority", S8, 0}, {"PreviousCState", U8, 0}, {"SpareByte", S8, 0},
+    {"OldThreadWaitReason", S8, 0}, {"OldThreadWaitMode", S8, 0}, {"OldThreadState", S8, 0},
+    {"OldThreadWaitIdealProcessor", S8, 0}, {"NewThreadWaitTime", U32, 0},
+    {"Reserved", U32, 0}, {NULL, 0, 0},
+};
+/* ReadyThread v2. */
+static const struct mof_field ready_thread[] = {
+    {"TThreadId", U32, 0}, {"AdjustReason", S8, 0}, {"AdjustIncrement", S8, 0},
+    {"Flag", S8, 0}, {"Reserved", S8, 0}, {NULL, 0, 0},
+};
+/* PerfInfo SysCallEnter, SysCallExit and the DPC class (DPC, TimerDPC, ThreadedDPC). */
+static const struct mof_field syscall_enter[] = {{"SysCallAddress", P, 0}, {NULL, 0, 0}};
+static const struct mof_field syscall_exit[] = {{"SysCallNtStatus", X32, 0}, {NULL, 0, 0}};
+static const struct mof_field dpc[] = {
+    {"InitialTime", NTL_ETL_IN_UINT64, 0}, {"Routine", P, 0}, {NULL, 0, 0},
+};
+/* StackWalk_StackKeys (StackKeyKernel, StackKeyUser): a reference to a
+ * compressed stack's key, defined by a KeyCreate/KeyDelete/KeyRundown event. */
+static const struct mof_field stack_key_ref[] = {
+    {"EventTimeStamp", NTL_ETL_IN_UINT64, 0}, {"StackProcess", U32, 0}, {"StackThread", U32, 0},
+    {"StackKey", P, 0}, {NULL, 0, 0},
+};
+/* StackWalk_KeyEvent: a key and its stack. */
+static const struct mof_field stack_key_def[] = {
+    {"StackKey", P, 0}, {"Stack", PTR_ARRAY, 0}, {NULL, 0, 0},
+};
+/* SystemConfig_V3_Services (the rundown of installed services). */
+static const struct mof_field config_services_v3[] = {
+    {"ProcessId", U32, 0}, {"ServiceState", U32, 0}, {"SubProcessTag", U32, 0},
+    {"ServiceName", WSTR, 0}, {"DisplayName", WSTR, 0}, {"ProcessName", WSTR, 0},
+    {"LoadOrderGroup", WSTR, 0}, {"SvcHostGroup", WSTR, 0}, {NULL, 0, 0},
+};
 /* UdpIp_TypeGroup1 (IPv4 Send, Recv) and the IPv6 forms (SendIPV6, RecvIPV6). */
 static const struct mof_field udpip_v4[] = {
     {"PID", U32, 0}, {"size", U32, 0}, {"daddr", U32, NTL_ETL_OUT_IPV4},
@@ -167,6 +203,9 @@ static const uint8_t disk_rw[] = {10, 11, END}, disk_flush[] = {14, END};
 static const uint8_t disk_init[] = {12, 13, 15, END};
 static const uint8_t file_names[] = {0, 32, 35, 36, END}, udp_v4[] = {10, 11, END};
 static const uint8_t udp_v6[] = {26, 27, END};
+static const uint8_t key_refs[] = {37, 38, END}, key_defs[] = {34, 35, 36, END};
+static const uint8_t op_15[] = {15, END}, op_36[] = {36, END}, op_50[] = {50, END};
+static const uint8_t op_51[] = {51, END}, op_52[] = {52, END}, dpc_ops[] = {66, 68, 69, END};
 
 static const struct mof_layout layouts[] = {
     {0x03, type_group1, 2, 2, "Process", process_v2},
@@ -189,6 +228,14 @@ static const struct mof_layout layouts[] = {
     {0x04, file_names, 2, 2, "FileIo", fileio_name},
     {0x02, op_32, 2, 2, "PageFault", hard_fault},
     {0x18, op_32, 2, 2, "StackWalk", stack_walk},
+    {0x18, key_refs, 2, 2, "StackWalk", stack_key_ref},
+    {0x18, key_defs, 2, 2, "StackWalk", stack_key_def},
+    {0x0B, op_15, 3, 3, "SystemConfig", config_services_v3},
+    {0x05, op_36, 2, 2, "Thread", cswitch},
+    {0x05, op_50, 2, 2, "Thread", ready_thread},
+    {0x0F, op_51, 2, 2, "PerfInfo", syscall_enter},
+    {0x0F, op_52, 2, 2, "PerfInfo", syscall_exit},
+    {0x0F, dpc_ops, 2, 2, "PerfInfo", dpc},
     {0x08, udp_v4, 2, 2, "UdpIp", udpip_v4},
     {0x08, udp_v6, 2, 2, "UdpIp", ip_v6},
     {0x06, op_26, 2, 2, "TcpIp", tcpip_send_v6},
@@ -244,7 +291,7 @@ static bool extent(const struct mof_field *m, const uint8_t *p, size_t n, size_t
     const uint8_t *nul;
     *skip = 0;
     switch (m->type) {
-    case U8: *len = 1; break;
+    case U8: case S8: *len = 1; break;
     case U16: *len = 2; break;
     case U32: case S32: case X32: *len = 4; break;
     case NTL_ETL_IN_FILETIME: case NTL_ETL_IN_INT64: case NTL_ETL_IN_UINT64: *len = 8; break;

@@ -11,10 +11,24 @@
 
 char *ntl_guid_format(const struct ntl_guid *g, char *buf, size_t size)
 {
-    const uint8_t *b = g->b;
-    snprintf(buf, size, "%08" PRIx32 "-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x", ntl_le32(b),
-             ntl_le16(b + 4), ntl_le16(b + 6), b[8], b[9], b[10], b[11], b[12], b[13], b[14],
-             b[15]);
+    /* Text order of the stored bytes (Data1..Data3 little-endian); by hand,
+     * as every event of a trace formats its provider's GUID. */
+    static const int order[16] = {3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15};
+    static const char hex[] = "0123456789abcdef";
+    char text[37];
+    size_t n = 0;
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            text[n++] = '-';
+        text[n++] = hex[g->b[order[i]] >> 4];
+        text[n++] = hex[g->b[order[i]] & 15];
+    }
+    text[n] = '\0';
+    if (size) { /* truncated like snprintf */
+        n = n < size - 1 ? n : size - 1;
+        memcpy(buf, text, n);
+        buf[n] = '\0';
+    }
     return buf;
 }
 
@@ -137,19 +151,35 @@ static const struct opname opcodes[] = {
     {0x09, 14, "SetValue"}, {0x09, 15, "DeleteValue"}, {0x09, 16, "QueryValue"},
     {0x09, 17, "EnumerateKey"}, {0x09, 18, "EnumerateValueKey"}, {0x09, 22, "KCBCreate"},
     {0x09, 23, "KCBDelete"}, {0x09, 27, "Close"},
+    {0x0B, 10, "CPU"}, {0x0B, 11, "PhyDisk"}, {0x0B, 12, "LogDisk"}, {0x0B, 13, "NIC"},
+    {0x0B, 14, "Video"}, {0x0B, 15, "Services"}, {0x0B, 16, "Power"}, {0x0B, 21, "IRQ"},
+    {0x0B, 22, "PnP"}, {0x0B, 23, "IDEChannel"},
     {0x0F, 46, "SampleProf"}, {0x0F, 51, "SysClEnter"}, {0x0F, 52, "SysClExit"},
     {0x0F, 66, "ThreadedDPC"}, {0x0F, 67, "ISR"}, {0x0F, 68, "DPC"}, {0x0F, 69, "TimerDPC"},
     {0x0F, 73, "CollectionStart"}, {0x0F, 74, "CollectionEnd"},
     {0x14, 2, "Unload"}, {0x14, 3, "DCStart"}, {0x14, 4, "DCEnd"}, {0x14, 10, "Load"},
     {0x14, 33, "KernelBase"},
-    {0x18, 32, "Stack"},
+    {0x18, 32, "Stack"}, {0x18, 34, "KeyCreate"}, {0x18, 35, "KeyDelete"},
+    {0x18, 36, "KeyRundown"}, {0x18, 37, "StackKeyKernel"}, {0x18, 38, "StackKeyUser"},
 };
 
+/* The table is kept sorted by group and opcode: every kernel event of a
+ * trace looks its name up, so by binary search (test_mof looks up names
+ * from every part of the table). */
 const char *ntl_etl_opcode_name(uint8_t group, uint8_t opcode)
 {
-    for (size_t i = 0; i < sizeof opcodes / sizeof opcodes[0]; i++)
-        if (opcodes[i].group == group && opcodes[i].opcode == opcode)
-            return opcodes[i].name;
+    size_t lo = 0, hi = sizeof opcodes / sizeof opcodes[0];
+    unsigned key = (unsigned)group << 8 | opcode;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        unsigned k = (unsigned)opcodes[mid].group << 8 | opcodes[mid].opcode;
+        if (k == key)
+            return opcodes[mid].name;
+        if (k < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     return NULL;
 }
 

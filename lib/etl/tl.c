@@ -283,8 +283,8 @@ static int enter(struct ntl_etl_tl *d, struct ntl_etl_field *f, size_t after,
 /* The next field of the event or of the struct on top of the stack. */
 static int next_field(struct ntl_etl_tl *d, struct ntl_etl_field *f, struct ntl_error *err)
 {
-    size_t after;
-    bool vcount;
+    size_t after = 0;
+    bool vcount = false;
     int rc;
     if ((rc = parse_desc(d, d->meta_pos, f, &after, &vcount, err)) < 0)
         return rc;

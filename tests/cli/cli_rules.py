@@ -161,6 +161,7 @@ RECORDS = {
     "etl events": [ETL, "-n", "50"],
     "etl stats": [ETL],
     "etl images": [ETL],
+    "format": ["sid", "010500000000000515000000a1b2c3d4e5f60718293a4b5ce8030000"],
     "profile": ["--etl", os.path.join(DATA, "etl", "net.4.5.2.x64.etl"), "--top", "1"],
     "stacks": [str(SLEEPER.pid)],
 }

@@ -5,8 +5,8 @@ cross-checking `etl events`.
 Written from Microsoft's MOF class pages (Process_V2/V3/V4_TypeGroup1,
 Process_Terminate_TypeGroup1, Process_V2_TypeGroup2, Thread_V2/V3_TypeGroup1,
 Image_Load, SampledProfile, DiskIo_TypeGroup1-3, FileIo_Name,
-PageFault_HardFault, StackWalk_Event, UdpIp_TypeGroup1, the IPv6 UdpIp and
-TcpIp classes), with no code shared with lib/etl. Layouts are lists of
+PageFault_HardFault, StackWalk_Event, StackWalk_StackKeys, StackWalk_KeyEvent,
+SystemConfig_V3_Services, UdpIp_TypeGroup1, the IPv6 UdpIp and TcpIp classes), with no code shared with lib/etl. Layouts are lists of
 name:kind: p pointer (hex), n pointer-sized count, I u32, i s32, x u32 in
 hex, q/Q s64/u64, B u8, b u8 in hex, H u16, P a big-endian port, 4 and 6
 IPv4 and IPv6 addresses, s WmiSid, a ANSI string, w UTF-16 string, W an
@@ -53,6 +53,9 @@ DISK_INIT = "Irp:p IssuingThreadId:I"
 FILE_NAME = "FileObject:p FileName:w"
 HARD_FAULT = "InitialTime:q ReadOffset:Q VirtualAddress:p FileObject:p TThreadId:I ByteCount:I"
 STACK = "EventTimeStamp:Q StackProcess:I StackThread:I Stack:S"
+STACK_KEY_REF = "EventTimeStamp:Q StackProcess:I StackThread:I StackKey:p"
+STACK_KEY_DEF = "StackKey:p Stack:S"
+SERVICES_V3 = "ProcessId:I ServiceState:I SubProcessTag:I ServiceName:w DisplayName:w ProcessName:w LoadOrderGroup:w SvcHostGroup:w"
 UDP_V4 = "PID:I size:I daddr:4 saddr:4 dport:P sport:P seqnum:I connid:n"
 IP_V6 = "PID:I size:I daddr:6 saddr:6 dport:P sport:P seqnum:I connid:n"
 TCP_SEND_V6 = "PID:I size:I daddr:6 saddr:6 dport:P sport:P startime:I endtime:I seqnum:I connid:n"
@@ -75,6 +78,9 @@ LAYOUTS.update({(3, 11, 2): "ProcessId:I", (3, 32, 2): PERFCTR, (3, 33, 2): PERF
                 (6, 26, 2): TCP_SEND_V6, (6, 27, 2): IP_V6})
 for op in (0, 32, 35, 36):
     LAYOUTS[(4, op, 2)] = FILE_NAME
+LAYOUTS.update({(0x18, 37, 2): STACK_KEY_REF, (0x18, 38, 2): STACK_KEY_REF,
+                (0x18, 34, 2): STACK_KEY_DEF, (0x18, 35, 2): STACK_KEY_DEF,
+                (0x18, 36, 2): STACK_KEY_DEF, (0x0B, 15, 3): SERVICES_V3})
 KERNEL = {"system": 32, "compact": 24, "perfinfo": 16}
 
 

@@ -418,8 +418,9 @@ def test_truncated(tmp):
         check(got["buffers"] == keep and got["events"] == want_events, what + " --keep-going counts")
         check("warning" in p.stderr and "ends early" in p.stderr, what + " --keep-going warns")
 
-        p = run("etl", "events", "--format", "csv", *extra, cut, expect=1)
-        # Streaming prints the events before the cut; sorted mode reads all first.
+        # Streaming (--stream; etl events sorts by default) prints the events
+        # before the cut; sorted mode reads all first.
+        p = run("etl", "events", "--format", "csv", *(extra or ["--stream"]), cut, expect=1)
         check(len(p.stdout.splitlines()) == 1 + (0 if extra else want_events) and
               "ends early" in p.stderr, what + ": events printed before the error")
         p = run("etl", "events", "--format", "csv", "--keep-going", *extra, cut)

@@ -6,6 +6,7 @@ lies (the event shown with the reason, the run going on)."""
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -67,8 +68,8 @@ def test_names():
 def test_kernel():
     for name in ("ShutdownPerfDiagLogger.etl", "net.4.5.2.x64.etl"):
         path = os.path.join(DATA, name)
-        want = list(mof_ref.events(path))
-        got = [r for r in rows(path) if r["group"] is not None]
+        want = list(mof_ref.events(path))  # in file order
+        got = [r for r in rows("--stream", path) if r["group"] is not None]
         decoded = [r["fields"] for r in got if r["fields"] is not None]
         check(len(want) > 5000 and decoded == want,
               "%s: kernel fields as mof_ref decodes them (%d, %d)" % (name, len(decoded), len(want)))
@@ -91,8 +92,51 @@ def test_kernel():
     stacks = [r for r in rows("--group", "StackWalk", net) if r["event"] == "StackWalk/Stack"]
     check(len(stacks) == 252 and all(r["pid"] == r["fields"]["StackProcess"] and r["fields"]["Stack"]
                                      for r in stacks), "StackWalk: the stack as an array, the pid from StackProcess")
+    services = [r["fields"] for r in rows("--event", "Config/Services", net)]
+    check(len(services) == 157 and {"ServiceName": "Appinfo", "ProcessName": "svchost.exe",
+                                     "ProcessId": 144, "ServiceState": 4}.items() <=
+          next(f for f in services if f["ServiceName"] == "Appinfo").items(),
+          "SystemConfig Services: the service rundown, Appinfo running in svchost.exe")
+    keys = rows("--stream", "--group", "StackWalk", net)
+    defined = {r["fields"]["StackKey"] for r in keys if r["event"] in ("StackWalk/KeyDelete", "StackWalk/KeyRundown")}
+    refs = [r["fields"]["StackKey"] for r in keys if r["event"].startswith("StackWalk/StackKey")]
+    check(len(refs) == 9107 and all(k in defined for k in refs),
+          "compressed stacks: every key a StackKeyKernel/User event names is defined by a key event")
     files = [r["fields"]["FileName"] for r in rows("--group", "FileIo", net) if r["fields"]]
     check(len(files) == 3084 and any(f.lower().endswith(".dll") for f in files), "FileIo names")
+
+
+def test_filters_and_order():
+    net = os.path.join(DATA, "net.4.5.2.x64.etl")
+    every = rows(net)
+    ts = [r["clock"] for r in every]
+    stream = [r["clock"] for r in rows("--stream", net)]
+    check(len(ts) == 179474 and ts == sorted(ts), "time order by default")
+    check(sorted(stream) == ts and stream != ts, "--stream: file order (the same events)")
+    run("etl", "events", "--stream", "--sorted", net, expect=2)
+    tid = next(r["tid"] for r in every[5000:] if r["tid"] is not None)
+    check(rows("--tid", str(tid), net) == [r for r in every if r["tid"] == tid], "--tid")
+    level = [r for r in every if r["kind"] == "event" and r["level"] <= 3]
+    check(rows("--level", "3", net) == level, "--level: that level or more severe")
+    kw = [r for r in every if r["kind"] == "event" and int(r["keyword"], 16) & 0x8]
+    check(len(kw) > 0 and rows("--keywords", "0x8", net) == kw, "--keywords MASK")
+    check(rows("--event", "image/dcstart", net) == [r for r in every if r["event"] == "Image/DCStart"],
+          "--event NAME, any case")
+    # The trace starts at 00:07:00.6236167 (its header).
+    second = [r for r in every if "2020-07-29T00:07:01.6236167Z" <= r["timestamp"] < "2020-07-29T00:07:02.1236167Z"]
+    check(len(second) > 1000 and rows("--start", "+1", "--end", "+1.5", net) == second,
+          "--start/--end as offsets from the trace start")
+    check(rows("--start", "2020-07-29T00:07:01.6236167Z", "--end", "2020-07-29T00:07:02.1236167", net) == second,
+          "--start/--end as ISO 8601 times")
+    run("etl", "events", "--start", "yesterday", net, expect=2)
+    a, b = os.path.join(DATA, "primitive-types.etl"), os.path.join(DATA, "lxcore_kernel.etl")
+    merged, one, two = rows(a, b), rows(a), rows(b)
+    check(len(merged) == len(one) + len(two) and
+          [r["timestamp"] for r in merged] == sorted(r["timestamp"] for r in one + two) and
+          {r["file"] for r in merged} == {a, b} and "file" not in one[0],
+          "several traces: merged in time order, each event naming its file")
+    check([r["event"] for r in merged if r["file"] == a] == [r["event"] for r in one],
+          "several traces: each trace's events as it gives them alone")
 
 
 def test_stats():
@@ -128,13 +172,72 @@ def test_lying_schema(tmp):
     check("!TraceLogging event at offset" in table, "the table names the reason")
 
 
+def token_blob():
+    """A self-relative TOKEN_ACCESS_INFORMATION (64-bit) written from the
+    documented structures: LocalService, two groups, two privileges."""
+    b, n = bytearray(1024), 88
+
+    def sid(auth, subs):
+        nonlocal n
+        at = n
+        b[at], b[at + 1], b[at + 7] = 1, len(subs), auth
+        for i, v in enumerate(subs):
+            struct.pack_into("<I", b, at + 8 + 4 * i, v)
+        n = (n + 8 + 4 * len(subs) + 7) & ~7
+        return at
+    sids = [sid(5, [19]), sid(16, [16384]), sid(5, [32, 545])]
+    h, arr = n, n + 16 + 32 * 8
+    struct.pack_into("<IIQ", b, h, 3, 0, arr)
+    for i, (o, a) in enumerate(zip(sids, [0, 0x60, 7])):
+        struct.pack_into("<QQ", b, arr + 16 * i, o, a)
+    n = arr + 48
+    struct.pack_into("<QQQ", b, 0, h, 0, n)
+    struct.pack_into("<IQIQI", b, n, 2, 0x17, 3, 0x1d, 3)
+    n += 28
+    struct.pack_into("<QIIII", b, 24, 0x3e5, 1, 0, 3, 0x1002800)
+    struct.pack_into("<Q", b, 72, sids[1])
+    return bytes(b[:n])
+
+
+def test_format(tmp):
+    blob = token_blob()
+    p = subprocess.run([NTLENS, "format", "token", "-", "--format", "jsonl"], input=blob.hex(" ", 4),
+                       capture_output=True, text=True)
+    got = [json.loads(line) for line in p.stdout.splitlines()]
+    want = [("SidHash", "S-1-5-19", "0x00000000"), ("SidHash", "S-1-16-16384", "0x00000060"),
+            ("SidHash", "S-1-5-32-545", "0x00000007"),
+            ("Privilege", "0x17 SeChangeNotifyPrivilege", "0x00000003"),
+            ("Privilege", "0x1d SeImpersonatePrivilege", "0x00000003"),
+            ("AuthenticationId", "0x3e5", None), ("TokenType", "TokenPrimary", None),
+            ("ImpersonationLevel", "SecurityAnonymous", None),
+            ("MandatoryPolicy", "NO_WRITE_UP|NEW_PROCESS_MIN", None), ("Flags", "0x1002800", None),
+            ("AppContainerNumber", "0", None), ("TrustLevelSid", "S-1-16-16384", None)]
+    check(p.returncode == 0 and [(r["field"], r["value"], r["attributes"]) for r in got] == want,
+          "format token: a blob as hex on stdin, as seed 002 shows one: %s %s" % (got, p.stderr))
+    raw = os.path.join(tmp, "token.bin")
+    open(raw, "wb").write(blob)
+    check(run("format", "token", raw).stdout.count("SidHash") == 3, "format token: raw bytes from a file")
+    lies = bytearray(blob)
+    lies[89] = 200  # the first SID claims 200 sub-authorities
+    open(raw, "wb").write(lies)
+    p = run("format", "token", raw, expect=1)
+    check("malformed SID" in p.stderr and "0x58" in p.stderr, "format token: a lying blob, with the offset")
+    check(run("format", "sid", "010100000000000512000000").stdout.split()[-1] == "S-1-5-18", "format sid")
+    check(json.loads(run("format", "filetime", "132405520209497420", "-f", "json").stdout)[0]["value"] ==
+          "2020-07-30T03:07:00.9497420Z", "format filetime")
+    run("format", "guid", "00", expect=1)
+    run("format", "nonsense", "00", expect=2)
+
+
 def main():
     test_tracelogging()
     test_names()
     test_kernel()
+    test_filters_and_order()
     test_stats()
     with tempfile.TemporaryDirectory() as tmp:
         test_lying_schema(tmp)
+        test_format(tmp)
     finish()
 
 

@@ -125,9 +125,61 @@ static void test_stack_udp_32(void)
                       "seqnum=0 connid=0");
 }
 
+/* CSwitch, ReadyThread, SysCallEnter/Exit and DPC, from the documented
+ * layouts (no shared trace records them). */
+static void test_scheduler_32(void)
+{
+    static const uint8_t cs[] = {
+        0x10, 0, 0, 0, 0x20, 0, 0, 0,  /* NewThreadId 16, OldThreadId 32 */
+        9, 8, 1, 0, 6, 1, 5, 0xff,     /* priorities 9 and 8, C1, spare, Executive, UserMode, Waiting, -1 */
+        100, 0, 0, 0, 0, 0, 0, 0,      /* NewThreadWaitTime 100, Reserved */
+    };
+    static const uint8_t ready[] = {0x30, 0, 0, 0, 2, 0xfe, 1, 0};
+    static const uint8_t enter[] = {0x78, 0x56, 0x34, 0x12}, exit_[] = {0x22, 0, 0, 0xc0};
+    static const uint8_t dpc[] = {1, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x10, 0x40, 0x80};
+    char out[1024];
+    CHECK_EQ_INT(decode(0x05, 36, 2, cs, sizeof cs, out, sizeof out), 0);
+    CHECK_EQ_STR(out, "NewThreadId=16 OldThreadId=32 NewThreadPriority=9 OldThreadPriority=8 "
+                      "PreviousCState=1 SpareByte=0 OldThreadWaitReason=6 OldThreadWaitMode=1 "
+                      "OldThreadState=5 OldThreadWaitIdealProcessor=-1 NewThreadWaitTime=100 "
+                      "Reserved=0");
+    CHECK_EQ_INT(decode(0x05, 50, 2, ready, sizeof ready, out, sizeof out), 0);
+    CHECK_EQ_STR(out, "TThreadId=48 AdjustReason=2 AdjustIncrement=-2 Flag=1 Reserved=0");
+    CHECK_EQ_INT(decode(0x0F, 51, 2, enter, sizeof enter, out, sizeof out), 0);
+    CHECK_EQ_STR(out, "SysCallAddress=0x12345678");
+    CHECK_EQ_INT(decode(0x0F, 52, 2, exit_, sizeof exit_, out, sizeof out), 0);
+    CHECK_EQ_STR(out, "SysCallNtStatus=0xc0000022");
+    for (uint8_t op = 66; op <= 69; op++) {
+        if (op == 67)
+            continue; /* ISR: not decoded */
+        CHECK_EQ_INT(decode(0x0F, op, 2, dpc, sizeof dpc, out, sizeof out), 0);
+        CHECK_EQ_STR(out, "InitialTime=1 Routine=0x80401000");
+    }
+    CHECK_EQ_INT(decode(0x05, 36, 2, cs, sizeof cs - 1, out, sizeof out), NTL_ERR_TRUNCATED);
+}
+
+/* Names from every part of the opcode table (found by binary search). */
+static void test_opcode_names(void)
+{
+    static const struct { uint8_t group, opcode; const char *name; } names[] = {
+        {0x00, 0, "Header"}, {0x00, 32, "EndExtension"}, {0x01, 15, "FlushInit"},
+        {0x02, 99, "VirtualFree"}, {0x03, 39, "Defunct"}, {0x04, 77, "DirNotify"},
+        {0x05, 72, "SetName"}, {0x06, 15, "Accept"}, {0x08, 10, "Send"}, {0x09, 27, "Close"},
+        {0x0B, 10, "CPU"}, {0x0B, 23, "IDEChannel"}, {0x0F, 46, "SampleProf"},
+        {0x0F, 74, "CollectionEnd"}, {0x14, 33, "KernelBase"}, {0x18, 32, "Stack"},
+        {0x18, 38, "StackKeyUser"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        CHECK_EQ_STR(ntl_etl_opcode_name(names[i].group, names[i].opcode), names[i].name);
+    CHECK(ntl_etl_opcode_name(0x00, 1) == NULL);
+    CHECK(ntl_etl_opcode_name(0xff, 255) == NULL);
+}
+
 int main(void)
 {
     test_stack_udp_32();
+    test_scheduler_32();
+    test_opcode_names();
     test_process_v4_32();
     test_thread_image_32();
     return check_exit();

@@ -10,11 +10,12 @@
 #include "commands.h"
 #include "etl-common.h"
 #include "etl-fields.h"
+#include "etl-merge.h"
 #include "ntlens/etl_fields.h"
 
 static const struct opt_command events_command = {
     .name = "etl events",
-    .synopsis = "FILE.etl",
+    .synopsis = "FILE.etl...",
     .summary = "list the events of an ETW trace file",
     .description =
         "List the events of an ETW trace file, one per line: time, CPU, process and\n"
@@ -23,7 +24,10 @@ static const struct opt_command events_command = {
         "object in JSON). TraceLogging events name their provider, event and fields\n"
         "themselves; a payload that does not match its schema shows no fields and a\n"
         "decode_error. --raw shows the headers only, as before fields were decoded.\n"
-        "Streams in file order unless --sorted. The other formats carry every header\n"
+        "Events come in time order (the per-CPU buffers merged) when the trace is at\n"
+        "most 512 MiB, else in file order; --stream asks for file order, which starts\n"
+        "printing at once and holds nothing in memory. Several traces merge into one\n"
+        "list in time order, with a file column. The other formats carry every header\n"
         "field: the raw clock value, level, task, keyword, extended data item types,\n"
         "version and the event's file offset.",
 };
@@ -35,7 +39,16 @@ struct filter {
     int group;         /* -1: any */
     bool pid_set;
     uint64_t pid;
+    bool tid_set;
+    uint64_t tid;
     int kind;          /* -1: any */
+    const char *event; /* the event's name, case-insensitive */
+    bool level_set;
+    uint64_t level;    /* events of this level or more severe (a lower number) */
+    uint64_t keywords; /* 0: any; else events with one of these keyword bits */
+    bool start_set, end_set;
+    struct etl_time start, end;
+    uint64_t start_ft, end_ft; /* FILETIMEs, once the trace is open */
 };
 
 struct events_opts {
@@ -43,7 +56,11 @@ struct events_opts {
     int fmt;
     bool hex;
     bool raw;
+    bool stream;
+    bool files;        /* several traces: a file column first */
+    int nfiles;
     uint64_t count;
+    struct opt_list manifests;
     struct etl_fields fields;
 };
 
@@ -60,7 +77,26 @@ static bool keep(const struct filter *flt, const struct ntl_etl_event *ev,
         return false;
     if (flt->kind >= 0 && (int)ev->kind != flt->kind)
         return false;
+    if (flt->tid_set && ev->tid != flt->tid)
+        return false;
+    if (flt->event && (!fields->event || strcasecmp(fields->event, flt->event)))
+        return false;
+    /* Level and keywords exist only in EVENT_HEADER events. */
+    if (flt->level_set && (ev->kind != NTL_ETL_KIND_EVENT || ev->level > flt->level))
+        return false;
+    if (flt->keywords && (ev->kind != NTL_ETL_KIND_EVENT || !(ev->keyword & flt->keywords)))
+        return false;
     return true;
+}
+
+/* --start and --end, on the event's time (FILETIME). */
+static bool in_time(const struct filter *flt, const struct etl_cli *c, const struct ntl_etl_event *ev)
+{
+    uint64_t ft;
+    if (!flt->start_set && !flt->end_set)
+        return true;
+    ft = ntl_etl_time_to_filetime(c->t, ev->timestamp);
+    return (!flt->start_set || ft >= flt->start_ft) && (!flt->end_set || ft < flt->end_ft);
 }
 
 /* The payload under its table row, as offset, hex and ASCII lines. */
@@ -135,7 +171,7 @@ static void cell_provider(struct out *o, const struct ntl_etl_event *ev, const c
 static void cell_fields(struct out *o, const struct etl_fields *f)
 {
     if (f->has_fields)
-        out_json(o, f->text.s, f->json.s);
+        out_json(o, f->text.s ? f->text.s : "", f->json.s ? f->json.s : "{}");
     else
         out_null(o);
 }
@@ -304,20 +340,23 @@ static int record_row(struct out *o, struct etl_cli *c, const struct ntl_etl_eve
     return out_row_end(o) < 0 ? EXIT_FAIL : EXIT_OK;
 }
 
-static int list_events(struct etl_cli *c, struct out *o, struct events_opts *eo)
+static int list_events(struct etl_merge *m, struct out *o, struct events_opts *eo)
 {
     struct ntl_etl_event ev;
+    struct etl_cli *c;
     uint64_t shown = 0;
     int rc = 1, status = EXIT_OK;
 
-    while (status == EXIT_OK && shown < eo->count && (rc = etl_cli_next(c, &ev)) > 0) {
+    while (status == EXIT_OK && shown < eo->count && (rc = etl_merge_next(m, &ev, &c)) > 0) {
         if (eo->raw)
             eo->fields.pid = ev.pid;
         else if (etl_fields_decode(&eo->fields, &ev) < 0)
             return cli_failf(c->cmd, "out of memory");
-        if (!keep(&eo->flt, &ev, &eo->fields))
+        if (!keep(&eo->flt, &ev, &eo->fields) || !in_time(&eo->flt, c, &ev))
             continue;
         shown++;
+        if (eo->files)
+            out_str(o, c->path); /* the first column when several traces merge */
         if (eo->fmt == OUT_TABLE && eo->raw)
             table_row(o, c, &ev, eo->hex);
         else if (eo->fmt == OUT_TABLE)
@@ -350,6 +389,17 @@ static int group_cb(const struct opt *o, const char *arg, void *ctx)
     return 0;
 }
 
+static int time_cb(const struct opt *o, const char *arg, void *ctx)
+{
+    struct filter *flt = ctx;
+    bool start = !strcmp(o->long_name, "start");
+    if (!etl_cli_parse_time(arg, start ? &flt->start : &flt->end))
+        return opt_error(o, "needs TIME, +SECONDS from the trace's start or an ISO 8601 UTC time "
+                         "like 2020-07-29T00:07:01.5Z, not '%s'", arg);
+    *(start ? &flt->start_set : &flt->end_set) = true;
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, struct etl_cli *c, struct events_opts *eo)
 {
     const char *kinds[NTL_ETL_KIND_COUNT + 1] = {NULL};
@@ -365,13 +415,31 @@ static int parse_args(int argc, char **argv, struct etl_cli *c, struct events_op
                      "only kernel events of this group (a name like Process, Image,\n"
                      "Thread, PerfInfo, or a number)"),
         OPT_U64(0, "pid", &eo->flt.pid, "PID", 0, UINT32_MAX, "only events of this process id"),
+        OPT_U64(0, "tid", &eo->flt.tid, "TID", 0, UINT32_MAX, "only events of this thread id"),
+        OPT_STRING(0, "event", &eo->flt.event, "NAME",
+                   "only events of this name, as the event column shows it\n"
+                   "(Process/DCStart, GarbageCollection/Start, PrimitiveTypesTest)"),
+        OPT_U64(0, "level", &eo->flt.level, "LEVEL", 0, 255,
+                "only events of this level or a more severe one (1 critical,\n"
+                "2 error, 3 warning, 4 information, 5 verbose; EVENT_HEADER events)"),
+        OPT_U64(0, "keywords", &eo->flt.keywords, "MASK", 0, UINT64_MAX,
+                "only events with one of these keyword bits (EVENT_HEADER events)"),
+        OPT_CALLBACK(0, "start", "TIME", time_cb, &eo->flt,
+                     "only events at or after TIME: +SECONDS from the trace's start,\n"
+                     "or an ISO 8601 UTC time"),
+        OPT_CALLBACK(0, "end", "TIME", time_cb, &eo->flt, "only events before TIME (as --start)"),
         OPT_CHOICE(0, "kind", &eo->flt.kind, "KIND", kinds,
                    "only this header kind: system, compact, perfinfo, classic,\n"
                    "instance, event, message"),
         OPT_U64('n', "count", &eo->count, "N", 0, UINT64_MAX, "stop after N events"),
         OPT_U64(0, "limit", &eo->count, "N", 0, UINT64_MAX, "same as --count", .flags = OPT_HIDDEN),
+        OPT_FLAG(0, "stream", &eo->stream,
+                 "file order, as the buffers come (default: time order, the per-CPU\n"
+                 "buffers merged, when the trace is at most 512 MiB; larger traces\n"
+                 "stream in file order unless --sorted)"),
         OPT_FLAG(0, "raw", &eo->raw, "headers only: no names or fields (the view before they were\n"
                  "decoded, and faster)"),
+        OPT_MANIFEST(&eo->manifests),
         OPT_FLAG(0, "hex", &eo->hex, "dump each payload in hex (a payload column in other formats)"),
         OPT_OUTPUT_OPTIONS(&eo->fmt),
         OPT_ETL_OPTIONS(c),
@@ -380,9 +448,18 @@ static int parse_args(int argc, char **argv, struct etl_cli *c, struct events_op
     int n = parse_options(&events_command, opts, argc, argv);
     if (n < 0)
         return parse_options_exit(n);
-    if (n != 1)
-        return opt_usage_error(&events_command, "expected one trace file");
+    if (n < 1)
+        return opt_usage_error(&events_command, "expected a trace file");
+    if (n > 64)
+        return opt_usage_error(&events_command, "at most 64 trace files, not %d", n);
+    eo->files = n > 1;
+    eo->nfiles = n;
     eo->flt.pid_set = opt_given(opts, "pid");
+    eo->flt.tid_set = opt_given(opts, "tid");
+    eo->flt.level_set = opt_given(opts, "level");
+    if (eo->stream && c->sorted)
+        return opt_usage_error(&events_command, "--stream and --sorted ask for different orders");
+    c->sort_if_fits = !eo->stream;
     return CLI_CONTINUE;
 }
 
@@ -390,23 +467,40 @@ int cmd_etl_events(int argc, char **argv)
 {
     struct etl_cli c = {.cmd = argv[0]};
     struct events_opts eo = {.flt = {.group = -1, .kind = -1}, .fmt = OUT_TABLE, .count = UINT64_MAX};
+    struct etl_merge m;
     struct out *o;
-    int rc;
+    int rc, width = 0;
 
     if ((rc = parse_args(argc, argv, &c, &eo)) != CLI_CONTINUE)
         return rc;
-    if ((rc = etl_cli_open(&c, argv[1])))
+    if ((rc = etl_fields_load_manifests(&eo.fields, &eo.manifests, argv[0])) ||
+        (rc = etl_merge_open(&m, &c, argv + 1, (size_t)eo.nfiles))) {
+        etl_fields_free(&eo.fields);
         return rc;
+    }
+    /* Offsets in --start and --end count from the first trace's start. */
+    eo.flt.start_ft = etl_cli_time_filetime(&m.c[0], &eo.flt.start);
+    eo.flt.end_ft = etl_cli_time_filetime(&m.c[0], &eo.flt.end);
     if (!(o = out_new(stdout, (enum out_format)eo.fmt))) {
-        etl_cli_close(&c);
+        etl_fields_free(&eo.fields);
+        etl_merge_close(&m);
         return cli_failf(argv[0], "out of memory");
+    }
+    /* JSON shows the fields' object, the other formats their text. */
+    eo.fields.text.off = eo.fmt == OUT_JSON || eo.fmt == OUT_JSONL;
+    eo.fields.json.off = !eo.fields.text.off;
+    if (eo.files) {
+        for (int i = 1; i <= eo.nfiles; i++)
+            width = (int)strlen(argv[i]) > width ? (int)strlen(argv[i]) : width;
+        out_column(o, "file", NULL, OUT_LEFT);
+        out_column_width(o, width);
     }
     if (eo.fmt == OUT_TABLE)
         table_columns(o, eo.raw);
     else
         record_columns(o, eo.hex, eo.raw);
-    rc = list_events(&c, o, &eo);
+    rc = list_events(&m, o, &eo);
     etl_fields_free(&eo.fields);
-    etl_cli_close(&c);
+    etl_merge_close(&m);
     return etl_cli_out_close(&c, o, rc);
 }

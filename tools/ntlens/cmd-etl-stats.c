@@ -185,10 +185,12 @@ int cmd_etl_stats(int argc, char **argv)
 {
     struct etl_cli c = {.cmd = argv[0]};
     struct stats s = {.other = {"(other)", "(more distinct events than counted)", 0, 0}};
-    struct etl_fields f = {0};
+    struct etl_fields f = {.json.off = true, .text.off = true}; /* names only */
     struct ntl_etl_event ev;
+    struct opt_list manifests = {0};
     int fmt = OUT_TABLE, rc;
     struct opt opts[] = {
+        OPT_MANIFEST(&manifests),
         OPT_OUTPUT_OPTIONS(&fmt),
         OPT_ETL_OPTIONS(&c),
         OPT_END(),
@@ -198,8 +200,11 @@ int cmd_etl_stats(int argc, char **argv)
         return parse_options_exit(n);
     if (n != 1)
         return opt_usage_error(&stats_command, "expected one trace file");
-    if ((rc = etl_cli_open(&c, argv[1])))
+    if ((rc = etl_fields_load_manifests(&f, &manifests, argv[0])) ||
+        (rc = etl_cli_open(&c, argv[1]))) {
+        etl_fields_free(&f);
         return rc;
+    }
     while ((rc = etl_cli_next(&c, &ev)) > 0)
         if (etl_fields_decode(&f, &ev) < 0 || count(&s, &ev, &f) < 0) {
             rc = cli_failf(c.cmd, "out of memory");

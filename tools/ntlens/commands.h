@@ -37,6 +37,7 @@
     X("etl stats", cmd_etl_stats, "count the events of an ETW trace file by provider and event") \
     X("etl images", cmd_etl_images, "list image load events of an ETW trace file")            \
     X("etl ipt", cmd_etl_ipt, "extract Intel PT traces from an ETW trace file")               \
+    X("format", cmd_format, "format a token blob, SID, GUID or FILETIME as event fields show them") \
     X("dump build", cmd_dump_build, "build a minidump of kernel modules from an ETW trace")   \
     X("dump show", cmd_dump_show, "show the streams, modules and memory of a minidump")       \
     X("dump relocate", cmd_dump_relocate, "move modules of a minidump to new addresses")     \

@@ -37,6 +37,14 @@ int etl_cli_open(struct etl_cli *c, const char *path)
     c->progress.active = false;
     if (ntl_etl_open_file(path, &opt, &c->t, &err) < 0)
         return cli_fail(c->cmd, &err, path);
+    /* Time order when the trace is small enough to hold: reopened sorted. */
+    if (c->sort_if_fits && !c->sorted && ntl_etl_input_size(c->t) <= ETL_CLI_SORT_MAX) {
+        ntl_etl_close(c->t);
+        c->t = NULL;
+        c->sorted = opt.sorted = true;
+        if (ntl_etl_open_file(path, &opt, &c->t, &err) < 0)
+            return cli_fail(c->cmd, &err, path);
+    }
     progress_start(&c->progress, "reading", ntl_etl_input_size(c->t));
     return 0;
 }
@@ -154,4 +162,52 @@ int etl_cli_out_close(struct etl_cli *c, struct out *o, int rc)
     if (out_close(o) < 0)
         return cli_failf(c->cmd, "write error");
     return rc;
+}
+
+/* Days from 1601-01-01 to y-m-d (proleptic Gregorian; H. Hinnant's days_from_civil, shifted). */
+static int64_t days_since_1601(int y, unsigned m, unsigned d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = (unsigned)(y - era * 400);
+    unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468 + 134774; /* 1970 is day 134774 since 1601 */
+}
+
+bool etl_cli_parse_time(const char *s, struct etl_time *t)
+{
+    int y, n = 0;
+    unsigned mo, d, h, mi, sec;
+    char *end;
+    if (*s == '+') { /* seconds from the trace's start */
+        double v = strtod(s + 1, &end);
+        if (end == s + 1 || *end || !(v >= 0 && v < 1e10))
+            return false;
+        t->relative = true;
+        t->value = (uint64_t)(v * 1e7 + 0.5);
+        return true;
+    }
+    if (sscanf(s, "%4d-%2u-%2uT%2u:%2u:%2u%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n != 19 ||
+        y < 1601 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+        return false;
+    uint64_t frac = 0, scale = 10000000;
+    s += n;
+    if (*s == '.') {
+        for (s++; *s >= '0' && *s <= '9'; s++)
+            if (scale > 1)
+                scale /= 10, frac += (uint64_t)(*s - '0') * scale;
+    }
+    if (*s == 'Z')
+        s++;
+    if (*s)
+        return false;
+    t->relative = false;
+    t->value = ((uint64_t)days_since_1601(y, mo, d) * 86400 + h * 3600u + mi * 60u + sec) * 10000000 + frac;
+    return true;
+}
+
+uint64_t etl_cli_time_filetime(const struct etl_cli *c, const struct etl_time *t)
+{
+    return t->relative ? ntl_etl_logfile(c->t)->start_time + t->value : t->value;
 }

@@ -18,6 +18,7 @@ struct etl_cli {
     const char *path;      /* the trace, named in every error */
     bool keep_going;
     bool sorted;
+    bool sort_if_fits;     /* sorted when the file is at most ETL_CLI_SORT_MAX bytes */
     int compression;       /* COMPRESSION_FORMAT_*; 0: the trace's own */
     struct ntl_etl *t;
     struct progress progress;
@@ -37,6 +38,10 @@ int etl_cli_compression_cb(const struct opt *o, const char *arg, void *ctx);
     OPT_CALLBACK(0, "compression", "FORMAT", etl_cli_compression_cb, (c),                  \
                  "format of compressed buffers: xpress, xpress-huff or lznt1\n"            \
                  "(default: the one the trace's first buffer names)")
+
+/* The largest trace read in time order by default (held in memory, its
+ * compressed buffers expanded): 512 MiB of file. */
+#define ETL_CLI_SORT_MAX (512ull << 20)
 
 /* Opens path; prints the error and returns EXIT_FAIL on failure, 0 on success. */
 int etl_cli_open(struct etl_cli *c, const char *path);
@@ -65,6 +70,16 @@ char *etl_cli_hex(const uint8_t *p, size_t n);
 /* Writes the records of a finished writer; prints "write error" and returns
  * EXIT_FAIL when a write failed, else rc. */
 int etl_cli_out_close(struct etl_cli *c, struct out *o, int rc);
+
+/* A --start/--end time: "+SECONDS" from the trace's start, or ISO 8601 UTC
+ * ("2020-07-29T00:07:01.25Z", the Z optional) as a FILETIME. */
+struct etl_time {
+    bool relative;
+    uint64_t value;        /* 100 ns units: from the start, or a FILETIME */
+};
+bool etl_cli_parse_time(const char *s, struct etl_time *t);
+/* The time as a FILETIME, for an open trace. */
+uint64_t etl_cli_time_filetime(const struct etl_cli *c, const struct etl_time *t);
 
 /* A time-zone name from the trace header: a Windows resource reference
  * ("@tzres.dll,-212") becomes its English name ("Pacific Standard Time")

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "etl-common.h"
 #include "etl-fields.h"
 #include "ntlens/etl_fields.h"
@@ -15,6 +16,8 @@
 
 static void put(struct etl_text *t, const char *s, size_t n)
 {
+    if (t->off)
+        return;
     if (t->len + n + 1 > t->cap) {
         size_t cap = t->cap ? t->cap : 256;
         while (cap < t->len + n + 1)
@@ -38,6 +41,8 @@ static void json_string(struct etl_text *t, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
     const char *run = s;
+    if (t->off)
+        return;
     put(t, "\"", 1);
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
@@ -92,6 +97,8 @@ static void text_key(struct walk *w, const struct ntl_etl_field *f)
 {
     struct etl_text *t = &w->out->text;
     char idx[16];
+    if (t->off)
+        return;
     if (t->len)
         put(t, " ", 1);
     for (unsigned d = 0; d < f->depth; d++)
@@ -120,6 +127,8 @@ static int value(struct walk *w, const struct ntl_etl_field *f)
         return -1;
     json_key(w, f);
     enum ntl_etl_value_class cls = ntl_etl_field_class(f);
+    if (f->map_text) /* a manifest map's name for the value */
+        v = f->map_text, cls = NTL_ETL_VALUE_TEXT;
     if (cls == NTL_ETL_VALUE_TEXT)
         json_string(&w->out->json, v);
     else if (cls == NTL_ETL_VALUE_FLOAT && !isfinite(ntl_etl_field_f64(f)))
@@ -211,6 +220,64 @@ static int mof_next(void *d, struct ntl_etl_field *f, struct ntl_error *err)
     return ntl_etl_mof_next(d, f, err);
 }
 
+static int mf_next(void *d, struct ntl_etl_field *f, struct ntl_error *err)
+{
+    return ntl_etl_mf_next(d, f, err);
+}
+
+int etl_fields_add_manifest(struct etl_fields *f, struct ntl_etl_manifest *m)
+{
+    struct ntl_etl_manifest **p = realloc(f->manifests, (f->nmanifests + 1) * sizeof *p);
+    if (!p || (!f->mf && !(f->mf = ntl_etl_mf_new()))) {
+        if (p)
+            f->manifests = p;
+        ntl_etl_manifest_free(m);
+        return -1;
+    }
+    f->manifests = p;
+    p[f->nmanifests++] = m;
+    return 0;
+}
+
+int etl_fields_load_manifests(struct etl_fields *f, const struct opt_list *paths, const char *cmd)
+{
+    for (size_t i = 0; i < paths->n; i++) {
+        struct ntl_etl_manifest *m;
+        struct ntl_error err = {0};
+        if (ntl_etl_manifest_load(paths->items[i], &m, &err) < 0)
+            return cli_fail(cmd, &err, paths->items[i]);
+        if (etl_fields_add_manifest(f, m) < 0)
+            return cli_failf(cmd, "out of memory");
+    }
+    return 0;
+}
+
+/* 1 when a manifest defines ev (decoded into f), 0 when none does, -1 out of memory. */
+static int manifest_event(struct etl_fields *f, const struct ntl_etl_event *ev)
+{
+    struct ntl_error err = {0};
+    for (size_t i = 0; i < f->nmanifests; i++) {
+        int rc = ntl_etl_mf_begin(f->mf, f->manifests[i], ev, &err);
+        if (rc < 0)
+            return -1;
+        if (rc == 0)
+            continue;
+        f->provider = ntl_etl_mf_provider_name(f->mf);
+        f->event = ntl_etl_mf_event_name(f->mf);
+        return walk_items(f, f->mf, mf_next) < 0 ? -1 : 1;
+    }
+    return 0;
+}
+
+/* The provider's name from the well-known table or a manifest. */
+static const char *provider_name(const struct etl_fields *f, const struct ntl_guid *g)
+{
+    const char *name = ntl_etl_provider_name(g);
+    for (size_t i = 0; !name && i < f->nmanifests; i++)
+        name = ntl_etl_manifest_provider_name(f->manifests[i], g);
+    return name;
+}
+
 int etl_fields_decode(struct etl_fields *f, const struct ntl_etl_event *ev)
 {
     struct ntl_etl_tl d;
@@ -230,8 +297,10 @@ int etl_fields_decode(struct etl_fields *f, const struct ntl_etl_event *ev)
             rc = walk_items(f, &m, mof_next);
     } else {
         if (ev->has_guid)
-            f->provider = ntl_etl_provider_name(&ev->guid);
-        if ((rc = ntl_etl_tl_begin(&d, ev, &err)) > 0) {
+            f->provider = provider_name(f, &ev->guid);
+        if (f->nmanifests && ev->has_guid && (rc = manifest_event(f, ev)) != 0) {
+            rc = rc < 0 ? -1 : 0;
+        } else if ((rc = ntl_etl_tl_begin(&d, ev, &err)) > 0) {
             f->event = d.event_name;
             if (d.provider_name)
                 f->provider = d.provider_name;
@@ -246,6 +315,10 @@ int etl_fields_decode(struct etl_fields *f, const struct ntl_etl_event *ev)
 
 void etl_fields_free(struct etl_fields *f)
 {
+    for (size_t i = 0; i < f->nmanifests; i++)
+        ntl_etl_manifest_free(f->manifests[i]);
+    free(f->manifests);
+    ntl_etl_mf_free(f->mf);
     free(f->json.s);
     free(f->text.s);
 }

@@ -8,11 +8,13 @@
 #include <stdint.h>
 
 #include "ntlens/etl.h"
+#include "ntlens/etl_manifest.h"
 
 struct etl_text {
     char *s;
     size_t len, cap;
     bool failed;           /* out of memory: s holds what fit */
+    bool off;              /* not wanted: nothing is written (s stays NULL) */
 };
 
 struct etl_fields {
@@ -24,9 +26,27 @@ struct etl_fields {
     struct etl_text json, text;
     char error[320];       /* why the payload did not decode; "" when it did */
     char event_buf[64];    /* a kernel event's "Group/Opcode" */
+    /* Manifests (--manifest), tried in order before TraceLogging; set by
+     * etl_fields_add_manifest. */
+    struct ntl_etl_manifest **manifests;
+    size_t nmanifests;
+    struct ntl_etl_mf *mf;
 };
 
-/* Decodes ev (its buffers reused from the last call). Returns 0, or -1 when
+/* Adds m (owned by f from now on) to the manifests events are decoded with.
+ * Returns 0, or -1 when out of memory (m freed). */
+int etl_fields_add_manifest(struct etl_fields *f, struct ntl_etl_manifest *m);
+
+struct opt_list;
+/* Loads every --manifest FILE of paths. Returns 0, or an exit status after
+ * saying why a file did not load (named with its offset and line). */
+int etl_fields_load_manifests(struct etl_fields *f, const struct opt_list *paths, const char *cmd);
+
+/* The --manifest option (needs parse-options.h). */
+#define OPT_MANIFEST(list)                                                                    OPT_LIST(0, "manifest", (list), "FILE",                                                            "decode manifest providers' events with this instrumentation\n"                            "manifest (.man XML; repeatable)")
+
+/* Decodes ev (its buffers reused from the last call). Set json.off or
+ * text.off before the first call to skip a form nobody shows. Returns 0, or -1 when
  * out of memory. A payload that does not match its schema leaves has_fields
  * false and error set. */
 int etl_fields_decode(struct etl_fields *f, const struct ntl_etl_event *ev);
