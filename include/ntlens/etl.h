@@ -296,8 +296,25 @@ struct ntl_etl_stats {
     uint32_t max_cpu;              /* highest processor number seen */
     uint64_t cpu_mask;             /* processors 0..63 seen */
     bool truncated;                /* the file ends inside a buffer (NTL_ETL_TRUNCATED) */
+    uint64_t buffers_duplicate;    /* a repeat of an earlier buffer: its events read once */
+    uint64_t irregularities;       /* every one found, also past the kept list */
 };
 void ntl_etl_get_stats(const struct ntl_etl *t, struct ntl_etl_stats *st);
+
+/* Something odd the reader read past rather than failing on, so that nothing
+ * is lost silently: a buffer whose Offset is out of range (its events are
+ * then read up to the end-of-events marker), a buffer written twice (same
+ * sequence number, same bytes: its events are read once). */
+struct ntl_etl_irregularity {
+    uint64_t offset;               /* of the field or buffer, in the file */
+    char structure[32];            /* "WMI_BUFFER_HEADER" */
+    char message[200];
+};
+#define NTL_ETL_MAX_IRREGULARITIES 64
+/* Those found so far in reading order, at most NTL_ETL_MAX_IRREGULARITIES
+ * (stats.irregularities counts all). Points into t; valid until the next
+ * read or close. */
+size_t ntl_etl_irregularities(const struct ntl_etl *t, const struct ntl_etl_irregularity **list);
 
 /* Raw timestamp -> FILETIME (100 ns since 1601, UTC), with the logfile's
  * clock type, PerfFreq (or CPU speed) and start time. */

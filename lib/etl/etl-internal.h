@@ -10,7 +10,11 @@
 struct etl_cur {
     const uint8_t *data;
     size_t end;              /* end of the events */
+    size_t soft_end;         /* where the buffer's header says they end, when end
+                                is only a bound: past it, what does not parse as
+                                an event is the end, not an error */
     size_t pos;              /* next record */
+    uint64_t last_timestamp; /* the latest event's so far */
     uint32_t index;
     uint64_t buf_offset;     /* file offset of the buffer */
     bool compressed;
@@ -26,6 +30,7 @@ struct etl_kept {
 };
 
 struct sorted_ev;
+struct etl_seen;
 
 struct ntl_etl {
     int format;
@@ -63,8 +68,27 @@ struct ntl_etl {
     struct sorted_ev *sorted;
     size_t sorted_n, sorted_cap, sorted_next;
     const struct ntl_etl_buffer *sorted_buf;
+    /* irregularities (irregular.c) */
+    struct ntl_etl_irregularity irr[NTL_ETL_MAX_IRREGULARITIES];
+    size_t irr_n;
+    struct etl_seen *seen;   /* buffers by sequence number, to find repeats */
+    size_t seen_n, seen_cap;
+    uint8_t *scratch;        /* an earlier buffer re-read for comparison */
+    size_t scratch_cap;
 };
 
 int etl_parse_event(const struct etl_cur *c, size_t pos, struct ntl_etl_event *ev);
+
+/* Records an irregularity (counted always, kept while there is room). */
+void etl_irregular(struct ntl_etl *t, uint64_t offset, const char *structure, const char *fmt, ...)
+    NTL_PRINTF(4, 5);
+/* Whether the buffer at off (bsize bytes at raw) repeats an earlier one: the
+ * same sequence number and the same bytes. 1 with *first its offset, 0 when
+ * not (it is remembered), or NTL_ERR_NOMEM / NTL_ERR_IO. */
+int etl_buffer_repeats(struct ntl_etl *t, const uint8_t *raw, uint32_t bsize, uint64_t off,
+                       uint64_t *first, struct ntl_error *err);
+/* Forgets both, for reading the file again from its start. */
+void etl_irregular_reset(struct ntl_etl *t);
+void etl_irregular_free(struct ntl_etl *t);
 
 #endif

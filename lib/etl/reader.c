@@ -446,6 +446,23 @@ static int file_cut(struct ntl_etl *t, uint64_t off, uint32_t bsize, struct ntl_
 
 /* Loads the next buffer into t->cur. 1 loaded, 0 end of input, < 0 error
  * (t->can_continue says whether the next buffer can still be found). */
+/* The current buffer's events: data[header, end), known to end by soft_end. */
+static void set_cursor(struct ntl_etl *t, const uint8_t *data, size_t end, size_t soft_end)
+{
+    const struct ntl_etl_buffer *b = &t->buf;
+    t->cur.data = data;
+    t->cur.end = end;
+    t->cur.soft_end = soft_end;
+    t->cur.pos = NTL_ETL_BUFFER_HEADER_SIZE;
+    t->cur.last_timestamp = 0;
+    t->cur.index = b->index;
+    t->cur.buf_offset = b->offset;
+    t->cur.compressed = b->compressed;
+    t->cur.cpu = b->processor;
+    t->cur.pointer_size = t->pointer_size;
+    t->cur_valid = true;
+}
+
 static int load_buffer(struct ntl_etl *t, struct ntl_error *err)
 {
     uint64_t off = t->next_buffer;
@@ -511,8 +528,21 @@ static int load_buffer(struct ntl_etl *t, struct ntl_error *err)
     if (b->processor < 64)
         t->st.cpu_mask |= (uint64_t)1 << b->processor;
 
+    uint64_t first;
+    if ((rc = etl_buffer_repeats(t, raw, bsize, off, &first, err)) < 0)
+        return rc;
+    if (rc == 1) {
+        t->st.buffers_duplicate++;
+        etl_irregular(t, off, "WMI_BUFFER_HEADER",
+                      "buffer %u repeats the buffer at 0x%llx (sequence %llu, the same %u bytes); "
+                      "its events are read once", b->index, (unsigned long long)first,
+                      (unsigned long long)b->sequence, bsize);
+        set_cursor(t, raw, NTL_ETL_BUFFER_HEADER_SIZE, NTL_ETL_BUFFER_HEADER_SIZE);
+        return 1;
+    }
+
     const uint8_t *data;
-    size_t end;
+    size_t end, soft_end;
     if (b->compressed) {
         uint32_t usize = b->saved_offset;
         if (usize < NTL_ETL_BUFFER_HEADER_SIZE || usize > NTL_ETL_MAX_BUFFER_SIZE)
@@ -532,32 +562,35 @@ static int load_buffer(struct ntl_etl *t, struct ntl_error *err)
         t->st.bytes_compressed += bsize;
         t->st.bytes_decompressed += (uint64_t)n + NTL_ETL_BUFFER_HEADER_SIZE;
         data = t->dec;
-        end = (size_t)n + NTL_ETL_BUFFER_HEADER_SIZE;
+        end = soft_end = (size_t)n + NTL_ETL_BUFFER_HEADER_SIZE;
     } else {
         /* Events end at SavedOffset; some writers leave a last record
          * between SavedOffset and Offset, so the larger one counts. */
         uint32_t e = b->saved_offset;
-        if (offset_field > e && offset_field <= bsize)
-            e = offset_field;
         if (e > bsize)
             return ntl_error_set(err, NTL_ERR_FORMAT, "WMI_BUFFER_HEADER", off + 4,
                                  "buffer %u: SavedOffset %u beyond the buffer's %u bytes", b->index, e,
                                  bsize);
         if (e < NTL_ETL_BUFFER_HEADER_SIZE)
             e = NTL_ETL_BUFFER_HEADER_SIZE; /* an empty buffer */
+        soft_end = e;
+        if (offset_field > bsize) {
+            /* Offset out of range (0xFFFFFFFF is seen): SavedOffset alone has
+             * been seen to end before the last event, so events are read on
+             * to the end-of-events marker. */
+            etl_irregular(t, off + 0x30, "WMI_BUFFER_HEADER",
+                          "buffer %u: Offset 0x%x beyond the buffer's %u bytes; events read past "
+                          "SavedOffset %u up to the end-of-events marker", b->index, offset_field,
+                          bsize, b->saved_offset);
+            e = bsize;
+        } else if (offset_field > e) {
+            e = soft_end = offset_field;
+        }
         data = raw;
         end = e;
     }
-    b->data_size = (uint32_t)end;
-    t->cur.data = data;
-    t->cur.end = end;
-    t->cur.pos = NTL_ETL_BUFFER_HEADER_SIZE;
-    t->cur.index = b->index;
-    t->cur.buf_offset = off;
-    t->cur.compressed = b->compressed;
-    t->cur.cpu = b->processor;
-    t->cur.pointer_size = t->pointer_size;
-    t->cur_valid = true;
+    b->data_size = (uint32_t)soft_end;
+    set_cursor(t, data, end, soft_end);
     return 1;
 }
 
@@ -571,6 +604,34 @@ static void count_event(struct ntl_etl *t, const struct ntl_etl_event *ev)
         if (ev->timestamp > t->st.last_timestamp)
             t->st.last_timestamp = ev->timestamp;
     }
+}
+
+/* The current buffer's next event: 1, 0 at the end of its events, or the
+ * error that makes the rest of the buffer unreadable. Past soft_end (a
+ * buffer whose Offset was out of range) the end is where no event parses,
+ * or where time goes back: a reused buffer's older events stay behind the
+ * new ones. */
+static int buffer_event(struct ntl_etl *t, struct ntl_etl_event *ev, struct ntl_error *err)
+{
+    struct etl_cur *c = &t->cur;
+    c->err = err;
+    if (c->end - c->pos < 4 || ntl_le32(c->data + c->pos) == 0xFFFFFFFFu)
+        return 0;
+    bool beyond = c->pos >= c->soft_end;
+    int rc = etl_parse_event(c, c->pos, ev);
+    if (beyond && (rc < 0 || ev->timestamp < c->last_timestamp)) {
+        ntl_error_clear(err);
+        return 0;
+    }
+    if (rc < 0)
+        return rc;
+    c->pos = align8(c->pos + ev->size);
+    if (c->pos > c->end)
+        c->pos = c->end;
+    if (ev->timestamp > c->last_timestamp)
+        c->last_timestamp = ev->timestamp;
+    count_event(t, ev);
+    return 1;
 }
 
 /* Streaming: the next event of the file, in file order. */
@@ -590,25 +651,18 @@ static int stream_next(struct ntl_etl *t, struct ntl_etl_event *ev, struct ntl_e
             if (rc == 0)
                 return 0;
         }
-        struct etl_cur *c = &t->cur;
-        c->err = err;
-        if (c->end - c->pos < 4 || ntl_le32(c->data + c->pos) == 0xFFFFFFFFu) {
+        int rc = buffer_event(t, ev, err);
+        if (rc == 0) {
             t->cur_valid = false;
             continue;
         }
-        int rc = etl_parse_event(c, c->pos, ev);
         if (rc < 0) {
             /* The rest of this buffer is unreadable; the next one is not. */
             t->cur_valid = false;
             t->can_continue = true;
             t->st.buffers_bad++;
-            return rc;
         }
-        c->pos = align8(c->pos + ev->size);
-        if (c->pos > c->end)
-            c->pos = c->end;
-        count_event(t, ev);
-        return 1;
+        return rc;
     }
 }
 
@@ -639,12 +693,7 @@ int ntl_etl_next_buffer(struct ntl_etl *t, struct ntl_etl_buffer *b, struct ntl_
             return rc;
         }
     }
-    for (;;) {
-        struct etl_cur *c = &t->cur;
-        c->err = err;
-        if (c->end - c->pos < 4 || ntl_le32(c->data + c->pos) == 0xFFFFFFFFu)
-            break;
-        rc = etl_parse_event(c, c->pos, &ev);
+    while ((rc = buffer_event(t, &ev, err)) != 0) {
         if (rc < 0) {
             t->cur_valid = false;
             t->can_continue = true;
@@ -653,10 +702,6 @@ int ntl_etl_next_buffer(struct ntl_etl *t, struct ntl_etl_buffer *b, struct ntl_
             b->events = count;
             return rc;
         }
-        c->pos = align8(c->pos + ev.size);
-        if (c->pos > c->end)
-            c->pos = c->end;
-        count_event(t, &ev);
         count++;
     }
     t->cur_valid = false;
@@ -847,6 +892,7 @@ static int open_common(struct ntl_etl *t, const struct ntl_etl_options *opt, str
         t->buffer_index = 0;
         t->cur_valid = false;
         memset(&t->st, 0, sizeof t->st);
+        etl_irregular_reset(t);
     }
     return 0;
 }
@@ -916,5 +962,6 @@ void ntl_etl_close(struct ntl_etl *t)
     free(t->sorted);
     free(t->raw);
     free(t->dec);
+    etl_irregular_free(t);
     free(t);
 }

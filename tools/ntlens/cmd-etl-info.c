@@ -118,6 +118,9 @@ static void pass_fields(struct kv *kv, const struct summary *s)
     KV(kv, "bytes_compressed", out_u64(kv->o, st->bytes_compressed));
     KV(kv, "bytes_decompressed", out_u64(kv->o, st->bytes_decompressed));
     KV(kv, "buffers_bad", out_u64(kv->o, st->buffers_bad));
+    KV(kv, "buffers_duplicate", out_u64(kv->o, st->buffers_duplicate));
+    /* Fields read past (each also warned on stderr): the file is irregular. */
+    KV(kv, "irregularities", out_u64(kv->o, st->irregularities));
     KV(kv, "events", out_u64(kv->o, st->events));
     for (int k = 0; k < NTL_ETL_KIND_COUNT; k++) {
         snprintf(key, sizeof key, "events_%s", ntl_etl_kind_name((enum ntl_etl_kind)k));

@@ -101,9 +101,25 @@ int etl_cli_next(struct etl_cli *c, struct ntl_etl_event *ev)
     }
 }
 
+/* What the reader read past (ntl_etl_irregularities), one warning each. */
+static void warn_irregular(struct etl_cli *c)
+{
+    const struct ntl_etl_irregularity *list;
+    size_t n = ntl_etl_irregularities(c->t, &list);
+    struct ntl_etl_stats st;
+    ntl_etl_get_stats(c->t, &st);
+    for (size_t i = 0; i < n; i++)
+        cli_warn(c->cmd, "%s: %s at offset 0x%" PRIx64 ": %s", c->path, list[i].structure,
+                 list[i].offset, list[i].message);
+    if (st.irregularities > n)
+        cli_warn(c->cmd, "%s: %" PRIu64 " more irregularities", c->path, st.irregularities - n);
+}
+
 void etl_cli_close(struct etl_cli *c)
 {
     progress_end(&c->progress);
+    if (c->t)
+        warn_irregular(c);
     if (c->skipped)
         cli_warn(c->cmd, "%s: %" PRIu64 " bad buffer(s) skipped", c->path, c->skipped);
     ntl_etl_close(c->t);
