@@ -279,6 +279,52 @@ def hang_test(port, srv, target):
     check("probe_success 1" in page, "the hung target reconnects once it answers again")
 
 
+def children(pid):
+    out = []
+    for e in os.listdir("/proc"):
+        if e.isdigit():
+            try:
+                with open("/proc/%s/stat" % e) as f:
+                    st = f.read()
+                if int(st[st.rindex(")") + 2:].split()[1]) == pid:
+                    out.append(int(e))
+            except (OSError, ValueError):
+                pass
+    return out
+
+
+def helper_test(port, p, target):
+    """The exporter's SMB helpers are forked by one zygote: a helper that
+    dies costs only its own target (which reconnects), and a zygote that
+    dies costs nobody (its helpers keep serving; the next connection starts
+    a new zygote)."""
+    zygotes = children(p.pid)
+    helpers = children(zygotes[0]) if len(zygotes) == 1 else []
+    check(len(zygotes) == 1 and len(helpers) == 2,
+          "one zygote forks the two targets' helpers (%s, %s)" % (zygotes, helpers))
+    if len(helpers) != 2:
+        return
+    os.kill(helpers[0], signal.SIGKILL)
+    time.sleep(0.2)
+    first = [get(port, "/probe?target=%s&module=%s" % (target, m))[1] for m in ("win", "other")]
+    check(sum("probe_success 1" in x for x in first) == 1 and os.path.exists("/proc/%d" %
+          helpers[1]), "a helper that dies fails its own target only")
+    time.sleep(1.2)
+    again = [get(port, "/probe?target=%s&module=%s" % (target, m))[1] for m in ("win", "other")]
+    check(all("probe_success 1" in x for x in again), "its target reconnects")
+    helpers = children(zygotes[0])
+    os.kill(zygotes[0], signal.SIGKILL)
+    time.sleep(0.2)
+    kept = [get(port, "/probe?target=%s&module=%s" % (target, m))[1] for m in ("win", "other")]
+    check(all("probe_success 1" in x for x in kept) and
+          all(os.path.exists("/proc/%d" % h) for h in helpers),
+          "a zygote that dies leaves its helpers serving (%s)" % helpers)
+    code, page = get(port, "/probe?target=%s&module=smbd" % target)
+    now = children(p.pid)
+    check("probe_success 1" in page and len(now) == 1 and now[0] != zygotes[0],
+          "the next connection starts a new zygote (%s)" % now)
+
+
 def main():
     if not os.path.exists("/usr/sbin/smbd"):
         print("smbd is not installed (scripts/setup)")
@@ -323,6 +369,7 @@ def main():
         code, page = get(port, "/probe?target=%s&module=win" % target)
         check("probe_success 1" in page, "reconnects after the server dropped the connection")
         hang_test(port, srv, target)
+        helper_test(port, p, target)
         code, page = get(port, "/probe?target=%s&module=smbd" % target)
         names = {label(k, "process") for k in samples(page, "windows_process_threads")}
         check(names == {"smbd"}, "a module's instance regex keeps only its processes (%s)"
