@@ -22,7 +22,6 @@ struct target {
     pthread_mutex_t lock;
     struct ntl_source *src;
     struct ntl_perf_titles *titles;
-    struct ntl_buf raw;
     double retry_at;          /* monotonic seconds; no attempt before */
     unsigned backoff_ms;
     char error_kind[32];      /* of the last failure */
@@ -74,7 +73,6 @@ static void free_list(struct exp_targets *t, struct target *g)
         struct target *next = g->next;
         disconnect(t, g);
         drop_titles(g);
-        ntl_buf_free(&g->raw);
         pthread_mutex_destroy(&g->lock);
         free(g->module);
         free(g->host);
@@ -134,7 +132,6 @@ static struct target *find(struct exp_targets *t, const char *module, const char
             g = NULL;
         } else {
             pthread_mutex_init(&g->lock, NULL);
-            ntl_buf_init(&g->raw, 0);
             g->next = t->list;
             t->list = g;
         }
@@ -231,6 +228,7 @@ static int scrape(struct exp_targets *t, struct target *g, const struct exp_modu
                   struct ntl_buf *page, struct ntl_error *err)
 {
     struct ntl_perf_block *b = NULL;
+    struct ntl_buf raw;
     int rc = 0;
     if (!g->src) {
         if (now() < g->retry_at)
@@ -241,10 +239,13 @@ static int scrape(struct exp_targets *t, struct target *g, const struct exp_modu
             return rc;
         }
     }
-    g->raw.len = 0;
-    if ((rc = ntl_source_snapshot(g->src, "Global", &g->raw, &b, err)) == 0)
+    /* The raw block lives for this scrape only: a fleet's idle targets
+     * hold no snapshot (hundreds of KB each on Windows). */
+    ntl_buf_init(&raw, 0);
+    if ((rc = ntl_source_snapshot(g->src, "Global", &raw, &b, err)) == 0)
         rc = write_metrics(m, g, b, page, err);
     ntl_perf_block_free(b);
+    ntl_buf_free(&raw);
     if (rc < 0 && rc != NTL_ERR_LIMIT)
         disconnect(t, g); /* the connection may be broken: the next scrape reconnects */
     return rc;
