@@ -45,6 +45,7 @@ struct ntl_smb_pipe {
     pid_t child;              /* a helper we forked, or 0 */
     int pidfd;                /* a helper the zygote forked, or -1 */
     unsigned call_ms;         /* the deadline of one call, from its first write */
+    unsigned open_call_ms;    /* call_ms as the open set it */
     uint64_t deadline;        /* CLOCK_MONOTONIC ms when the current call must end */
     bool replying;            /* the last operation was a read: a write starts a call */
     bool timed_out;           /* a call ran out of time: the child may still answer it */
@@ -422,22 +423,26 @@ static bool pidfd_ended(int pidfd, int ms)
 
 void ntl_smb_pipe_close(struct ntl_smb_pipe *p)
 {
+    /* The child closes the SMB session and exits; do not wait on a server
+     * that stopped answering, nor at all after a call ran out of time (the
+     * child is still blocked in it). */
+    int wait_ms = 0;
     if (!p)
         return;
+    if (!p->timed_out)
+        wait_ms = 1000;
     if (p->sock >= 0) {
         struct msg m = {OP_CLOSE, 0, 0};
         send_all(p->sock, &m, sizeof m);
         close(p->sock);
     }
     if (p->pidfd >= 0) {
-        if (!pidfd_ended(p->pidfd, 1000))
+        if (!pidfd_ended(p->pidfd, wait_ms))
             pidfd_send_signal(p->pidfd, SIGKILL, NULL, 0);
         close(p->pidfd);
     }
     if (p->child > 0) {
-        /* The child closes the SMB session and exits; do not wait on a
-         * server that stopped answering. */
-        for (int i = 0; i < 50 && waitpid(p->child, NULL, WNOHANG) == 0; i++)
+        for (int i = 0; i < wait_ms / 20 && waitpid(p->child, NULL, WNOHANG) == 0; i++)
             nanosleep(&(struct timespec){0, 20 * 1000000L}, NULL);
         if (waitpid(p->child, NULL, WNOHANG) == 0) {
             kill(p->child, SIGKILL);
@@ -519,7 +524,7 @@ int ntl_smb_pipe_open(const struct ntl_smb_target *t, const char *name,
         return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
     p->sock = -1;
     p->pidfd = -1;
-    p->call_ms = call_ms;
+    p->call_ms = p->open_call_ms = call_ms;
     p->replying = true;
     snprintf(p->where, sizeof p->where, v6 ? "[%s]:%u" : "%s:%u", t->host, port);
 
@@ -574,6 +579,11 @@ int ntl_smb_pipe_open(const struct ntl_smb_target *t, const char *name,
 fail:
     ntl_smb_pipe_close(p);
     return rc;
+}
+
+void ntl_smb_pipe_set_call_timeout(struct ntl_smb_pipe *p, unsigned ms)
+{
+    p->call_ms = ms ? ms : p->open_call_ms;
 }
 
 static int deadline_passed(struct ntl_smb_pipe *p, const char *what, struct ntl_error *err)

@@ -27,9 +27,10 @@ import smbd_tests  # noqa: E402
 NTLENS = os.environ["NTLENS"]
 
 
-def get(port, path):
+def get(port, path, headers=None):
+    req = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path), headers=headers or {})
     try:
-        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=60) as r:
+        with urllib.request.urlopen(req, timeout=60) as r:
             return r.status, r.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode()
@@ -277,6 +278,31 @@ def hang_test(port, srv, target):
     time.sleep(1.2)
     code, page = get(port, "/probe?target=%s&module=win" % target)
     check("probe_success 1" in page, "the hung target reconnects once it answers again")
+    scrape_timeout_test(port, other.pop(), target)
+
+
+def scrape_timeout_test(port, conn, target):
+    """Prometheus' X-Prometheus-Scrape-Timeout-Seconds bounds a probe whose
+    module allows 30 s a call; a header that is not a duration is refused."""
+    hdr = "X-Prometheus-Scrape-Timeout-Seconds"
+    path = "/probe?target=%s&module=other" % target
+    code, page = get(port, path, {hdr: "1.2"})
+    check(code == 200 and "probe_success 1" in page, "a probe within its scrape timeout")
+    os.kill(conn, signal.SIGSTOP)
+    try:
+        t0 = time.monotonic()
+        code, page = get(port, path, {hdr: "1.2"})
+        took = time.monotonic() - t0
+    finally:
+        os.kill(conn, signal.SIGCONT)
+    check('probe_success{error_kind="timeout"} 0' in page and 0.6 < took < 1.2,
+          "the scrape timeout, less half a second, bounds a hung call (%.2fs)" % took)
+    for bad in ("soon", "-1", "1e9", "nan", ""):
+        code, body = get(port, path, {hdr: bad})
+        check(code == 400 and hdr in body, "%s: %r is refused (%d)" % (hdr, bad, code))
+    time.sleep(1.2)
+    code, page = get(port, path, {hdr: "1.2"})
+    check("probe_success 1" in page, "the target reconnects after its scrape timed out")
 
 
 def children(pid):

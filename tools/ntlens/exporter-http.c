@@ -4,6 +4,7 @@
  * module, each once, of bounded length, a target that is a host name or
  * address (it becomes part of an smb:// spec, so nothing else may pass). */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 
 #define PAGE_LIMIT (64u << 20)
 #define MAX_VALUE 255
+#define SCRAPE_TIMEOUT_HEADER "X-Prometheus-Scrape-Timeout-Seconds"
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *type,
                              const void *data, size_t len)
@@ -96,14 +98,37 @@ static enum MHD_Result send_page(struct MHD_Connection *c, struct ntl_buf *page,
     return r;
 }
 
+/* How long a probe may take: Prometheus sends its scrape timeout in
+ * X-Prometheus-Scrape-Timeout-Seconds; the probe keeps half a second of it
+ * (blackbox_exporter's offset) to write the page, or half of a timeout
+ * under a second. 0 without the header; -1 when it is not a number of
+ * seconds up to a day. */
+static double scrape_budget(struct MHD_Connection *c)
+{
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, SCRAPE_TIMEOUT_HEADER);
+    char *end;
+    double t;
+    if (!h)
+        return 0;
+    errno = 0;
+    t = strtod(h, &end);
+    if (end == h || *end || errno || !(t > 0 && t <= 86400))
+        return -1;
+    return t > 1 ? t - 0.5 : t / 2;
+}
+
 static enum MHD_Result probe(struct exp_server *s, struct MHD_Connection *c)
 {
     struct query q = {0};
     struct ntl_buf page;
     const char *bad;
+    double budget = scrape_budget(c);
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, arg, &q);
     if ((bad = query_error(&q)) != NULL)
         return text(c, 400, bad);
+    if (budget < 0)
+        return text(c, 400, SCRAPE_TIMEOUT_HEADER " must be a number of seconds, above 0 "
+                            "and at most 86400");
     pthread_rwlock_rdlock(&s->lock);
     const char *name = q.module ? q.module : s->cfg.modules[0].name;
     const struct exp_module *m = exp_config_module(&s->cfg, name);
@@ -114,7 +139,7 @@ static enum MHD_Result probe(struct exp_server *s, struct MHD_Connection *c)
     struct exp_module eff = *m; /* the module as this target overrides it */
     exp_config_apply_target(&s->cfg, q.target, &eff);
     ntl_buf_init(&page, PAGE_LIMIT);
-    int rc = exp_targets_probe(s->targets, &eff, q.target, &page);
+    int rc = exp_targets_probe(s->targets, &eff, q.target, budget, &page);
     pthread_rwlock_unlock(&s->lock);
     return send_page(c, &page, rc);
 }
@@ -169,7 +194,7 @@ static enum MHD_Result metrics(struct exp_server *s, struct MHD_Connection *c)
     /* this host through the same collectors, as windows_exporter serves its own */
     if (rc == 0) {
         pthread_rwlock_rdlock(&s->lock); /* a reload waits: it frees targets */
-        rc = exp_targets_probe(s->targets, &local, NULL, &page);
+        rc = exp_targets_probe(s->targets, &local, NULL, 0, &page);
         pthread_rwlock_unlock(&s->lock);
     }
     return send_page(c, &page, rc);

@@ -93,11 +93,13 @@ void exp_targets_free(struct exp_targets *t);
 void exp_targets_reset(struct exp_targets *t);
 /* Appends one target's page to out: probe_success, probe_duration_seconds,
  * and, on success, the module's metrics. host NULL is this machine
- * ("local"). Never fails the page for a target error: it shows as
+ * ("local"). timeout_s > 0 bounds the whole probe (connecting, waiting for
+ * another scrape of the same target, the query) besides the module's
+ * timeouts; a probe that runs out fails with error_kind timeout. Never fails the page for a target error: it shows as
  * probe_success 0 with an error_kind label. Returns 0, or -1 when out of
  * memory or the page limit was hit. */
 int exp_targets_probe(struct exp_targets *t, const struct exp_module *m, const char *host,
-                      struct ntl_buf *out);
+                      double timeout_s, struct ntl_buf *out);
 void exp_targets_stats(struct exp_targets *t, struct exp_stats *s);
 void exp_targets_count_reload(struct exp_targets *t, bool ok);
 
