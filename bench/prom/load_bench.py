@@ -91,6 +91,21 @@ def promql(port, q):
     return [(r["metric"], float(r["value"][1])) for r in json.loads(body)["data"]["result"]]
 
 
+def missed_scrapes(port, seconds, interval):
+    """Scrapes Prometheus missed: from each target's first scrape on, every
+    gap between two of its scrapes longer than 1.5 intervals counts the
+    intervals lost; the last scrape must be within 1.5 intervals of now."""
+    body = get(port, "/api/v1/query?query=" + urllib.parse.quote("up[%ds]" % (seconds + 60)))
+    res = json.loads(body)["data"]["result"]
+    now, missed, scrapes = time.time(), 0, 0
+    for r in res:
+        ts = [float(t) for t, _ in r["values"]] + [now]
+        scrapes += len(ts) - 1
+        missed += sum(max(0, round((b - a) / interval) - 1) for a, b in zip(ts, ts[1:])
+                      if b - a > 1.5 * interval)
+    return len(res), scrapes, missed
+
+
 cfg = os.path.join(d, "exporter.yml")
 with open(cfg, "w") as f:
     f.write("auths:\n  a:\n    user: ntltest\n    password_file: %s/pass\nmodules:\n" % d)
@@ -132,39 +147,45 @@ try:
         pids = tree(exp.pid)
         samples.append((time.monotonic() - t0, len(pids) - 2, rollup(pids, "Pss"),
                         rollup(pids, "Private_Dirty"), page_tables(pids)))
-        if c0 is None:  # CPU from the end of the first round (the connections made)
+        if c0 is None and samples[-1][1] >= ntargets:  # CPU once every target is connected
             c0, tc = cpu_s(pids), time.monotonic()
         print("t=%4.0fs helpers=%d PSS %.1f MB (%.2f MB/target), private %.1f MB, page tables "
               "%.1f MB" % (samples[-1][0], samples[-1][1], samples[-1][2],
                            (samples[-1][2] - idle) / ntargets, samples[-1][3], samples[-1][4]),
               flush=True)
-    cpu = (cpu_s(tree(exp.pid)) - c0) / (time.monotonic() - tc)
-    window = "%ds" % (seconds - 2 * interval)
+    cpu = None
+    if c0 is not None and time.monotonic() - tc >= 2 * interval:
+        cpu = (cpu_s(tree(exp.pid)) - c0) / (time.monotonic() - tc)
+    window = "%ds" % (seconds + 60)
     q = lambda s: promql(pport, s)  # noqa: E731
-    scrapes = q("count_over_time(up[%s])" % window)
-    expected = (seconds - 2 * interval) // interval
-    up = q("sum(up)")
-    ok = q("sum(probe_success)")
-    dur = q("quantile(0.5, scrape_duration_seconds)"), q("quantile(0.99, scrape_duration_seconds)"), \
-        q("max(max_over_time(scrape_duration_seconds[%s]))" % window)
-    missed = q("sum(%d - count_over_time(up[%s])) or vector(0)" % (expected, window))
-    failed = q("sum(count_over_time(up[%s]) - sum_over_time(up[%s]))" % (window, window))
-    print("%d targets, %d smbd, scraped every %d s for %d s: %d targets reported, up %s, "
-          "probe_success %s" % (ntargets, len(ports), interval, seconds, len(scrapes),
-                                up and up[0][1], ok and ok[0][1]))
-    print("last %s: %d scrapes a target expected, fewest %s, most %s; missed %s, failed %s"
-          % (window, expected, min(v for _, v in scrapes) if scrapes else None,
-             max(v for _, v in scrapes) if scrapes else None, missed and missed[0][1],
-             failed and failed[0][1]))
-    print("scrape duration: median %.3f s, p99 %.3f s, max %.3f s" % (
-        dur[0][0][1], dur[1][0][1], dur[2][0][1]))
-    first, last = samples[0], samples[-1]
-    print("memory (exporter + zygote + helpers): idle exporter %.1f MB; PSS %.1f -> %.1f MB "
-          "(%.2f MB/target, %+.1f MB over the run), private %.1f MB, page tables %.1f MB"
-          % (idle, first[2], last[2], (last[2] - idle) / ntargets, last[2] - first[2], last[3],
-             last[4]))
-    print("CPU (exporter + helpers, smbd not counted): %.1f%% of one core, %.0f target-scrapes "
-          "per CPU-second" % (100 * cpu, ntargets / interval / max(cpu, 1e-9)))
+    reported, scrapes, missed = missed_scrapes(pport, seconds, interval)
+    up = q("sum(sum_over_time(up[%s]))" % window)
+    ok = q("sum(sum_over_time(probe_success[%s]))" % window)
+    dur = [q("quantile_over_time(%s, scrape_duration_seconds[%s])" % (p, window))
+           for p in ("0.5", "0.99", "1")]
+    pct = lambda i: sorted(v for _, v in dur[i])[len(dur[i]) // 2 if i < 2 else -1]  # noqa: E731
+    print("%d targets on %d smbd, scraped every %d s for %d s: %d targets reported, %d "
+          "scrapes, %d missed, %d up, %d probe_success 1" % (
+              ntargets, len(ports), interval, seconds, reported, scrapes, missed,
+              up and up[0][1], ok and ok[0][1]))
+    print("scrape duration (median over targets of each one's): median %.3f s, p99 %.3f s; "
+          "slowest scrape %.3f s" % (pct(0), pct(1), pct(2)))
+    full = next((s for s in samples if s[1] >= ntargets), samples[-1])
+    last = samples[-1]
+    print("memory (exporter + zygote + helpers): idle exporter %.1f MB; all connected at "
+          "t=%.0fs: PSS %.1f MB, at the end %.1f MB (%.2f MB/target, %+.1f MB since all were "
+          "connected), private %.1f MB, page tables %.1f MB"
+          % (idle, full[0], full[2], last[2], (last[2] - idle) / ntargets, last[2] - full[2],
+             last[3], last[4]))
+    zygotes = [p for p in tree(exp.pid) if p != exp.pid and len(tree(p)) > 1]
+    print("result targets=%d reported=%d scrapes=%d missed=%d up=%d ok=%d helpers=%d zygotes=%d "
+          "pss_connected=%.1f pss_end=%.1f per_target=%.3f" % (
+              ntargets, reported, scrapes, missed, up[0][1] if up else 0, ok[0][1] if ok else 0,
+              last[1], len(zygotes), full[2], last[2], (last[2] - idle) / ntargets))
+    if cpu is not None:
+        print("CPU once all were connected (exporter + helpers, smbd not counted): %.1f%% of "
+              "one core, %.0f target-scrapes per CPU-second"
+              % (100 * cpu, ntargets / interval / max(cpu, 1e-9)))
 finally:
     if prom:
         prom.terminate()
