@@ -5,6 +5,7 @@ Prometheus scraping the exporter (PromQL), promtool on every page, values that a
 connection reused across scrapes, reconnection after the server drops it,
 fail-fast probes for a target that is down or refuses the password, bad query
 strings, config errors with FILE:LINE, and SIGHUP reloads."""
+import http.client
 import json
 import os
 import re
@@ -99,7 +100,8 @@ modules:
 
 def start(cfg, port):
     p = subprocess.Popen([NTLENS, "exporter", "--config", cfg, "--listen",
-                          "127.0.0.1:%d" % port], stderr=subprocess.PIPE, text=True)
+                          "127.0.0.1:%d" % port, "--concurrency", "4"],
+                         stderr=subprocess.PIPE, text=True)
     for _ in range(50):
         try:
             get(port, "/")
@@ -204,7 +206,7 @@ def real_prometheus(d, exporter_port, target, srv):
     port = smbd_tests.free_port()
     cfg = os.path.join(d, "prometheus.yml")
     with open(cfg, "w") as f:
-        f.write("""global: {scrape_interval: 1s, scrape_timeout: 1s}
+        f.write("""global: {scrape_interval: 2s, scrape_timeout: 2s}
 scrape_configs:
   - job_name: windows
     metrics_path: /probe
@@ -278,10 +280,10 @@ def hang_test(port, srv, target):
     time.sleep(1.2)
     code, page = get(port, "/probe?target=%s&module=win" % target)
     check("probe_success 1" in page, "the hung target reconnects once it answers again")
-    scrape_timeout_test(port, other.pop(), target)
+    scrape_timeout_test(port, srv, other.pop(), target)
 
 
-def scrape_timeout_test(port, conn, target):
+def scrape_timeout_test(port, srv, conn, target):
     """Prometheus' X-Prometheus-Scrape-Timeout-Seconds bounds a probe whose
     module allows 30 s a call; a header that is not a duration is refused."""
     hdr = "X-Prometheus-Scrape-Timeout-Seconds"
@@ -301,8 +303,39 @@ def scrape_timeout_test(port, conn, target):
         code, body = get(port, path, {hdr: bad})
         check(code == 400 and hdr in body, "%s: %r is refused (%d)" % (hdr, bad, code))
     time.sleep(1.2)
+    before = set(srv.connection_pids())
     code, page = get(port, path, {hdr: "1.2"})
     check("probe_success 1" in page, "the target reconnects after its scrape timed out")
+    conn = (set(srv.connection_pids()) - before or {conn}).pop()
+    # A probe that waits on a hung target (30 s call timeout, no header)
+    # holds up no other connection: sixteen probes of another target on
+    # sixteen kept-alive connections (Prometheus keeps one per target), with
+    # --concurrency 4, all answer meanwhile. (libmicrohttpd's thread pool,
+    # used before, served each thread's connections in turn: about one in
+    # four waited for the hung probe.)
+    conns = [http.client.HTTPConnection("127.0.0.1", port, timeout=60) for _ in range(17)]
+
+    def on(i, p):
+        conns[i].request("GET", p)
+        return conns[i].getresponse().read().decode()
+
+    for i in range(17):
+        on(i, "/")
+    os.kill(conn, signal.SIGSTOP)
+    try:
+        with ThreadPoolExecutor(17) as ex:
+            hung = ex.submit(on, 0, path)
+            time.sleep(0.3)
+            t0 = time.monotonic()
+            pages = list(ex.map(lambda i: on(i, "/probe?target=%s&module=win" % target),
+                                range(1, 17)))
+            took = time.monotonic() - t0
+            os.kill(conn, signal.SIGCONT)
+            hung.result()
+    finally:
+        os.kill(conn, signal.SIGCONT)
+    check(all("probe_success 1" in x for x in pages) and took < 5,
+          "a hung probe holds up no other connection (16 probes in %.2fs)" % took)
 
 
 def children(pid):

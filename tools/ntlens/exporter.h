@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <regex.h>
+#include <semaphore.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -112,10 +113,11 @@ struct exp_server {
     const char *config_path;        /* NULL: the built-in config */
     struct exp_targets *targets;
     struct MHD_Daemon *daemon;
+    sem_t slots;                    /* --concurrency probes at once */
 };
 
-/* Starts serving on addr ("HOST:PORT", "[V6]:PORT" or ":PORT") with
- * `threads` worker threads. Returns 0, or -1 with msg set. */
+/* Starts serving on addr ("HOST:PORT", "[V6]:PORT" or ":PORT"), a thread
+ * per connection, `threads` probes at once. Returns 0, or -1 with msg set. */
 int exp_server_start(struct exp_server *s, const char *addr, unsigned threads, char *msg,
                      size_t size);
 void exp_server_stop(struct exp_server *s);
