@@ -42,6 +42,20 @@ def tree(pid):
     return out
 
 
+def children(pid):
+    out = []
+    for e in os.listdir("/proc"):
+        if e.isdigit():
+            try:
+                with open("/proc/%s/stat" % e) as f:
+                    st = f.read()
+                if int(st[st.rindex(")") + 2:].split()[1]) == pid:
+                    out.append(int(e))
+            except (OSError, ValueError):
+                pass
+    return out
+
+
 def rollup(pids, key):
     t = 0
     for p in pids:
@@ -177,7 +191,7 @@ try:
           "connected), private %.1f MB, page tables %.1f MB"
           % (idle, full[0], full[2], last[2], (last[2] - idle) / ntargets, last[2] - full[2],
              last[3], last[4]))
-    zygotes = [p for p in tree(exp.pid) if p != exp.pid and len(tree(p)) > 1]
+    zygotes = [p for p in children(exp.pid) if children(p)]
     print("result targets=%d reported=%d scrapes=%d missed=%d up=%d ok=%d helpers=%d zygotes=%d "
           "pss_connected=%.1f pss_end=%.1f per_target=%.3f" % (
               ntargets, reported, scrapes, missed, up[0][1] if up else 0, ok[0][1] if ok else 0,
