@@ -171,8 +171,10 @@ static enum MHD_Result probe(struct exp_server *s, struct MHD_Connection *c)
     double start = now_s();
     if (!take_slot(s, budget))
         return busy(c);
-    if (budget > 0) /* what is left of it after the wait */
-        budget = budget - (now_s() - start) > 0.001 ? budget - (now_s() - start) : 0.001;
+    if (budget > 0) { /* what is left of it after the wait */
+        double left = budget - (now_s() - start);
+        budget = left > 0.001 ? left : 0.001;
+    }
     pthread_rwlock_rdlock(&s->lock);
     const char *name = q.module ? q.module : s->cfg.modules[0].name;
     const struct exp_module *m = exp_config_module(&s->cfg, name);
