@@ -122,6 +122,9 @@ extern const struct ntl_rpc_pipe_ops ntl_smb_pipe_ops;
 int ntl_smb_pipe_open(const struct ntl_smb_target *t, const char *name,
                       struct ntl_smb_pipe **out, struct ntl_error *err);
 void ntl_smb_pipe_close(struct ntl_smb_pipe *p);
+/* The deadline of each call from now on, from its first write to its last
+ * read (0: the open's call_timeout_ms again). */
+void ntl_smb_pipe_set_call_timeout(struct ntl_smb_pipe *p, unsigned ms);
 
 /* ------------------------------------------------------------------------
  * Samba's perfmon store (<state dir>/perfmon/names.tdb and data.tdb), which

@@ -30,6 +30,14 @@ int ntl_msrpc_source_check_spec(const char *spec, struct ntl_error *err);
 int ntl_msrpc_smb_open(const char *spec, const struct ntl_source_options *opt,
                        struct ntl_source **out, struct ntl_error *err);
 
+/* Bounds the calls that follow on a source from ntl_msrpc_smb_open (or a
+ * remote spec through ntl_msrpc_source_open): each call ends within ms
+ * (0: the open's call timeout again), as the exporter's scrape timeout
+ * asks. A call that runs out of time leaves the source broken, as any
+ * timeout does. Returns 0, or NTL_ERR_UNSUPPORTED on Windows, whose
+ * RegQueryValueEx takes no deadline. */
+int ntl_msrpc_smb_set_call_timeout(struct ntl_source *s, unsigned ms, struct ntl_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -133,6 +133,14 @@ static const struct ntl_source_ops smb_ops = {
     .close = smb_close,
 };
 
+int ntl_msrpc_smb_set_call_timeout(struct ntl_source *s, unsigned ms, struct ntl_error *err)
+{
+    struct smb_source *m = ntl_source_impl(s);
+    (void)err;
+    ntl_smb_pipe_set_call_timeout(m->pipe, ms);
+    return NTL_OK;
+}
+
 int ntl_msrpc_smb_open(const char *spec, const struct ntl_source_options *opt,
                        struct ntl_source **out, struct ntl_error *err)
 {

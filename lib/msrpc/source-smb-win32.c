@@ -209,3 +209,11 @@ int ntl_msrpc_smb_open(const char *spec, const struct ntl_source_options *opt,
     }
     return NTL_OK;
 }
+
+int ntl_msrpc_smb_set_call_timeout(struct ntl_source *s, unsigned ms, struct ntl_error *err)
+{
+    (void)s;
+    (void)ms;
+    return ntl_error_set(err, NTL_ERR_UNSUPPORTED, NULL, NTL_NO_OFFSET,
+                         "a call deadline on Windows (RegQueryValueEx takes none)");
+}

@@ -9,14 +9,15 @@
  * to it over a socketpair: sources in different threads share nothing, run
  * truly in parallel, and a server that hangs holds up only its own source.
  * A single-threaded program forks the helper (fast: the libraries are
- * already loaded). A threaded one re-executes itself (/proc/self/exe) with
- * NTLENS_SMB_HELPER set, caught by a constructor before main: a fresh
- * process, so no lock another thread held at fork time is inherited.
+ * already loaded). A threaded one asks its zygote (smb-zygote-linux.c), a
+ * fresh exec of this program that forks helpers, so no lock another thread
+ * held at fork time is inherited and the relocated libraries are shared.
  * Settings and credentials come over the socket, never in argv or the
  * environment. */
 /* close_range */
 #define _GNU_SOURCE
 #include "ntlens/msrpc.h"
+#include "smb-helper.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -40,8 +42,10 @@
 /* The parent's handle. */
 struct ntl_smb_pipe {
     int sock;                 /* our end of the socketpair */
-    pid_t child;
+    pid_t child;              /* a helper we forked, or 0 */
+    int pidfd;                /* a helper the zygote forked, or -1 */
     unsigned call_ms;         /* the deadline of one call, from its first write */
+    unsigned open_call_ms;    /* call_ms as the open set it */
     uint64_t deadline;        /* CLOCK_MONOTONIC ms when the current call must end */
     bool replying;            /* the last operation was a read: a write starts a call */
     bool timed_out;           /* a call ran out of time: the child may still answer it */
@@ -62,8 +66,7 @@ struct child_args {
     char password[256];
 };
 
-#define HELPER_ENV "NTLENS_SMB_HELPER"
-#define HELPER_FD 3
+#define HELPER_FD NTL_SMB_HELPER_FD
 
 /* Requests: a header, then `len` bytes for OP_WRITE. Replies: a header whose
  * status is 0 or -errno (the open's reply also says whether the logon
@@ -306,7 +309,7 @@ static uint64_t now_ms(void)
 
 /* The child: opens the pipe, reports, then serves reads and writes until
  * OP_CLOSE or the parent goes away. Never returns. */
-static void child_main(int sock, struct child_args *c)
+static _Noreturn void child_main(int sock, struct child_args *c)
 {
     struct msg m = {0, 0, 0};
     uint8_t *buf = NULL;
@@ -392,7 +395,7 @@ static void child_main(int sock, struct child_args *c)
 }
 
 /* The helper: read the settings from HELPER_FD and serve the pipe. */
-static void helper_run(void)
+void ntl_smb_helper_run(void)
 {
     static struct child_args args;
 
@@ -407,29 +410,33 @@ static void helper_run(void)
     child_main(HELPER_FD, &args);
 }
 
-/* A re-executed helper starts here, before main. */
-__attribute__((constructor)) static void helper_entry(void)
-{
-    const char *env = getenv(HELPER_ENV);
-    if (!env || strcmp(env, "3"))
-        return;
-    unsetenv(HELPER_ENV);
-    helper_run();
-}
-
 void ntl_smb_pipe_close(struct ntl_smb_pipe *p)
 {
+    /* The child closes the SMB session and exits; do not wait on a server
+     * that stopped answering, nor at all after a call ran out of time (the
+     * child is still blocked in it). */
+    int wait_ms = 0;
     if (!p)
         return;
+    if (!p->timed_out)
+        wait_ms = 1000;
     if (p->sock >= 0) {
         struct msg m = {OP_CLOSE, 0, 0};
         send_all(p->sock, &m, sizeof m);
         close(p->sock);
     }
+    if (p->pidfd >= 0) {
+        /* The zygote reaps its helpers, so nothing here need wait for one
+         * to log off: a program closing a fleet's pipes (a reload, the
+         * exporter's exit: 1,000 targets took minutes one second each)
+         * does not wait at all, and only a helper stuck in a call is
+         * killed. */
+        if (p->timed_out)
+            pidfd_send_signal(p->pidfd, SIGKILL, NULL, 0);
+        close(p->pidfd);
+    }
     if (p->child > 0) {
-        /* The child closes the SMB session and exits; do not wait on a
-         * server that stopped answering. */
-        for (int i = 0; i < 50 && waitpid(p->child, NULL, WNOHANG) == 0; i++)
+        for (int i = 0; i < wait_ms / 20 && waitpid(p->child, NULL, WNOHANG) == 0; i++)
             nanosleep(&(struct timespec){0, 20 * 1000000L}, NULL);
         if (waitpid(p->child, NULL, WNOHANG) == 0) {
             kill(p->child, SIGKILL);
@@ -438,8 +445,6 @@ void ntl_smb_pipe_close(struct ntl_smb_pipe *p)
     }
     free(p);
 }
-
-extern char **environ;
 
 /* True when this process runs one thread (from /proc/self/stat). */
 static bool single_threaded(void)
@@ -459,66 +464,26 @@ static bool single_threaded(void)
     return threads == 1;
 }
 
-/* What the re-executed helper gets of the environment: only what
- * libsmbclient and Kerberos read (home, temp, locale, time zone, smb.conf
- * and krb5 locations, the ticket cache). Credentials come over the socket;
- * nothing else of the caller's environment is its business. */
-static bool helper_needs(const char *var)
-{
-    static const char *const names[] = {"HOME=", "PATH=", "TMPDIR=", "LANG=", "TZ=",
-                                        "USER=", "LOGNAME=", "SMB_CONF_PATH="};
-    static const char *const prefixes[] = {"LC_", "KRB5"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strncmp(var, names[i], strlen(names[i])))
-            return true;
-    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
-        if (!strncmp(var, prefixes[i], strlen(prefixes[i])))
-            return true;
-    return false;
-}
-
 /* Starts the helper with `sock` as its fd 3: a fork when this process has
- * one thread, otherwise a fork and exec of this program (only
- * async-signal-safe calls between the two). */
-static pid_t spawn_helper(int sock)
+ * one thread (p->child), otherwise through the zygote (p->pidfd). */
+static int spawn_helper(struct ntl_smb_pipe *p, int sock)
 {
-    static char *const argv[] = {"ntlens-smb-helper", NULL};
-    bool plain_fork = single_threaded();
-    size_t n = 0, k = 0;
-    char **envp = NULL;
-    pid_t pid;
-
-    if (!plain_fork) {
-        while (environ[n])
-            n++;
-        envp = calloc(n + 2, sizeof *envp);
-        if (!envp)
-            return -1;
-        for (size_t i = 0; i < n; i++)
-            if (helper_needs(environ[i]))
-                envp[k++] = environ[i];
-        envp[k++] = HELPER_ENV "=3";
-        envp[k] = NULL;
-    }
-    pid = fork();
-    if (pid == 0) {
+    if (!single_threaded())
+        return (p->pidfd = ntl_smb_zygote_spawn(sock)) < 0 ? -1 : 0;
+    p->child = fork();
+    if (p->child == 0) {
         if (sock != HELPER_FD) {
             dup2(sock, HELPER_FD); /* dup2 clears FD_CLOEXEC on the copy */
         } else {
             int fl = fcntl(sock, F_GETFD);
             fcntl(sock, F_SETFD, fl & ~FD_CLOEXEC);
         }
-        if (plain_fork) {
-            /* Other sources' sockets would hide their peers' end of
-             * stream: keep only stdio and ours. */
-            close_range(HELPER_FD + 1, ~0u, 0);
-            helper_run();
-        }
-        execve("/proc/self/exe", argv, envp);
-        _exit(127);
+        /* Other sources' sockets would hide their peers' end of stream:
+         * keep only stdio and ours. */
+        close_range(HELPER_FD + 1, ~0u, 0);
+        ntl_smb_helper_run();
     }
-    free(envp);
-    return pid;
+    return p->child < 0 ? -1 : 0;
 }
 
 /* libsmbclient refuses "[::1]" in a URL (EINVAL) but, like Windows, takes
@@ -552,7 +517,8 @@ int ntl_smb_pipe_open(const struct ntl_smb_target *t, const char *name,
     if (!p)
         return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
     p->sock = -1;
-    p->call_ms = call_ms;
+    p->pidfd = -1;
+    p->call_ms = p->open_call_ms = call_ms;
     p->replying = true;
     snprintf(p->where, sizeof p->where, v6 ? "[%s]:%u" : "%s:%u", t->host, port);
 
@@ -572,10 +538,10 @@ int ntl_smb_pipe_open(const struct ntl_smb_target *t, const char *name,
     copy(args.password, sizeof args.password, t->password);
     snprintf(args.url, sizeof args.url, "smb://%s/IPC$/%s",
              v6 ? ipv6_unc_name(t->host, v6name) : t->host, name);
-    p->child = spawn_helper(sv[1]);
+    rc = spawn_helper(p, sv[1]);
     close(sv[1]);
     p->sock = sv[0];
-    if (p->child < 0) {
+    if (rc < 0) {
         wipe(&args, sizeof args);
         rc = ntl_error_set(err, NTL_ERR_SYSTEM, NULL, NTL_NO_OFFSET,
                            "cannot start the SMB helper process: %s", strerror(errno));
@@ -607,6 +573,11 @@ int ntl_smb_pipe_open(const struct ntl_smb_target *t, const char *name,
 fail:
     ntl_smb_pipe_close(p);
     return rc;
+}
+
+void ntl_smb_pipe_set_call_timeout(struct ntl_smb_pipe *p, unsigned ms)
+{
+    p->call_ms = ms ? ms : p->open_call_ms;
 }
 
 static int deadline_passed(struct ntl_smb_pipe *p, const char *what, struct ntl_error *err)

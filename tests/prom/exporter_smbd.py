@@ -5,6 +5,7 @@ Prometheus scraping the exporter (PromQL), promtool on every page, values that a
 connection reused across scrapes, reconnection after the server drops it,
 fail-fast probes for a target that is down or refuses the password, bad query
 strings, config errors with FILE:LINE, and SIGHUP reloads."""
+import http.client
 import json
 import os
 import re
@@ -27,9 +28,10 @@ import smbd_tests  # noqa: E402
 NTLENS = os.environ["NTLENS"]
 
 
-def get(port, path):
+def get(port, path, headers=None):
+    req = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path), headers=headers or {})
     try:
-        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=60) as r:
+        with urllib.request.urlopen(req, timeout=60) as r:
             return r.status, r.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode()
@@ -98,7 +100,8 @@ modules:
 
 def start(cfg, port):
     p = subprocess.Popen([NTLENS, "exporter", "--config", cfg, "--listen",
-                          "127.0.0.1:%d" % port], stderr=subprocess.PIPE, text=True)
+                          "127.0.0.1:%d" % port, "--concurrency", "4"],
+                         stderr=subprocess.PIPE, text=True)
     for _ in range(50):
         try:
             get(port, "/")
@@ -203,7 +206,7 @@ def real_prometheus(d, exporter_port, target, srv):
     port = smbd_tests.free_port()
     cfg = os.path.join(d, "prometheus.yml")
     with open(cfg, "w") as f:
-        f.write("""global: {scrape_interval: 1s, scrape_timeout: 1s}
+        f.write("""global: {scrape_interval: 2s, scrape_timeout: 2s}
 scrape_configs:
   - job_name: windows
     metrics_path: /probe
@@ -277,6 +280,108 @@ def hang_test(port, srv, target):
     time.sleep(1.2)
     code, page = get(port, "/probe?target=%s&module=win" % target)
     check("probe_success 1" in page, "the hung target reconnects once it answers again")
+    scrape_timeout_test(port, srv, other.pop(), target)
+
+
+def scrape_timeout_test(port, srv, conn, target):
+    """Prometheus' X-Prometheus-Scrape-Timeout-Seconds bounds a probe whose
+    module allows 30 s a call; a header that is not a duration is refused."""
+    hdr = "X-Prometheus-Scrape-Timeout-Seconds"
+    path = "/probe?target=%s&module=other" % target
+    code, page = get(port, path, {hdr: "1.2"})
+    check(code == 200 and "probe_success 1" in page, "a probe within its scrape timeout")
+    os.kill(conn, signal.SIGSTOP)
+    try:
+        t0 = time.monotonic()
+        code, page = get(port, path, {hdr: "1.2"})
+        took = time.monotonic() - t0
+    finally:
+        os.kill(conn, signal.SIGCONT)
+    check('probe_success{error_kind="timeout"} 0' in page and 0.6 < took < 1.2,
+          "the scrape timeout, less half a second, bounds a hung call (%.2fs)" % took)
+    for bad in ("soon", "-1", "1e9", "nan", ""):
+        code, body = get(port, path, {hdr: bad})
+        check(code == 400 and hdr in body, "%s: %r is refused (%d)" % (hdr, bad, code))
+    time.sleep(1.2)
+    before = set(srv.connection_pids())
+    code, page = get(port, path, {hdr: "1.2"})
+    check("probe_success 1" in page, "the target reconnects after its scrape timed out")
+    conn = (set(srv.connection_pids()) - before or {conn}).pop()
+    # A probe that waits on a hung target (30 s call timeout, no header)
+    # holds up no other connection: sixteen probes of another target on
+    # sixteen kept-alive connections (Prometheus keeps one per target), with
+    # --concurrency 4, all answer meanwhile. (libmicrohttpd's thread pool,
+    # used before, served each thread's connections in turn: about one in
+    # four waited for the hung probe.)
+    conns = [http.client.HTTPConnection("127.0.0.1", port, timeout=60) for _ in range(17)]
+
+    def on(i, p):
+        conns[i].request("GET", p)
+        return conns[i].getresponse().read().decode()
+
+    for i in range(17):
+        on(i, "/")
+    os.kill(conn, signal.SIGSTOP)
+    try:
+        with ThreadPoolExecutor(17) as ex:
+            hung = ex.submit(on, 0, path)
+            time.sleep(0.3)
+            t0 = time.monotonic()
+            pages = list(ex.map(lambda i: on(i, "/probe?target=%s&module=win" % target),
+                                range(1, 17)))
+            took = time.monotonic() - t0
+            os.kill(conn, signal.SIGCONT)
+            hung.result()
+    finally:
+        os.kill(conn, signal.SIGCONT)
+    check(all("probe_success 1" in x for x in pages) and took < 5,
+          "a hung probe holds up no other connection (16 probes in %.2fs)" % took)
+
+
+def children(pid):
+    out = []
+    for e in os.listdir("/proc"):
+        if e.isdigit():
+            try:
+                with open("/proc/%s/stat" % e) as f:
+                    st = f.read()
+                if int(st[st.rindex(")") + 2:].split()[1]) == pid:
+                    out.append(int(e))
+            except (OSError, ValueError):
+                pass
+    return out
+
+
+def helper_test(port, p, target):
+    """The exporter's SMB helpers are forked by one zygote: a helper that
+    dies costs only its own target (which reconnects), and a zygote that
+    dies costs nobody (its helpers keep serving; the next connection starts
+    a new zygote)."""
+    zygotes = children(p.pid)
+    helpers = children(zygotes[0]) if len(zygotes) == 1 else []
+    check(len(zygotes) == 1 and len(helpers) == 2,
+          "one zygote forks the two targets' helpers (%s, %s)" % (zygotes, helpers))
+    if len(helpers) != 2:
+        return
+    os.kill(helpers[0], signal.SIGKILL)
+    time.sleep(0.2)
+    first = [get(port, "/probe?target=%s&module=%s" % (target, m))[1] for m in ("win", "other")]
+    check(sum("probe_success 1" in x for x in first) == 1 and os.path.exists("/proc/%d" %
+          helpers[1]), "a helper that dies fails its own target only")
+    time.sleep(1.2)
+    again = [get(port, "/probe?target=%s&module=%s" % (target, m))[1] for m in ("win", "other")]
+    check(all("probe_success 1" in x for x in again), "its target reconnects")
+    helpers = children(zygotes[0])
+    os.kill(zygotes[0], signal.SIGKILL)
+    time.sleep(0.2)
+    kept = [get(port, "/probe?target=%s&module=%s" % (target, m))[1] for m in ("win", "other")]
+    check(all("probe_success 1" in x for x in kept) and
+          all(os.path.exists("/proc/%d" % h) for h in helpers),
+          "a zygote that dies leaves its helpers serving (%s)" % helpers)
+    code, page = get(port, "/probe?target=%s&module=smbd" % target)
+    now = children(p.pid)
+    check("probe_success 1" in page and len(now) == 1 and now[0] != zygotes[0],
+          "the next connection starts a new zygote (%s)" % now)
 
 
 def main():
@@ -323,6 +428,7 @@ def main():
         code, page = get(port, "/probe?target=%s&module=win" % target)
         check("probe_success 1" in page, "reconnects after the server dropped the connection")
         hang_test(port, srv, target)
+        helper_test(port, p, target)
         code, page = get(port, "/probe?target=%s&module=smbd" % target)
         names = {label(k, "process") for k in samples(page, "windows_process_threads")}
         check(names == {"smbd"}, "a module's instance regex keeps only its processes (%s)"

@@ -1,21 +1,31 @@
-/* The HTTP side: libmicrohttpd with a fixed pool of threads (the bound on
- * concurrent scrapes), a connection limit and a timeout for slow clients.
+/* The HTTP side: libmicrohttpd with a thread per connection, so a probe that
+ * waits on a slow target holds up no other connection (a thread pool runs
+ * each thread's connections one after the other: with a Prometheus
+ * connection per target, one hung target delayed the dozens queued behind
+ * it). --concurrency probes run at once (a semaphore); a connection limit
+ * and a timeout bound slow clients.
  * Query strings are checked before anything is looked up: one target, one
  * module, each once, of bounded length, a target that is a host name or
  * address (it becomes part of an smb:// spec, so nothing else may pass). */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "exporter.h"
 #include "ntlens/prom.h"
 
 #define PAGE_LIMIT (64u << 20)
 #define MAX_VALUE 255
+#define SCRAPE_TIMEOUT_HEADER "X-Prometheus-Scrape-Timeout-Seconds"
+#define CONNECTION_LIMIT 4096u       /* Prometheus keeps a connection per target */
+#define THREAD_STACK (512u << 10)    /* a handler's frames are small; 8 MB each is not */
+#define SLOT_WAIT_S 10.0             /* for a free probe slot, without a scrape timeout */
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *type,
                              const void *data, size_t len)
@@ -96,26 +106,89 @@ static enum MHD_Result send_page(struct MHD_Connection *c, struct ntl_buf *page,
     return r;
 }
 
+/* How long a probe may take: Prometheus sends its scrape timeout in
+ * X-Prometheus-Scrape-Timeout-Seconds; the probe keeps half a second of it
+ * (blackbox_exporter's offset) to write the page, or half of a timeout
+ * under a second. 0 without the header; -1 when it is not a number of
+ * seconds up to a day. */
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double scrape_budget(struct MHD_Connection *c)
+{
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, SCRAPE_TIMEOUT_HEADER);
+    char *end;
+    double t;
+    if (!h)
+        return 0;
+    errno = 0;
+    t = strtod(h, &end);
+    if (end == h || *end || errno || !(t > 0 && t <= 86400))
+        return -1;
+    return t > 1 ? t - 0.5 : t / 2;
+}
+
+/* Waits for one of the --concurrency probe slots, at most `budget` seconds
+ * (0: SLOT_WAIT_S). */
+static bool take_slot(struct exp_server *s, double budget)
+{
+    struct timespec until;
+    double wait = budget > 0 ? budget : SLOT_WAIT_S;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)wait;
+    until.tv_nsec += (long)((wait - (double)(time_t)wait) * 1e9);
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    while (sem_timedwait(&s->slots, &until) != 0)
+        if (errno != EINTR)
+            return false;
+    return true;
+}
+
+static enum MHD_Result busy(struct MHD_Connection *c)
+{
+    return text(c, 503, "every probe slot stayed busy (see --concurrency)");
+}
+
 static enum MHD_Result probe(struct exp_server *s, struct MHD_Connection *c)
 {
     struct query q = {0};
     struct ntl_buf page;
     const char *bad;
+    double budget = scrape_budget(c);
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, arg, &q);
     if ((bad = query_error(&q)) != NULL)
         return text(c, 400, bad);
+    if (budget < 0)
+        return text(c, 400, SCRAPE_TIMEOUT_HEADER " must be a number of seconds, above 0 "
+                            "and at most 86400");
+    double start = now_s();
+    if (!take_slot(s, budget))
+        return busy(c);
+    if (budget > 0) { /* what is left of it after the wait */
+        double left = budget - (now_s() - start);
+        budget = left > 0.001 ? left : 0.001;
+    }
     pthread_rwlock_rdlock(&s->lock);
     const char *name = q.module ? q.module : s->cfg.modules[0].name;
     const struct exp_module *m = exp_config_module(&s->cfg, name);
     if (!m) {
         pthread_rwlock_unlock(&s->lock);
+        sem_post(&s->slots);
         return text(c, 400, "unknown module (see the modules of the config file)");
     }
     struct exp_module eff = *m; /* the module as this target overrides it */
     exp_config_apply_target(&s->cfg, q.target, &eff);
     ntl_buf_init(&page, PAGE_LIMIT);
-    int rc = exp_targets_probe(s->targets, &eff, q.target, &page);
+    int rc = exp_targets_probe(s->targets, &eff, q.target, budget, &page);
     pthread_rwlock_unlock(&s->lock);
+    sem_post(&s->slots);
     return send_page(c, &page, rc);
 }
 
@@ -168,9 +241,14 @@ static enum MHD_Result metrics(struct exp_server *s, struct MHD_Connection *c)
     int rc = own_metrics(s, &page);
     /* this host through the same collectors, as windows_exporter serves its own */
     if (rc == 0) {
+        if (!take_slot(s, 0)) {
+            ntl_buf_free(&page);
+            return busy(c);
+        }
         pthread_rwlock_rdlock(&s->lock); /* a reload waits: it frees targets */
-        rc = exp_targets_probe(s->targets, &local, NULL, &page);
+        rc = exp_targets_probe(s->targets, &local, NULL, 0, &page);
         pthread_rwlock_unlock(&s->lock);
+        sem_post(&s->slots);
     }
     return send_page(c, &page, rc);
 }
@@ -253,16 +331,22 @@ int exp_server_start(struct exp_server *s, const char *addr, unsigned threads, c
     struct sockaddr_storage ss;
     if (parse_addr(addr, &ss, msg, size) < 0)
         return -1;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+                     MHD_USE_POLL;
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
+    if (sem_init(&s->slots, 0, threads) != 0) {
+        snprintf(msg, size, "cannot make %u probe slots", threads);
+        return -1;
+    }
     s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, s,
                                  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-                                 MHD_OPTION_THREAD_POOL_SIZE, threads,
-                                 MHD_OPTION_CONNECTION_LIMIT, threads * 8,
+                                 MHD_OPTION_CONNECTION_LIMIT, CONNECTION_LIMIT,
+                                 MHD_OPTION_THREAD_STACK_SIZE, (size_t)THREAD_STACK,
                                  MHD_OPTION_CONNECTION_TIMEOUT, 60u,
                                  MHD_OPTION_END);
     if (!s->daemon) {
+        sem_destroy(&s->slots);
         snprintf(msg, size, "cannot listen on %s (in use, or not an address of this host)", addr);
         return -1;
     }
@@ -271,8 +355,10 @@ int exp_server_start(struct exp_server *s, const char *addr, unsigned threads, c
 
 void exp_server_stop(struct exp_server *s)
 {
-    if (s->daemon)
+    if (s->daemon) {
         MHD_stop_daemon(s->daemon);
+        sem_destroy(&s->slots);
+    }
     s->daemon = NULL;
 }
 

@@ -16,13 +16,14 @@
 
 #define BACKOFF_MIN_MS 1000
 #define BACKOFF_MAX_MS 60000
+#define DEFAULT_CONNECT_MS 10000u /* lib/msrpc's defaults */
+#define DEFAULT_CALL_MS 30000u
 
 struct target {
     char *module, *host;
     pthread_mutex_t lock;
     struct ntl_source *src;
     struct ntl_perf_titles *titles;
-    struct ntl_buf raw;
     double retry_at;          /* monotonic seconds; no attempt before */
     unsigned backoff_ms;
     char error_kind[32];      /* of the last failure */
@@ -74,7 +75,6 @@ static void free_list(struct exp_targets *t, struct target *g)
         struct target *next = g->next;
         disconnect(t, g);
         drop_titles(g);
-        ntl_buf_free(&g->raw);
         pthread_mutex_destroy(&g->lock);
         free(g->module);
         free(g->host);
@@ -134,7 +134,6 @@ static struct target *find(struct exp_targets *t, const char *module, const char
             g = NULL;
         } else {
             pthread_mutex_init(&g->lock, NULL);
-            ntl_buf_init(&g->raw, 0);
             g->next = t->list;
             t->list = g;
         }
@@ -162,16 +161,24 @@ static void make_spec(const struct exp_module *m, const char *host, char *spec, 
         snprintf(spec, size, "smb://%s%s", host, port);
 }
 
-static int connect_target(struct target *g, const struct exp_module *m, atomic_size_t *connected,
-                          struct ntl_error *err)
+/* The smaller bound: a setting (0: its default) or what the scrape has left
+ * (0: no scrape timeout). */
+static unsigned bound_ms(unsigned setting, unsigned dflt, unsigned left)
+{
+    unsigned ms = setting ? setting : dflt;
+    return left && left < ms ? left : ms;
+}
+
+static int connect_target(struct target *g, const struct exp_module *m, unsigned left_ms,
+                          atomic_size_t *connected, struct ntl_error *err)
 {
     struct ntl_source_options opt = {0};
     char spec[700];
     bool missing = false;
     int rc;
 
-    opt.connect_timeout_ms = m->connect_timeout_ms;
-    opt.call_timeout_ms = m->call_timeout_ms;
+    opt.connect_timeout_ms = bound_ms(m->connect_timeout_ms, DEFAULT_CONNECT_MS, left_ms);
+    opt.call_timeout_ms = bound_ms(m->call_timeout_ms, DEFAULT_CALL_MS, left_ms);
     if (m->auth) {
         opt.password = m->auth->password[0] ? m->auth->password : NULL;
         opt.kerberos = m->auth->kerberos;
@@ -225,26 +232,48 @@ static int write_metrics(const struct exp_module *m, struct target *g,
     return rc;
 }
 
+/* Milliseconds left before `until` (monotonic seconds; 0: no bound), at
+ * least 1; 0 when there is no bound. */
+static unsigned left_ms(double until)
+{
+    double left = until - now();
+    return until == 0 ? 0 : left < 0.001 ? 1 : (unsigned)(left * 1000);
+}
+
 /* Gathers one snapshot into page (a buffer of its own, so a failure halfway
- * leaves nothing of it in the answer). Returns 0 or a negative status. */
+ * leaves nothing of it in the answer), all of it before `until` (monotonic
+ * seconds; 0: only the module's timeouts bound it). Returns 0 or a negative
+ * status. */
 static int scrape(struct exp_targets *t, struct target *g, const struct exp_module *m,
-                  struct ntl_buf *page, struct ntl_error *err)
+                  double until, struct ntl_buf *page, struct ntl_error *err)
 {
     struct ntl_perf_block *b = NULL;
+    struct ntl_buf raw;
     int rc = 0;
     if (!g->src) {
         if (now() < g->retry_at)
             return ntl_error_set(err, NTL_ERR_CONNECT, NULL, NTL_NO_OFFSET,
                                  "waiting before reconnecting");
-        if ((rc = connect_target(g, m, &t->connected, err)) < 0) {
+        if ((rc = connect_target(g, m, left_ms(until), &t->connected, err)) < 0) {
             disconnect(t, g);
             return rc;
         }
     }
-    g->raw.len = 0;
-    if ((rc = ntl_source_snapshot(g->src, "Global", &g->raw, &b, err)) == 0)
+    /* What the scrape has left bounds the query; the connection stays. */
+    if (until && now() >= until)
+        return ntl_error_set(err, NTL_ERR_TIMEOUT, NULL, NTL_NO_OFFSET,
+                             "the scrape timeout passed while connecting");
+    if (strcmp(g->host, "local") &&
+        (rc = ntl_msrpc_smb_set_call_timeout(
+             g->src, bound_ms(m->call_timeout_ms, DEFAULT_CALL_MS, left_ms(until)), err)) < 0)
+        return rc;
+    /* The raw block lives for this scrape only: a fleet's idle targets
+     * hold no snapshot (hundreds of KB each on Windows). */
+    ntl_buf_init(&raw, 0);
+    if ((rc = ntl_source_snapshot(g->src, "Global", &raw, &b, err)) == 0)
         rc = write_metrics(m, g, b, page, err);
     ntl_perf_block_free(b);
+    ntl_buf_free(&raw);
     if (rc < 0 && rc != NTL_ERR_LIMIT)
         disconnect(t, g); /* the connection may be broken: the next scrape reconnects */
     return rc;
@@ -301,17 +330,17 @@ static int probe_lines(struct ntl_buf *out, bool ok, const char *kind, double se
 }
 
 int exp_targets_probe(struct exp_targets *t, const struct exp_module *m, const char *host,
-                      struct ntl_buf *out)
+                      double timeout_s, struct ntl_buf *out)
 {
     struct ntl_error err = {0};
     struct ntl_buf page;
-    double start = now();
+    double start = now(), until = timeout_s > 0 ? start + timeout_s : 0;
     struct target *g = find(t, m->name, host ? host : "local");
     int rc;
 
     if (!g)
         return -1;
-    if (!lock_target(g, m->connect_timeout_ms ? m->connect_timeout_ms : 10000)) {
+    if (!lock_target(g, bound_ms(m->connect_timeout_ms, DEFAULT_CONNECT_MS, left_ms(until)))) {
         pthread_mutex_lock(&t->lock);
         t->stats.probes++;
         t->stats.failures++;
@@ -319,7 +348,7 @@ int exp_targets_probe(struct exp_targets *t, const struct exp_module *m, const c
         return probe_lines(out, false, "busy", now() - start);
     }
     ntl_buf_init(&page, out->limit);
-    rc = scrape(t, g, m, &page, &err);
+    rc = scrape(t, g, m, until, &page, &err);
     note_result(g, rc, &err);
     double took = now() - start;
     if (rc < 0)

@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <regex.h>
+#include <semaphore.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -93,11 +94,13 @@ void exp_targets_free(struct exp_targets *t);
 void exp_targets_reset(struct exp_targets *t);
 /* Appends one target's page to out: probe_success, probe_duration_seconds,
  * and, on success, the module's metrics. host NULL is this machine
- * ("local"). Never fails the page for a target error: it shows as
+ * ("local"). timeout_s > 0 bounds the whole probe (connecting, waiting for
+ * another scrape of the same target, the query) besides the module's
+ * timeouts; a probe that runs out fails with error_kind timeout. Never fails the page for a target error: it shows as
  * probe_success 0 with an error_kind label. Returns 0, or -1 when out of
  * memory or the page limit was hit. */
 int exp_targets_probe(struct exp_targets *t, const struct exp_module *m, const char *host,
-                      struct ntl_buf *out);
+                      double timeout_s, struct ntl_buf *out);
 void exp_targets_stats(struct exp_targets *t, struct exp_stats *s);
 void exp_targets_count_reload(struct exp_targets *t, bool ok);
 
@@ -110,10 +113,11 @@ struct exp_server {
     const char *config_path;        /* NULL: the built-in config */
     struct exp_targets *targets;
     struct MHD_Daemon *daemon;
+    sem_t slots;                    /* --concurrency probes at once */
 };
 
-/* Starts serving on addr ("HOST:PORT", "[V6]:PORT" or ":PORT") with
- * `threads` worker threads. Returns 0, or -1 with msg set. */
+/* Starts serving on addr ("HOST:PORT", "[V6]:PORT" or ":PORT"), a thread
+ * per connection, `threads` probes at once. Returns 0, or -1 with msg set. */
 int exp_server_start(struct exp_server *s, const char *addr, unsigned threads, char *msg,
                      size_t size);
 void exp_server_stop(struct exp_server *s);
