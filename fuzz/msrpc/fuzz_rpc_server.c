@@ -21,6 +21,7 @@
 #include "ntlens/dcerpc.h"
 #include "ntlens/msrpc.h"
 #include "ntlens/reader.h"
+#include "session.h"
 
 struct server {
     const uint8_t *in, *end;  /* the plans */
@@ -152,25 +153,9 @@ static const struct ntl_rpc_pipe_ops server_ops = {server_write, server_read};
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct server s = {.in = data, .end = data + size};
-    struct ntl_rpc_client c;
-    struct ntl_winreg_handle h;
-    struct ntl_winreg_fetch f = {.initial_size = 512, .max_size = 1u << 20};
-    struct ntl_error err;
-    struct ntl_buf out;
-
     ntl_buf_init(&s.pending, 1u << 20);
     ntl_buf_init(&s.replies, 4u << 20);
-    ntl_rpc_client_init(&c, &server_ops, &s, 1u << 20);
-    ntl_buf_init(&out, 1u << 20);
-    if (ntl_rpc_bind(&c, &ntl_winreg_syntax, &err) == 0 &&
-        ntl_winreg_open_hkpd(&c, &h, &err) == 0) {
-        ntl_winreg_fetch_value(&c, &h, "Global", NTL_WINREG_VALUE_PERF_DATA, &f, &out, &err);
-        f.initial_size = 512;
-        ntl_winreg_fetch_value(&c, &h, "Counter 009", NTL_WINREG_VALUE_PLAIN, &f, &out, &err);
-        ntl_winreg_close_key(&c, &h, &err);
-    }
-    ntl_buf_free(&out);
-    ntl_rpc_client_free(&c);
+    fuzz_winreg_session(&server_ops, &s);
     ntl_buf_free(&s.pending);
     ntl_buf_free(&s.replies);
     return 0;

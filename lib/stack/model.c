@@ -161,34 +161,37 @@ int ntl_stack_frame_add(struct ntl_stack_process *p, struct ntl_stack_thread *t,
     return 0;
 }
 
-int ntl_stack_thread_note(struct ntl_stack_process *p, struct ntl_stack_thread *t,
-                          struct ntl_error *err, const char *fmt, ...)
+/* *dst = the formatted text, copied into p. 0, or NTL_ERR_NOMEM. */
+static int set_note(struct ntl_stack_process *p, const char **dst, struct ntl_error *err,
+                    const char *fmt, va_list ap)
 {
     char text[512];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(text, sizeof(text), fmt, ap);
-    va_end(ap);
     const char *note = ntl_stack_strdup(p, text);
     if (!note)
         return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
-    t->note = note;
+    *dst = note;
     return 0;
+}
+
+int ntl_stack_thread_note(struct ntl_stack_process *p, struct ntl_stack_thread *t,
+                          struct ntl_error *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = set_note(p, &t->note, err, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 int ntl_stack_process_note(struct ntl_stack_process *p, struct ntl_error *err,
                            const char *fmt, ...)
 {
-    char text[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(text, sizeof(text), fmt, ap);
+    int rc = set_note(p, &p->note, err, fmt, ap);
     va_end(ap);
-    const char *note = ntl_stack_strdup(p, text);
-    if (!note)
-        return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
-    p->note = note;
-    return 0;
+    return rc;
 }
 
 static int by_tid(const void *a, const void *b)
