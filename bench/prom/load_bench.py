@@ -175,6 +175,7 @@ try:
     reported, scrapes, missed = missed_scrapes(pport, seconds, interval)
     up = q("sum(sum_over_time(up[%s]))" % window)
     ok = q("sum(sum_over_time(probe_success[%s]))" % window)
+    read = q("count(max_over_time(probe_success[%s]) == 1)" % window)
     dur = [q("quantile_over_time(%s, scrape_duration_seconds[%s])" % (p, window))
            for p in ("0.5", "0.99", "1")]
     pct = lambda i: sorted(v for _, v in dur[i])[len(dur[i]) // 2 if i < 2 else -1]  # noqa: E731
@@ -192,10 +193,10 @@ try:
           % (idle, full[0], full[2], last[2], (last[2] - idle) / ntargets, last[2] - full[2],
              last[3], last[4]))
     zygotes = [p for p in children(exp.pid) if children(p)]
-    print("result targets=%d reported=%d scrapes=%d missed=%d up=%d ok=%d helpers=%d zygotes=%d "
-          "pss_connected=%.1f pss_end=%.1f per_target=%.3f" % (
+    print("result targets=%d reported=%d scrapes=%d missed=%d up=%d ok=%d read=%d helpers=%d "
+          "zygotes=%d pss_connected=%.1f pss_end=%.1f per_target=%.3f" % (
               ntargets, reported, scrapes, missed, up[0][1] if up else 0, ok[0][1] if ok else 0,
-              last[1], len(zygotes), full[2], last[2], (last[2] - idle) / ntargets))
+              read[0][1] if read else 0, last[1], len(zygotes), full[2], last[2], (last[2] - idle) / ntargets))
     if cpu is not None:
         print("CPU once all were connected (exporter + helpers, smbd not counted): %.1f%% of "
               "one core, %.0f target-scrapes per CPU-second"

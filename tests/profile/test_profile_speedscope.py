@@ -52,7 +52,7 @@ def speedscope(build_dir):
         return release
     shutil.rmtree(home, ignore_errors=True)
     os.makedirs(home)
-    subprocess.run(["npm", "pack", "--silent", "speedscope@" + VERSION], cwd=home, check=True,
+    subprocess.run(["npm", "pack", "--loglevel=error", "speedscope@" + VERSION], cwd=home, check=True,
                    stdout=subprocess.DEVNULL, timeout=120)
     tgz = os.path.join(home, "speedscope-%s.tgz" % VERSION)
     with open(tgz, "rb") as f:
