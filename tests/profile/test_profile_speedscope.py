@@ -12,20 +12,20 @@ Chromium is driven over --remote-debugging-pipe (the DevTools protocol,
 NUL-separated JSON on fds 3 and 4): no driver library is needed.
 usage: test_profile_speedscope.py BUILD_DIR"""
 import base64
-import hashlib
 import http.server
 import json
 import os
 import select
-import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import threading
 import time
 import struct
 import zlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from npm_pack import npm_package  # noqa: E402
 
 NTLENS = os.environ["NTLENS"]
 TRACE = os.path.join(os.environ["NTLENS_SHARED_DATA"], "etl", "net.4.5.2.x64.etl")
@@ -46,26 +46,9 @@ def check(cond, what):
 
 def speedscope(build_dir):
     """speedscope's release folder, fetched once with npm into build_dir."""
-    home = os.path.join(build_dir, "speedscope-" + VERSION)
-    release = os.path.join(home, "package", "dist", "release")
-    if os.path.exists(os.path.join(release, "index.html")):
-        return release
-    shutil.rmtree(home, ignore_errors=True)
-    os.makedirs(home)
-    subprocess.run(["npm", "pack", "--loglevel=error", "speedscope@" + VERSION], cwd=home, check=True,
-                   stdout=subprocess.DEVNULL, timeout=120)
-    tgz = os.path.join(home, "speedscope-%s.tgz" % VERSION)
-    with open(tgz, "rb") as f:
-        digest = "sha512-" + base64.b64encode(hashlib.sha512(f.read()).digest()).decode()
-    if digest != INTEGRITY:
-        sys.exit("speedscope-%s.tgz is not the package pinned here: %s" % (VERSION, digest))
-    with tarfile.open(tgz) as t:
-        # Debian 12's Python has no extraction filters: refuse what one would.
-        for m in t.getmembers():
-            if not (m.isfile() or m.isdir()) or m.name.startswith("/") or ".." in m.name.split("/"):
-                sys.exit("speedscope-%s.tgz holds %s" % (VERSION, m.name))
-        t.extractall(home)
-    return release
+    package = npm_package(build_dir, "speedscope", VERSION, INTEGRITY,
+                          os.path.join("dist", "release", "index.html"))
+    return os.path.join(package, "dist", "release")
 
 
 def serve(root, files):
