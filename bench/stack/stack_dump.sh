@@ -14,6 +14,7 @@ trap 'rm -rf "$work"' EXIT
 flags=(-O2 -gdwarf-4 -fno-optimize-sibling-calls)
 x86_64-w64-mingw32-gcc "${flags[@]}" -shared -o "$work/stack_dll.dll" "$root/tests/stack/stack_dll.c"
 x86_64-w64-mingw32-gcc "${flags[@]}" -o "$work/stack_target.exe" "$root/tests/stack/stack_target.c" \
+    "$root/tests/stack/dump_images.c" \
     "$work/stack_dll.dll" -ldbghelp
 WINEDEBUG=-all timeout 600 wine "$work/stack_target.exe" "$work/t.dmp" "$work/t.frames" 1000
 mkdir "$work/mods"

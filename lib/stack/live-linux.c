@@ -29,8 +29,18 @@ static bool has_tid(const uint32_t *tids, size_t n, uint32_t tid)
     return false;
 }
 
+/* The kernel keeps where a thread started only for the main one: the
+ * program's entry point. */
+static void set_main_start(struct ntl_stack_process *p)
+{
+    for (size_t i = 0; i < p->nthreads; i++)
+        if (p->threads[i]->tid == p->pid && !*p->threads[i]->note)
+            p->threads[i]->start = stack_proc_entry((pid_t)p->pid);
+}
+
 /* The threads to walk: every one, or the requested ones (a requested tid
- * that is not a thread of pid gets a note and no walk). */
+ * that is not a thread of pid gets a note and no walk), the main thread
+ * with its start. */
 static int add_threads(struct ntl_stack_process *p, const uint32_t *tids, size_t n,
                        const struct ntl_stack_options *o, struct ntl_error *err)
 {
@@ -50,6 +60,7 @@ static int add_threads(struct ntl_stack_process *p, const uint32_t *tids, size_t
             return NTL_ERR_NOMEM;
     }
     ntl_stack_sort_threads(p);
+    set_main_start(p);
     return 0;
 }
 
@@ -64,12 +75,43 @@ static int add_note(struct ntl_stack_process *p, struct ntl_stack_thread *t, con
     return ntl_stack_thread_note(p, t, err, "%s; %s", t->note, why);
 }
 
+/* A thread in an uninterruptible wait would only stop once the wait ends
+ * (a hung NFS server: never), so it is not asked to. /proc still says
+ * where it entered the kernel: its innermost user frame. The frames above
+ * need its other registers (the callee-saved ones the unwind data refers
+ * to), which only a stop gives. A kernel thread (no u) has no user frames. */
+static int uninterruptible(struct stack_unwinder *u, struct ntl_stack_process *p,
+                           struct ntl_stack_thread *t, const struct ntl_stack_options *o,
+                           struct ntl_error *err)
+{
+    const char *hint = o->kernel ? "" : " (--kernel shows where it waits)";
+    struct stack_syscall sc;
+    int rc = u ? stack_proc_syscall((pid_t)p->pid, t->tid, &sc) : -ENOENT;
+    if (rc == -EAGAIN)
+        return ntl_stack_thread_note(p, t, err, "in an uninterruptible wait, then running: "
+                                     "not stopped, so no user frames%s", hint);
+    if (rc < 0)
+        return ntl_stack_thread_note(p, t, err, "in an uninterruptible wait: not stopped, so "
+                                     "no user frames%s%s%s", hint,
+                                     u ? "; its /proc syscall file: " : "",
+                                     u ? strerror(-rc) : "");
+    if ((rc = stack_unwinder_context_frame(u, p, t, sc.pc, o, err)) < 0)
+        return rc;
+    char call[48] = "", why[320];
+    if (sc.nr >= 0)
+        snprintf(call, sizeof call, " (system call %ld)", sc.nr);
+    snprintf(why, sizeof why, "in an uninterruptible wait%s: not stopped, so only the "
+             "innermost user frame (from /proc's syscall file); the rest cannot be unwound "
+             "without stopping it%s", call, hint);
+    return add_note(p, t, why, err);
+}
+
 /* What /proc says of t, read before any thread is stopped so that state,
  * wait channel and kernel frames show where it waits and not our stop.
  * 0 with *walk telling whether its user frames can be walked. */
-static int read_proc(struct ntl_stack_process *p, struct ntl_stack_thread *t,
-                     const struct ntl_stack_options *o, char *kernel_why, size_t why_size,
-                     bool *walk, struct ntl_error *err)
+static int read_proc(struct stack_unwinder *u, struct ntl_stack_process *p,
+                     struct ntl_stack_thread *t, const struct ntl_stack_options *o,
+                     char *kernel_why, size_t why_size, bool *walk, struct ntl_error *err)
 {
     *walk = false;
     *kernel_why = 0;
@@ -80,20 +122,17 @@ static int read_proc(struct ntl_stack_process *p, struct ntl_stack_thread *t,
     if (o->kernel && (rc = stack_proc_kernel_frames(p, t, (pid_t)p->pid, max, kernel_why,
                                                     why_size, err)) < 0)
         return rc;
-    /* A thread in an uninterruptible wait would only stop once the wait
-     * ends (a hung NFS server: never), so it is not asked to. */
     if (t->state[0] == 'Z' || t->state[0] == 'X')
         return ntl_stack_thread_note(p, t, err, "the thread has exited: no stack");
     if (t->state[0] == 'D')
-        return ntl_stack_thread_note(p, t, err, "in an uninterruptible wait: not stopped, so "
-                                     "no user frames%s", o->kernel ? "" : " (--kernel shows where)");
+        return uninterruptible(u, p, t, o, err);
     *walk = true;
     return 0;
 }
 
 /* The next threads to stop together, from *next on: their /proc facts
  * read, those that can be walked in batch. Returns how many, or an error. */
-static int next_batch(struct ntl_stack_process *p, size_t *next,
+static int next_batch(struct stack_unwinder *u, struct ntl_stack_process *p, size_t *next,
                       const struct ntl_stack_options *o, struct ntl_stack_thread **batch,
                       char (*kernel_why)[256], struct ntl_error *err)
 {
@@ -108,7 +147,7 @@ static int next_batch(struct ntl_stack_process *p, size_t *next,
                 return NTL_ERR_NOMEM;
             continue;
         }
-        int rc = read_proc(p, t, o, kernel_why[n], sizeof kernel_why[n], &walk, err);
+        int rc = read_proc(u, p, t, o, kernel_why[n], sizeof kernel_why[n], &walk, err);
         if (rc < 0)
             return rc;
         if (walk)
@@ -163,7 +202,7 @@ static int walk_all(struct stack_unwinder *u, struct ntl_stack_process *p,
     bool traced_one = false;
     size_t next = 0;
     int n;
-    while ((n = next_batch(p, &next, o, batch, kernel_why, err)) > 0) {
+    while ((n = next_batch(u, p, &next, o, batch, kernel_why, err)) > 0) {
         for (int i = 0; !u && i < n; i++) {
             int rc = ntl_stack_thread_note(p, batch[i], err, "a kernel thread: no user frames");
             if (rc < 0 || (rc = add_note(p, batch[i], kernel_why[i], err)) < 0)

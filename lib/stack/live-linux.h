@@ -77,6 +77,28 @@ int stack_proc_kernel_frames(struct ntl_stack_process *p, struct ntl_stack_threa
  * the line is not one. */
 bool stack_proc_parse_kernel_line(char *line, struct ntl_stack_frame *f);
 
+/* Where a thread that is blocked (not running) entered the kernel, from
+ * /proc/PID/task/TID/syscall: the system call's number (-1 when it is
+ * blocked outside one, e.g. in a page fault), its stack pointer and the
+ * user instruction it returns to. */
+struct stack_syscall {
+    long nr;
+    uint64_t sp, pc;
+};
+
+/* Parses that file's text ("NR ARG1..ARG6 SP PC" or "-1 SP PC"). 0,
+ * -EAGAIN when it says "running", or -EINVAL. */
+int stack_proc_parse_syscall(const char *s, struct stack_syscall *sc);
+
+/* Reads it for one thread: 0, or a negative errno (-EAGAIN: running, so
+ * it says nothing; -EACCES: tracing the thread is not allowed). */
+int stack_proc_syscall(pid_t pid, uint32_t tid, struct stack_syscall *sc);
+
+/* The program's entry point (AT_ENTRY from /proc/PID/auxv): where the main
+ * thread started. NTL_STACK_UNKNOWN when it cannot be read. The kernel
+ * keeps no start address for other threads. */
+uint64_t stack_proc_entry(pid_t pid);
+
 /* The tids of pid, ascending. 0, or a negative errno. */
 int stack_proc_tids(pid_t pid, uint32_t **tids, size_t *n);
 
@@ -98,6 +120,13 @@ void stack_unwinder_free(struct stack_unwinder *u);
  * each stopped only for that (stack_snapshot_batch); none is stopped when
  * it returns. */
 void stack_unwinder_stop(struct stack_unwinder *u, const uint32_t *tids, size_t n);
+
+/* The innermost user frame of thread t without stopping it: pc, the
+ * instruction it will run next (stack_proc_syscall), named as a walked
+ * frame is and marked context. 0, or NTL_ERR_NOMEM. */
+int stack_unwinder_context_frame(struct stack_unwinder *u, struct ntl_stack_process *p,
+                                 struct ntl_stack_thread *t, uint64_t pc,
+                                 const struct ntl_stack_options *o, struct ntl_error *err);
 
 /* Walks thread t, one of the last stack_unwinder_stop, into t's frames:
  * user frames, innermost first, with inline frames, names and (o->lines)

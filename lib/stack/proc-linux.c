@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -160,6 +161,61 @@ int stack_proc_kernel_frames(struct ntl_stack_process *p, struct ntl_stack_threa
         snprintf(why, why_size, "no kernel frames: reading %s needs root", path);
     fclose(f);
     return rc;
+}
+
+int stack_proc_parse_syscall(const char *s, struct stack_syscall *sc)
+{
+    if (strncmp(s, "running", 7) == 0)
+        return -EAGAIN;
+    char *end;
+    errno = 0;
+    long nr = strtol(s, &end, 10);
+    if (end == s || errno)
+        return -EINVAL;
+    /* The number, then six arguments (none outside a call), SP and PC. */
+    uint64_t v[8];
+    int want = nr < 0 ? 2 : 8, k = 0;
+    for (s = end; k < want; k++, s = end) {
+        v[k] = strtoull(s, &end, 16);
+        if (end == s || (*end && *end != ' ' && *end != '\n'))
+            return -EINVAL;
+    }
+    s += strspn(s, " \n");
+    if (*s)
+        return -EINVAL;
+    *sc = (struct stack_syscall){.nr = nr, .sp = v[want - 2], .pc = v[want - 1]};
+    return 0;
+}
+
+int stack_proc_syscall(pid_t pid, uint32_t tid, struct stack_syscall *sc)
+{
+    char path[96], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/task/%" PRIu32 "/syscall", (int)pid, tid);
+    ssize_t n = read_small(path, buf, sizeof buf);
+    return n < 0 ? (int)n : stack_proc_parse_syscall(buf, sc);
+}
+
+uint64_t stack_proc_entry(pid_t pid)
+{
+    char path[64];
+    unsigned char ident[EI_NIDENT];
+    /* auxv holds the process's own word size: a 32-bit program's pairs are 4 bytes each. */
+    snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+    FILE *f = fopen(path, "re");
+    bool is64 = f && fread(ident, 1, sizeof ident, f) == sizeof ident &&
+                memcmp(ident, ELFMAG, SELFMAG) == 0 && ident[EI_CLASS] == ELFCLASS64;
+    if (f)
+        fclose(f);
+    snprintf(path, sizeof path, "/proc/%d/auxv", (int)pid);
+    if (!is64 || !(f = fopen(path, "re")))
+        return NTL_STACK_UNKNOWN;
+    uint64_t pair[2], entry = NTL_STACK_UNKNOWN;
+    while (entry == NTL_STACK_UNKNOWN && fread(pair, sizeof pair, 1, f) == 1 &&
+           pair[0] != AT_NULL)
+        if (pair[0] == AT_ENTRY)
+            entry = pair[1];
+    fclose(f);
+    return entry;
 }
 
 static int by_u32(const void *a, const void *b)

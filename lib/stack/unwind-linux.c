@@ -417,22 +417,44 @@ static int add_late(struct stack_unwinder *u, pid_t tid, struct ntl_error *err)
     return 0;
 }
 
+/* Room for the raw frames of one walk under o: *max frames kept. 0, or
+ * NTL_ERR_NOMEM. */
+static int begin_walk(struct stack_unwinder *u, const struct ntl_stack_options *o,
+                      unsigned *max, struct ntl_error *err)
+{
+    *max = o->max_frames ? o->max_frames : NTL_STACK_MAX_FRAMES;
+    if (*max > NTL_STACK_MAX_FRAMES)
+        *max = NTL_STACK_MAX_FRAMES;
+    if (!u->raw || u->max_raw != *max + 1) {
+        free(u->raw);
+        /* One more than kept, to tell a cut stack from a full one. */
+        if (!(u->raw = malloc((*max + 1) * sizeof(*u->raw))))
+            return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
+        u->max_raw = *max + 1;
+    }
+    u->lines = o->lines;
+    u->nraw = 0;
+    return 0;
+}
+
+int stack_unwinder_context_frame(struct stack_unwinder *u, struct ntl_stack_process *p,
+                                 struct ntl_stack_thread *t, uint64_t pc,
+                                 const struct ntl_stack_options *o, struct ntl_error *err)
+{
+    unsigned max;
+    if (begin_walk(u, o, &max, err) < 0)
+        return NTL_ERR_NOMEM;
+    u->raw[u->nraw++] = (struct raw_frame){pc, true};
+    return emit_frames(u, p, t, max, err);
+}
+
 int stack_unwinder_walk(struct stack_unwinder *u, struct ntl_stack_process *p,
                         struct ntl_stack_thread *t, const struct ntl_stack_options *o,
                         uint64_t *stopped_ns, struct ntl_error *err)
 {
-    unsigned max = o->max_frames ? o->max_frames : NTL_STACK_MAX_FRAMES;
-    if (max > NTL_STACK_MAX_FRAMES)
-        max = NTL_STACK_MAX_FRAMES;
-    if (!u->raw || u->max_raw != max + 1) {
-        free(u->raw);
-        /* One more than kept, to tell a cut stack from a full one. */
-        if (!(u->raw = malloc((max + 1) * sizeof(*u->raw))))
-            return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
-        u->max_raw = max + 1;
-    }
-    u->lines = o->lines;
-    u->nraw = 0;
+    unsigned max;
+    if (begin_walk(u, o, &max, err) < 0)
+        return NTL_ERR_NOMEM;
     u->cur = NULL;
     for (size_t i = 0; i < u->nbatch && !u->cur; i++)
         if (u->batch[i].tid == (pid_t)t->tid)

@@ -8,8 +8,8 @@
  *
  *     stack_target.exe OUT.dmp OUT.frames [N [FULL.dmp]]
  * N more threads sit in the recursion (a bench); FULL.dmp is a second dump
- * of the same moment with all memory (MiniDumpWithFullMemory), so it holds
- * the modules' images and their unwind data too. */
+ * of the same moment that holds the modules' images too, and so their
+ * unwind data (dump_images.c says how). */
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
 #include <dbghelp.h>
@@ -20,6 +20,7 @@
 #define NOINLINE __declspec(dllexport) __attribute__((noinline))
 
 int dll_call_back(int (*fn)(int), int arg);
+BOOL dump_add_images(const char *path);
 
 struct record {
     DWORD tid;
@@ -115,7 +116,8 @@ int main(int argc, char **argv)
         Sleep(10);
     Sleep(300); /* from record() into the wait each thread sits in */
 
-    if (!write_dump(argv[1], MiniDumpNormal) || (argc > 4 && !write_dump(argv[4], MiniDumpWithFullMemory)))
+    if (!write_dump(argv[1], MiniDumpNormal) ||
+        (argc > 4 && !(write_dump(argv[4], MiniDumpNormal) && dump_add_images(argv[4]))))
         return 1;
     FILE *out = fopen(argv[2], "w");
     if (!out)

@@ -7,9 +7,11 @@ and writes a minidump of itself with dbghelp's MiniDumpWriteDump. Each
 recorded sequence must appear in the thread's walk, in order, found by
 unwind data (cfi), right above a frame named after the function the thread
 sits in. The dump holds stacks only, so the modules folder holds the
-program, its DLL and Wine's PE DLLs. A second dump of the same moment with
-all memory must give the same frames with no modules folder: unwind data
-and export names come from the images in the dump.
+program, its DLL and Wine's PE DLLs. A second dump of the same moment that
+also holds every module's image (added by the program, dump_images.c: Wine's
+dbghelp writes images only with all of the process's memory) must give the
+same frames with no modules folder: unwind data and export names come from
+the images in the dump.
 
 Then the bad inputs: a folder whose stack_target.exe is another build (it
 must not be used: the program's callers are scanned for, marked scan, and a
@@ -48,7 +50,7 @@ def stacks(ntlens, dump, *args):
     """{tid: (frames, note)} from the JSON rows (one per frame; a thread
     without frames is one row with its note)."""
     run = subprocess.run([ntlens, "stacks", dump, "--format", "json", *args],
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=60)
     check(run.returncode == 0, f"ntlens stacks {args}: exit {run.returncode}: {run.stderr}")
     threads = {}
     for row in json.loads(run.stdout or "[]"):
@@ -121,7 +123,7 @@ def main():
         env = dict(os.environ, WINEDEBUG="-all")
         full = os.path.join(tmp, "full.dmp")
         run = subprocess.run(["wine", os.path.join(tmp, os.path.basename(exe)), dump, frames, "0", full],
-                             env=env, timeout=150, capture_output=True, text=True)
+                             env=env, timeout=90, capture_output=True, text=True)
         if run.returncode != 0 or not os.path.exists(dump):
             print("stack_target.exe under Wine failed:", run.returncode, run.stderr)
             return 1

@@ -1,6 +1,8 @@
 /* Lines of /proc/PID/task/TID/stack as kernel frames: with and without the
  * address (zeroed for all but root on most kernels), a module's function,
- * and lines that are not frames. */
+ * and lines that are not frames. Then /proc/PID/task/TID/syscall: in a
+ * call, blocked outside one, running, and text that is neither. */
+#include <errno.h>
 #include <string.h>
 
 #include "check.h"
@@ -34,5 +36,21 @@ int main(void)
     CHECK(!stack_proc_parse_kernel_line(e, &f));
     CHECK(!stack_proc_parse_kernel_line(g, &f));
     CHECK(!stack_proc_parse_kernel_line(h, &f));
+
+    struct stack_syscall sc;
+    CHECK_EQ_INT(stack_proc_parse_syscall("0 0x3 0x7ffd2a1c 0x1 0x0 0x0 0x0 0x7ffd2a18 "
+                                          "0x7f3c1a2b3c4d\n", &sc), 0);
+    CHECK(sc.nr == 0);
+    CHECK_EQ_U64(sc.sp, 0x7ffd2a18);
+    CHECK_EQ_U64(sc.pc, 0x7f3c1a2b3c4d);
+    CHECK_EQ_INT(stack_proc_parse_syscall("-1 0x7ffe10 0x401000\n", &sc), 0);
+    CHECK(sc.nr == -1);
+    CHECK_EQ_U64(sc.sp, 0x7ffe10);
+    CHECK_EQ_U64(sc.pc, 0x401000);
+    CHECK_EQ_INT(stack_proc_parse_syscall("running\n", &sc), -EAGAIN);
+    CHECK_EQ_INT(stack_proc_parse_syscall("0 0x3 0x7ffd2a1c\n", &sc), -EINVAL);
+    CHECK_EQ_INT(stack_proc_parse_syscall("-1 0x7ffe10 0x401000 0x5\n", &sc), -EINVAL);
+    CHECK_EQ_INT(stack_proc_parse_syscall("-1 0x7ffe10 0x40zz\n", &sc), -EINVAL);
+    CHECK_EQ_INT(stack_proc_parse_syscall("", &sc), -EINVAL);
     return check_exit();
 }

@@ -45,6 +45,8 @@ static void print_thread(FILE *f, const struct ntl_stack_thread *t)
         fprintf(f, "  %s", t->state);
     if (*t->wait)
         fprintf(f, "  wait: %s", t->wait);
+    if (t->start != NTL_STACK_UNKNOWN)
+        fprintf(f, "  start 0x%" PRIx64, t->start);
     print_cpu(f, "user", t->user_ns);
     print_cpu(f, "kernel", t->kernel_ns);
     fputc('\n', f);
@@ -86,6 +88,10 @@ static void record_thread(struct out *o, const struct ntl_stack_process *p,
     out_str(o, t->name);
     out_str(o, t->state);
     out_str(o, t->wait);
+    if (t->start != NTL_STACK_UNKNOWN)
+        out_addr(o, t->start, 16);
+    else
+        out_null(o);
 }
 
 static void record_frame(struct out *o, const struct ntl_stack_frame *f, size_t depth)
@@ -112,12 +118,12 @@ static void record_frame(struct out *o, const struct ntl_stack_frame *f, size_t 
 
 int stacks_print_records(struct out *o, const struct ntl_stack_process *p)
 {
-    static const char *const keys[] = {"pid", "tid", "thread_name", "state", "wait", "depth",
-                                       "mode", "pc", "module", "function", "offset", "file",
-                                       "line", "how", "note"};
+    static const char *const keys[] = {"pid", "tid", "thread_name", "state", "wait", "start",
+                                       "depth", "mode", "pc", "module", "function", "offset",
+                                       "file", "line", "how", "note"};
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
         out_column(o, keys[k], NULL,
-                   k < 2 || k == 5 || k == 10 || k == 12 ? OUT_RIGHT : OUT_LEFT);
+                   k < 2 || k == 6 || k == 11 || k == 13 ? OUT_RIGHT : OUT_LEFT);
     int rc = 0;
     for (size_t i = 0; i < p->nthreads && !rc; i++) {
         const struct ntl_stack_thread *t = p->threads[i];
