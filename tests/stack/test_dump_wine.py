@@ -18,7 +18,14 @@ must not be used: the program's callers are scanned for, marked scan, and a
 walk ending in it says the file does not match); no --modules (notes say
 where the unwind data is missing); the dump cut short.
 
-    test_dump_wine.py NTLENS STACK_TARGET_EXE STACK_DLL"""
+Breakpad's minidump_stackwalk (the prebuilt binary in the npm package
+`minidump`) is a second peer, a weak one: it has no unwind data for PE files
+(its dump_syms reads ELF only), so it walks by scanning the stack and adds
+or skips frames a scan cannot tell apart. Where it can be right it must
+agree: each thread's context frame and its caller, and whole walks on the
+threads whose stacks hold no stale return addresses.
+
+    test_dump_wine.py NTLENS STACK_TARGET_EXE STACK_DLL BUILD_DIR"""
 import glob
 import json
 import os
@@ -28,6 +35,10 @@ import sys
 import tempfile
 
 WINE_DLLS = "/usr/lib/x86_64-linux-gnu/wine/x86_64-windows"
+BREAKPAD = ("minidump", "0.26.0", "sha512-1CJ6kQDd1UawXgmht3pHKzLPuZPb8xrZlgrN+H6/3zKWsUKapTSF2FE7"
+            "g2Nji/NnVi+GOsVwM8sm2md6BjJUgg==", "bin/linux-x64/minidump_stackwalk")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from npm_pack import npm_package  # noqa: E402
 failures = []
 checks = [0]
 
@@ -114,8 +125,35 @@ def check_mismatch(threads):
     check(scanned >= 5, f"scanned frames past another build: {scanned}")
 
 
+def breakpad_walks(build_dir, dump):
+    """Breakpad's frames of each thread of dump (in the dump's order), as addresses."""
+    name, version, integrity, tool = BREAKPAD
+    stackwalk = os.path.join(npm_package(build_dir, name, version, integrity, tool), tool)
+    run = subprocess.run([stackwalk, "-m", dump], capture_output=True, text=True, timeout=120)
+    check(run.returncode == 0, f"minidump_stackwalk: exit {run.returncode}")
+    bases, walks = {}, {}
+    for line in run.stdout.splitlines():
+        f = line.split("|")
+        if f[0] == "Module" and len(f) > 5:
+            bases[f[1].lower()] = int(f[5], 16)
+        elif len(f) == 7 and f[0].isdigit():  # thread|frame|module|function|file|line|offset
+            walks.setdefault(int(f[0]), []).append(bases.get(f[2].lower(), 0) + int(f[6], 16))
+    return walks
+
+
+def check_breakpad(threads, walks):
+    whole = 0
+    for i, (tid, (frames, _)) in enumerate(threads.items()):
+        ours, theirs = [int(f["pc"], 16) for f in frames], walks.get(i, [])
+        if len(theirs) >= 2:
+            check(ours[:2] == theirs[:2], f"thread {tid}: Breakpad's first two frames are ours "
+                  f"({[hex(a) for a in theirs[:2]]} vs {[hex(a) for a in ours[:2]]})")
+        whole += len(ours) >= 3 and theirs[:len(ours)] == ours
+    check(whole >= 2, f"Breakpad's walk starts with our whole walk on {whole} threads (2 at least)")
+
+
 def main():
-    ntlens, exe, dll = sys.argv[1:4]
+    ntlens, exe, dll, build_dir = sys.argv[1:5]
     with tempfile.TemporaryDirectory() as tmp:
         shutil.copy(exe, tmp)
         shutil.copy(dll, tmp)
@@ -133,7 +171,9 @@ def main():
         wrong = folder(os.path.join(tmp, "wrong"),
                        dict(wine, **{"stack_target.exe": dll, "stack_dll.dll": dll}))
 
-        check_recorded(stacks(ntlens, dump, "--modules", mods), recorded(frames))
+        walked = stacks(ntlens, dump, "--modules", mods)
+        check_recorded(walked, recorded(frames))
+        check_breakpad(walked, breakpad_walks(build_dir, dump))
         check_recorded(stacks(ntlens, full), recorded(frames))
         check_mismatch(stacks(ntlens, dump, "--modules", wrong))
         bare = stacks(ntlens, dump)
