@@ -325,7 +325,13 @@ static int template(struct wevt *w, uint32_t off, uint32_t size)
     for (uint32_t i = first; i < m->nitems; i = m->items[i].end)
         if (m->items[i].is_struct && (rc = struct_end(w, i, (uint32_t)m->nitems, 0)) < 0)
             return rc;
-    m->templates[m->ntemplates++] = (struct mf_template){w->provider, "", first, (uint32_t)m->nitems};
+    /* Compiled templates have no tid: named by offset in error messages. */
+    char tid[24];
+    snprintf(tid, sizeof tid, "at 0x%x", off);
+    const char *t = own(w, strdup(tid));
+    if (!t)
+        return nomem(w);
+    m->templates[m->ntemplates++] = (struct mf_template){w->provider, t, first, (uint32_t)m->nitems};
     w->tmpl_off[w->ntmpl++] = off;
     return 0;
 }
@@ -384,7 +390,7 @@ static int event(struct wevt *w, const uint8_t *d, uint64_t off)
     int rc = 0;
     for (size_t k = 0; tmpl && k < w->ntmpl && e.tmpl == MF_NONE; k++)
         if (w->tmpl_off[k] == tmpl)
-            e.tmpl = (uint32_t)(m->ntemplates - w->ntmpl + k);
+            e.tmpl = (uint32_t)(m->ntemplates - w->ntmpl + k), e.tmpl_name = m->templates[e.tmpl].tid;
     if (tmpl && e.tmpl == MF_NONE)
         return bad(w, off, "event names a template that is not in TTBL");
     if (task && !(e.task = def_name(w, task, 24, &rc)))
