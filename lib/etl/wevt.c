@@ -41,14 +41,23 @@ struct wevt {
     uint32_t provider;
     uint32_t *tmpl_off, *map_off;   /* element offsets of this provider's templates, maps */
     size_t ntmpl, nmap, captmpl, capmap;
-    size_t budget;                  /* items and map entries left: shared offsets
-                                     * must not multiply the blob */
+    size_t budget;                  /* see charge() */
 };
 
 static int too_many(struct wevt *w, uint64_t off)
 {
     return ntl_error_set(w->err, NTL_ERR_LIMIT, "WEVT_TEMPLATE", off,
-                         "maps and templates hold more entries than the blob has bytes");
+                         "maps, templates and events define more than the blob can hold");
+}
+
+/* Takes n from the budget of things the blob defines: shared offsets (many
+ * descriptors naming one element) must not multiply its size. */
+static int charge(struct wevt *w, uint64_t off, uint64_t n)
+{
+    if (n > w->budget)
+        return too_many(w, off);
+    w->budget -= n;
+    return 0;
 }
 
 static int bad(struct wevt *w, uint64_t off, const char *what)
@@ -168,9 +177,8 @@ static int map(struct wevt *w, uint32_t off)
     uint32_t n = ntl_le32(p + 12);
     if (!at(w, off + 16, (uint64_t)n * 8, "map entries"))
         return NTL_ERR_TRUNCATED;
-    if (n > w->budget)
-        return too_many(w, off);
-    w->budget -= n;
+    if ((rc = charge(w, off, (uint64_t)n + 1)) < 0)
+        return rc;
     if (!GROW(m->maps, m->nmaps, m->capmaps) || !GROW(w->map_off, w->nmap, w->capmap))
         return nomem(w);
     struct mf_map mp = {w->provider, NULL, !memcmp(p, "BMAP", 4), (uint32_t)m->nentries, 0};
@@ -306,9 +314,8 @@ static int template(struct wevt *w, uint32_t off, uint32_t size)
         return bad(w, off, "template is not a TEMP");
     if (n && !(d = at(w, items, (uint64_t)n * ITEM_SIZE, "template items")))
         return NTL_ERR_TRUNCATED;
-    if (n > w->budget)
-        return too_many(w, off);
-    w->budget -= n;
+    if ((rc = charge(w, off, (uint64_t)n + 1)) < 0)
+        return rc;
     if (!GROW(m->templates, m->ntemplates, m->captemplates) ||
         !GROW(w->tmpl_off, w->ntmpl, w->captmpl))
         return nomem(w);
@@ -413,8 +420,11 @@ static int events(struct wevt *w, uint32_t off)
     uint32_t n = ntl_le32(p + 8);
     if (!(p = at(w, off + 16, (uint64_t)n * EVENT_SIZE, "EVNT definitions")))
         return NTL_ERR_TRUNCATED;
+    int rc = charge(w, off, n);
+    if (rc < 0)
+        return rc;
     for (uint32_t i = 0; i < n; i++) {
-        int rc = event(w, p + (size_t)i * EVENT_SIZE, off + 16 + (uint64_t)i * EVENT_SIZE);
+        rc = event(w, p + (size_t)i * EVENT_SIZE, off + 16 + (uint64_t)i * EVENT_SIZE);
         if (rc < 0)
             return rc;
     }
