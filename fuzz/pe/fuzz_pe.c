@@ -16,6 +16,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct ntl_pe_reloc *rel;
     size_t nrel;
     struct ntl_pe_codeview cv;
+    const uint8_t *res;
+    size_t nres;
     struct ntl_dvrt d;
     struct ntl_buf map;
 
@@ -28,6 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (ntl_pe_relocs_parse(&pe, &rel, &nrel, &err) >= 0)
         free(rel);
     (void)ntl_pe_codeview(&pe, &cv, &err);
+    (void)ntl_pe_resource_find(&pe, "WEVT_TEMPLATE", 0, &res, &nres, &err);
+    (void)ntl_pe_resource_find(&pe, NULL, NTL_PE_RT_MESSAGETABLE, &res, &nres, &err);
     if (ntl_pe_dvrt(&pe, &d, &err) >= 0)
         ntl_dvrt_free(&d);
     /* Mapping allocates SizeOfImage: keep the fuzzer's images small. */

@@ -15,7 +15,8 @@
  * with their messages from the string table. The XML is read by a bounded
  * reader of our own (no libxml2, so Windows builds decode the same way);
  * it takes what manifests use: elements, attributes, comments, CDATA, the
- * five named entities and character references. */
+ * five named entities and character references. The compiled form mc.exe
+ * builds into a binary (WEVT_TEMPLATE) is read into the same model. */
 #ifndef NTLENS_ETL_MANIFEST_H
 #define NTLENS_ETL_MANIFEST_H
 
@@ -42,6 +43,17 @@ int ntl_etl_manifest_parse(const char *xml, size_t size, struct ntl_etl_manifest
 /* The same from a file (at most 64 MiB); ntl_file_read's statuses too. */
 int ntl_etl_manifest_load(const char *path, struct ntl_etl_manifest **out, struct ntl_error *err);
 void ntl_etl_manifest_free(struct ntl_etl_manifest *m);
+
+/* The same model from a compiled manifest: the WEVT_TEMPLATE resource of a
+ * provider's binary (size bytes from "CRIM") and, when msgs is not NULL,
+ * its RT_MESSAGETABLE resource, which holds the provider's name and the
+ * maps' texts (without it, providers are named by GUID and mapped values
+ * show as numbers). Events are named "Task/Opcode" or the task; an event
+ * with no task has no name. Returns 0, NTL_ERR_NOMEM, or
+ * NTL_ERR_FORMAT / NTL_ERR_TRUNCATED / NTL_ERR_LIMIT / NTL_ERR_UNSUPPORTED
+ * with err at the blob offset. See lib/etl/wevt.c for the layout. */
+int ntl_etl_manifest_parse_wevt(const uint8_t *data, size_t size, const uint8_t *msgs, size_t msize,
+                                struct ntl_etl_manifest **out, struct ntl_error *err);
 
 /* The manifest's name for a provider GUID; NULL when it defines none. */
 const char *ntl_etl_manifest_provider_name(const struct ntl_etl_manifest *m,

@@ -1,5 +1,5 @@
 /* PE/COFF images (PE32 and PE32+): headers, sections, data directories,
- * exports, imports, base relocations, the debug directory and the load
+ * exports, imports, base relocations, resources, the debug directory and the load
  * config, read from an untrusted file image; and the loader's view of an
  * image (sections laid out at their RVAs), optionally rebased.
  *
@@ -183,6 +183,17 @@ struct ntl_pe_load_config {
 };
 
 int ntl_pe_load_config(const struct ntl_pe *pe, struct ntl_pe_load_config *lc, struct ntl_error *err);
+
+/* --- resources --- */
+#define NTL_PE_RT_MESSAGETABLE 11
+
+/* The data of the first resource of a type, named (type_name, e.g.
+ * "WEVT_TEMPLATE") or numbered (type_name NULL, type_id): its first name,
+ * its first language. 1 with *data (in the file) and *size, 0 when the
+ * image has no such resource, or NTL_ERR_FORMAT for a directory or data
+ * entry outside the resource directory or the file. */
+int ntl_pe_resource_find(const struct ntl_pe *pe, const char *type_name, uint32_t type_id,
+                         const uint8_t **data, size_t *size, struct ntl_error *err);
 
 /* --- the loader's view --- */
 /* Lays the image out as the loader maps it: SizeOfImage bytes, headers at 0,

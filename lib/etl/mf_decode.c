@@ -216,6 +216,8 @@ static void map_value(struct ntl_etl_mf *d, const struct mf_item *it, struct ntl
 {
     const struct mf_map *mp = &d->m->maps[it->map];
     uint64_t v = ntl_etl_field_u64(f);
+    if (!mp->n) /* a map without entries: entries may be NULL */
+        return;
     const struct mf_entry *e = &d->m->entries[mp->first];
     if (!mp->bitmap) {
         for (uint32_t i = 0; i < mp->n; i++)
@@ -336,7 +338,8 @@ int ntl_etl_mf_begin(struct ntl_etl_mf *d, const struct ntl_etl_manifest *m,
             d->values = v;
             d->nvalues = nv;
         }
-        memset(d->values, 0, nv * sizeof *d->values);
+        if (nv) /* an empty template may come before any buffer */
+            memset(d->values, 0, nv * sizeof *d->values);
         if (items(d, t->first, t->end, 0) == 0 && d->pos != ev->payload_size)
             fail(d, NTL_ERR_FORMAT, NULL, "payload bytes left after the last field");
     } else if (ev->payload_size) {

@@ -1,11 +1,14 @@
 /* Manifest decoding on a manifest written here (every construct the reader
  * takes: tasks and opcodes, value and bitmap maps with string-table
  * messages, lengths and counts from other fields, counted structs, nested
- * structs) and on manifests and payloads that lie. */
+ * structs) and on manifests and payloads that lie; the same manifest
+ * compiled (WEVT_TEMPLATE). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "ntlens/buf.h"
 #include "ntlens/etl.h"
 #include "ntlens/etl_fields.h"
 #include "ntlens/etl_manifest.h"
@@ -213,6 +216,72 @@ static void test_bad_manifests(void)
     bad_manifest(deep, NTL_ERR_LIMIT, "nest deeper");
 }
 
+/* The manifest above compiled by wevt_writer.py into the WEVT_TEMPLATE
+ * fuzz seed (a UINT16 length, the blob, a UINT16 length, the message
+ * table): decoded as the XML is, and every prefix and every byte changed
+ * refused or read without a crash. */
+static void test_wevt(void)
+{
+    struct ntl_buf b = {0};
+    struct ntl_error err = {0};
+    struct ntl_etl_manifest *w = NULL;
+    char path[4096], out[1024], g[40];
+    uint8_t p[256];
+    const char *root = getenv("NTLENS_SOURCE_ROOT");
+    snprintf(path, sizeof path, "%s/fuzz/corpus/wevt/every-construct", root ? root : ".");
+    CHECK_EQ_INT(ntl_file_read(path, 1 << 20, &b, &err), 0);
+    if (b.len < 4)
+        return;
+    size_t len = ntl_le16(b.data), mlen = len + 4 <= b.len ? ntl_le16(b.data + 2 + len) : 0;
+    CHECK(len + 4 + mlen <= b.len);
+    const uint8_t *blob = b.data + 2, *msgs = b.data + 4 + len;
+    CHECK_EQ_INT(ntl_etl_manifest_parse_wevt(blob, len, msgs, mlen, &w, &err), 0);
+    if (w) {
+        struct ntl_etl_event ev = event(7, 1, p, payload_t1(p));
+        struct ntl_etl_mf *d = ntl_etl_mf_new();
+        CHECK_EQ_INT(decode(w, &ev, out, sizeof out, &err), 0);
+        CHECK_EQ_STR(out, "|Size=2|Blob=dead|Name=hi|Color=Green & Blue|Flags=A|C|Count=2"
+                          "|Items[|Items{|Id=-1|Inner{|P=0x0000000000001000|Inner}|Items}"
+                          "|Items{|Id=-2|Inner{|P=0x0000000000001001|Inner}|Items}|Items]"
+                          "|Pair[|Pair=0x0000000a|Pair=0x0000000b|Pair]|Tag=abc");
+        CHECK_EQ_INT(ntl_etl_mf_begin(d, w, &ev, &err), 1);
+        CHECK_EQ_STR(ntl_etl_mf_event_name(d), "Work/Step");
+        CHECK_EQ_STR(ntl_etl_mf_provider_name(d), "Test-Provider");
+        ev = event(8, 0, NULL, 0);
+        CHECK_EQ_INT(ntl_etl_mf_begin(d, w, &ev, &err), 1);
+        CHECK_EQ_STR(ntl_etl_mf_event_name(d), "Work/Start");
+        CHECK_EQ_INT(ntl_etl_manifest_events(w), 3);
+        ntl_etl_mf_free(d);
+        ntl_etl_manifest_free(w);
+    }
+    /* Without the message table: named by GUID, values unnamed. */
+    CHECK_EQ_INT(ntl_etl_manifest_parse_wevt(blob, len, NULL, 0, &w, &err), 0);
+    if (w) {
+        struct ntl_etl_event ev = event(7, 1, p, payload_t1(p));
+        CHECK_EQ_STR(ntl_etl_manifest_provider_name(w, &ev.guid),
+                     ntl_guid_format(&ev.guid, g, sizeof g));
+        CHECK_EQ_INT(decode(w, &ev, out, sizeof out, &err), 0);
+        CHECK(strstr(out, "|Color=1|Flags=5|") != NULL);
+        ntl_etl_manifest_free(w);
+    }
+    int whole = 0;
+    for (size_t n = 0; n < len; n++) {
+        int rc = ntl_etl_manifest_parse_wevt(blob, n, msgs, mlen, &w, &err);
+        if (rc == 0)
+            ntl_etl_manifest_free(w), whole++;
+    }
+    CHECK(whole < 8); /* the strings come last: only their 8-byte padding may go */
+    uint8_t *copy = malloc(len);
+    for (size_t i = 0; copy && i < len; i++) {
+        memcpy(copy, blob, len);
+        copy[i] ^= 0xff;
+        if (ntl_etl_manifest_parse_wevt(copy, len, msgs, mlen, &w, &err) == 0)
+            ntl_etl_manifest_free(w);
+    }
+    free(copy);
+    ntl_buf_free(&b);
+}
+
 int main(void)
 {
     struct ntl_etl_manifest *m = NULL;
@@ -230,6 +299,7 @@ int main(void)
     test_decode(m);
     test_bad_payloads(m);
     test_bad_manifests();
+    test_wevt();
     ntl_etl_manifest_free(m);
     return check_exit();
 }

@@ -1,6 +1,6 @@
 /* lib/pe on images built here byte by byte: headers, exports, imports, base
  * relocations, load config, DVRT v1/v2, mapping, rebasing, import
- * optimization, and malformed input (errors with offsets, never a crash). */
+ * optimization, resources, and malformed input (errors with offsets, never a crash). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -312,6 +312,64 @@ static void test_bad_input(void)
     ntl_pe_free(&pe);
 }
 
+/* A resource directory at 0x2000: types 11 (numbered) and "WEVT" (named),
+ * each with one name and one language; the named type's data is "CRIM". */
+static void put_res_dir(struct img *m, uint32_t off, uint32_t name, uint32_t to)
+{
+    uint8_t *p = at(m, 0x2000 + off);
+    ntl_put_le16(p + (name & 0x80000000u ? 12 : 14), 1);
+    ntl_put_le32(p + 16, name);
+    ntl_put_le32(p + 20, to);
+}
+
+static void test_resources(void)
+{
+    struct img m;
+    struct ntl_pe pe;
+    struct ntl_error err;
+    const uint8_t *d;
+    size_t n;
+
+    img_init(&m, 0x140000000ull);
+    uint8_t *root = at(&m, 0x2000);
+    ntl_put_le16(root + 12, 1);           /* one named, one numbered type */
+    ntl_put_le16(root + 14, 1);
+    ntl_put_le32(root + 16, 0x80000000u | 0x200);
+    ntl_put_le32(root + 20, 0x80000000u | 0x40);
+    ntl_put_le32(root + 24, 11);
+    ntl_put_le32(root + 28, 0x80000000u | 0x80);
+    put_res_dir(&m, 0x40, 1, 0x80000000u | 0x60);
+    put_res_dir(&m, 0x60, 0x409, 0x100);
+    put_res_dir(&m, 0x80, 1, 0x80000000u | 0xa0);
+    put_res_dir(&m, 0xa0, 0x409, 0x110);
+    ntl_put_le32(at(&m, 0x2100), 0x2300);
+    ntl_put_le32(at(&m, 0x2104), 4);
+    ntl_put_le32(at(&m, 0x2110), 0x2308);
+    ntl_put_le32(at(&m, 0x2114), 2);
+    ntl_put_le16(at(&m, 0x2200), 4);
+    memcpy(at(&m, 0x2202), "W\0E\0V\0T\0", 8);
+    memcpy(at(&m, 0x2300), "CRIM", 4);
+    memcpy(at(&m, 0x2308), "MT", 2);
+    set_dir(&m, NTL_PE_DIR_RESOURCE, 0x2000, 0x400);
+    CHECK_EQ_INT(ntl_pe_parse(m.b, sizeof m.b, &pe, &err), 0);
+    CHECK_EQ_INT(ntl_pe_resource_find(&pe, "WEVT", 0, &d, &n, &err), 1);
+    CHECK(n == 4 && !memcmp(d, "CRIM", 4));
+    CHECK_EQ_INT(ntl_pe_resource_find(&pe, NULL, NTL_PE_RT_MESSAGETABLE, &d, &n, &err), 1);
+    CHECK(n == 2 && !memcmp(d, "MT", 2));
+    CHECK_EQ_INT(ntl_pe_resource_find(&pe, "WEVT_TEMPLATE", 0, &d, &n, &err), 0);
+    CHECK_EQ_INT(ntl_pe_resource_find(&pe, NULL, 3, &d, &n, &err), 0);
+    /* A language entry pointing past the directory, data past the file, a
+     * loop back to the root where data belongs. */
+    ntl_put_le32(at(&m, 0x2000 + 0x60 + 20), 0x3f8);
+    CHECK_EQ_INT(ntl_pe_resource_find(&pe, "WEVT", 0, &d, &n, &err), NTL_ERR_FORMAT);
+    ntl_put_le32(at(&m, 0x2000 + 0x60 + 20), 0x100);
+    ntl_put_le32(at(&m, 0x2104), 0x10000);
+    CHECK(ntl_pe_resource_find(&pe, "WEVT", 0, &d, &n, &err) < 0);
+    ntl_put_le32(at(&m, 0x2000 + 0x60 + 20), 0x80000000u);
+    CHECK_EQ_INT(ntl_pe_resource_find(&pe, "WEVT", 0, &d, &n, &err), NTL_ERR_FORMAT);
+    ntl_pe_free(&pe);
+}
+
 int main(void)
 {
     test_headers_exports();
@@ -319,5 +377,6 @@ int main(void)
     test_dvrt_v2_and_bad();
     test_importopt();
     test_bad_input();
+    test_resources();
     return check_exit();
 }

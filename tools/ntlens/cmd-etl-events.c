@@ -60,7 +60,7 @@ struct events_opts {
     bool files;        /* several traces: a file column first */
     int nfiles;
     uint64_t count;
-    struct opt_list manifests;
+    struct opt_list manifests, binaries;
     struct etl_fields fields;
 };
 
@@ -440,6 +440,7 @@ static int parse_args(int argc, char **argv, struct etl_cli *c, struct events_op
         OPT_FLAG(0, "raw", &eo->raw, "headers only: no names or fields (the view before they were\n"
                  "decoded, and faster)"),
         OPT_MANIFEST(&eo->manifests),
+        OPT_MANIFEST_FROM(&eo->binaries),
         OPT_FLAG(0, "hex", &eo->hex, "dump each payload in hex (a payload column in other formats)"),
         OPT_OUTPUT_OPTIONS(&eo->fmt),
         OPT_ETL_OPTIONS(c),
@@ -474,6 +475,7 @@ int cmd_etl_events(int argc, char **argv)
     if ((rc = parse_args(argc, argv, &c, &eo)) != CLI_CONTINUE)
         return rc;
     if ((rc = etl_fields_load_manifests(&eo.fields, &eo.manifests, argv[0])) ||
+        (rc = etl_fields_load_binaries(&eo.fields, &eo.binaries, argv[0])) ||
         (rc = etl_merge_open(&m, &c, argv + 1, (size_t)eo.nfiles))) {
         etl_fields_free(&eo.fields);
         return rc;

@@ -187,10 +187,11 @@ int cmd_etl_stats(int argc, char **argv)
     struct stats s = {.other = {"(other)", "(more distinct events than counted)", 0, 0}};
     struct etl_fields f = {.json.off = true, .text.off = true}; /* names only */
     struct ntl_etl_event ev;
-    struct opt_list manifests = {0};
+    struct opt_list manifests = {0}, binaries = {0};
     int fmt = OUT_TABLE, rc;
     struct opt opts[] = {
         OPT_MANIFEST(&manifests),
+        OPT_MANIFEST_FROM(&binaries),
         OPT_OUTPUT_OPTIONS(&fmt),
         OPT_ETL_OPTIONS(&c),
         OPT_END(),
@@ -201,6 +202,7 @@ int cmd_etl_stats(int argc, char **argv)
     if (n != 1)
         return opt_usage_error(&stats_command, "expected one trace file");
     if ((rc = etl_fields_load_manifests(&f, &manifests, argv[0])) ||
+        (rc = etl_fields_load_binaries(&f, &binaries, argv[0])) ||
         (rc = etl_cli_open(&c, argv[1]))) {
         etl_fields_free(&f);
         return rc;

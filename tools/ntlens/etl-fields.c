@@ -8,7 +8,9 @@
 #include "cli.h"
 #include "etl-common.h"
 #include "etl-fields.h"
+#include "ntlens/buf.h"
 #include "ntlens/etl_fields.h"
+#include "ntlens/pe.h"
 #include "out.h"
 
 /* Text grows up to this; a payload is at most 64 KiB, so no real event nears it. */
@@ -245,6 +247,46 @@ int etl_fields_load_manifests(struct etl_fields *f, const struct opt_list *paths
         struct ntl_etl_manifest *m;
         struct ntl_error err = {0};
         if (ntl_etl_manifest_load(paths->items[i], &m, &err) < 0)
+            return cli_fail(cmd, &err, paths->items[i]);
+        if (etl_fields_add_manifest(f, m) < 0)
+            return cli_failf(cmd, "out of memory");
+    }
+    return 0;
+}
+
+/* The compiled manifest of the PE file at path. */
+static int load_binary(const char *path, struct ntl_etl_manifest **m, struct ntl_error *err)
+{
+    struct ntl_buf b = {0};
+    struct ntl_pe pe;
+    const uint8_t *wevt, *msgs = NULL;
+    size_t nwevt, nmsgs = 0;
+    int rc = ntl_file_read(path, 1024u << 20, &b, err);
+    if (rc < 0)
+        return rc;
+    if ((rc = ntl_pe_parse(b.data, b.len, &pe, err)) < 0) {
+        ntl_buf_free(&b);
+        return rc;
+    }
+    rc = ntl_pe_resource_find(&pe, "WEVT_TEMPLATE", 0, &wevt, &nwevt, err);
+    if (rc == 0)
+        rc = ntl_error_set(err, NTL_ERR_NOT_FOUND, "WEVT_TEMPLATE", NTL_NO_OFFSET,
+                           "the binary has no WEVT_TEMPLATE resource");
+    if (rc > 0)
+        rc = ntl_pe_resource_find(&pe, NULL, NTL_PE_RT_MESSAGETABLE, &msgs, &nmsgs, err);
+    if (rc >= 0)
+        rc = ntl_etl_manifest_parse_wevt(wevt, nwevt, msgs, nmsgs, m, err);
+    ntl_pe_free(&pe);
+    ntl_buf_free(&b);
+    return rc;
+}
+
+int etl_fields_load_binaries(struct etl_fields *f, const struct opt_list *paths, const char *cmd)
+{
+    for (size_t i = 0; i < paths->n; i++) {
+        struct ntl_etl_manifest *m;
+        struct ntl_error err = {0};
+        if (load_binary(paths->items[i], &m, &err) < 0)
             return cli_fail(cmd, &err, paths->items[i]);
         if (etl_fields_add_manifest(f, m) < 0)
             return cli_failf(cmd, "out of memory");

@@ -42,6 +42,16 @@ struct opt_list;
  * saying why a file did not load (named with its offset and line). */
 int etl_fields_load_manifests(struct etl_fields *f, const struct opt_list *paths, const char *cmd);
 
+/* Loads the compiled manifest (WEVT_TEMPLATE and message table resources)
+ * of every --manifest-from binary of paths, as etl_fields_load_manifests. */
+int etl_fields_load_binaries(struct etl_fields *f, const struct opt_list *paths, const char *cmd);
+
+/* The --manifest-from option (needs parse-options.h). */
+#define OPT_MANIFEST_FROM(list)                                                               \
+    OPT_LIST(0, "manifest-from", (list), "FILE",                                              \
+             "decode manifest providers' events with the manifest compiled\n"                 \
+             "into this provider binary (its WEVT_TEMPLATE resource; repeatable)")
+
 /* The --manifest option (needs parse-options.h). */
 #define OPT_MANIFEST(list)                                                                    OPT_LIST(0, "manifest", (list), "FILE",                                                            "decode manifest providers' events with this instrumentation\n"                            "manifest (.man XML; repeatable)")
 
