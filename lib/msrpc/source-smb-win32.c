@@ -214,7 +214,7 @@ int ntl_msrpc_smb_open(const char *spec, const struct ntl_source_options *opt,
 
 /* RegQueryValueExW into v->data, growing the buffer to the size asked
  * for; a missing value leaves type 0. */
-static int query_value(HKEY k, struct ntl_msrpc_reg_value *v, const char *host,
+static int query_key_value(HKEY k, struct ntl_msrpc_reg_value *v, const char *host,
                        struct ntl_error *err)
 {
     wchar_t name[300];
@@ -262,7 +262,7 @@ int ntl_msrpc_smb_read_key(struct ntl_source *s, const char *key,
     else if (rc != ERROR_SUCCESS)
         st = win_error((DWORD)rc, "RegOpenKeyEx", host, err);
     for (size_t i = 0; rc == ERROR_SUCCESS && i < n && st >= 0; i++)
-        st = query_value(k, &values[i], host, err);
+        st = query_key_value(k, &values[i], host, err);
     if (rc == ERROR_SUCCESS)
         RegCloseKey(k);
     RegCloseKey(hklm);
