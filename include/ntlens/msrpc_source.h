@@ -5,6 +5,10 @@
 #ifndef NTLENS_MSRPC_SOURCE_H
 #define NTLENS_MSRPC_SOURCE_H
 
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ntlens/buf.h"
 #include "ntlens/error.h"
 #include "ntlens/source.h"
 
@@ -37,6 +41,26 @@ int ntl_msrpc_smb_open(const char *spec, const struct ntl_source_options *opt,
  * timeout does. Returns 0, or NTL_ERR_UNSUPPORTED on Windows, whose
  * RegQueryValueEx takes no deadline. */
 int ntl_msrpc_smb_set_call_timeout(struct ntl_source *s, unsigned ms, struct ntl_error *err);
+
+/* One value ntl_msrpc_smb_read_key reads: name in; type (REG_*, 0 when
+ * the key has no such value) and data out, the bytes as the registry holds
+ * them (REG_SZ is UTF-16LE with its NUL). data is the caller's, initialised
+ * with a limit that bounds the value. */
+struct ntl_msrpc_reg_value {
+    const char *name;
+    uint32_t type;
+    struct ntl_buf data;
+};
+
+/* Reads values of HKEY_LOCAL_MACHINE\key on the host of a source from
+ * ntl_msrpc_smb_open, over that source's own connection: OpenHKLM, OpenKey,
+ * a QueryValue per value, two CloseKeys (for facts a caller reads once per
+ * connection, not per snapshot). Returns 0; NTL_ERR_NOT_FOUND when the key
+ * does not exist; otherwise the errors ntl_msrpc_smb_open lists (a
+ * transport failure leaves the source broken, as in a query). */
+int ntl_msrpc_smb_read_key(struct ntl_source *s, const char *key,
+                           struct ntl_msrpc_reg_value *values, size_t n,
+                           struct ntl_error *err);
 
 #ifdef __cplusplus
 }

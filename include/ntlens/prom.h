@@ -8,8 +8,8 @@
  *              as counters or gauges, units scaled to seconds and bytes,
  *              instances as a label (same-named ones kept apart by "#N");
  *   windows  - windows_exporter's metric names, labels and units for its
- *              cpu, memory, logical_disk, physical_disk, net, process and
- *              system collectors, so its dashboards work unchanged.
+ *              cpu, memory, logical_disk, physical_disk, net, process,
+ *              system and os collectors, so its dashboards work unchanged.
  *
  * Writers append to a caller's ntl_buf; its limit bounds a page (hitting it
  * is NTL_ERR_LIMIT, and the buffer then holds a truncated page the caller
@@ -74,6 +74,22 @@ int ntl_prom_sample(struct ntl_buf *out, const char *name, const struct ntl_prom
  * Performance data
  * ------------------------------------------------------------------------ */
 
+/* What windows_exporter's os collector reads from the registry, as text
+ * (numbers in decimal); NULL where the host did not say. Values come from
+ * HKLM\SOFTWARE\Microsoft\Windows NT\CurrentVersion (product ...
+ * install_time), HKLM\SYSTEM\CurrentControlSet\Services\Tcpip\Parameters
+ * (hostname, domain) and ...\Control\TimeZoneInformation (timezone). */
+struct ntl_prom_os_facts {
+    const char *product;           /* ProductName */
+    const char *installation_type; /* InstallationType */
+    const char *major, *minor;     /* CurrentMajor/MinorVersionNumber */
+    const char *build;             /* CurrentBuildNumber */
+    const char *revision;          /* UBR */
+    const char *install_time;      /* InstallDate (Unix seconds) */
+    const char *hostname, *domain; /* Hostname, Domain (DNS) */
+    const char *timezone;          /* TimeZoneKeyName */
+};
+
 /* One page's data. `labels` are constant labels every sample carries (the
  * exporter's "host" for /metrics of several sources, for example); NULL for
  * none. `keep`, when set, chooses the instances written: a sample of an
@@ -87,6 +103,7 @@ struct ntl_prom_page {
     bool (*keep)(void *keep_arg, const struct ntl_perf_object *object,
                  const struct ntl_perf_instance *instance);
     void *keep_arg;
+    const struct ntl_prom_os_facts *os;   /* the os collector's facts; NULL: none */
 };
 
 /* Generic mapping. Names are "<prefix>_<object>_<counter><unit>", object
@@ -135,7 +152,8 @@ enum ntl_prom_collector {
     NTL_PROM_NET = 1u << 4,
     NTL_PROM_PROCESS = 1u << 5,
     NTL_PROM_SYSTEM = 1u << 6,
-    NTL_PROM_ALL = (1u << 7) - 1,
+    NTL_PROM_OS = 1u << 7,
+    NTL_PROM_ALL = (1u << 8) - 1,
 };
 
 /* The collector named "cpu", "memory", ..., as windows_exporter names it;
@@ -149,7 +167,19 @@ const char *ntl_prom_collector_name(unsigned collector);
  * names, labels and units: counters as totals (100 ns timers in seconds),
  * "_Total" instances left out, processes labelled process and process_id.
  * Objects or counters the block lacks are left out (a Linux or Samba source
- * has no PhysicalDisk). Returns 0; NTL_ERR_ARGUMENT for an invalid page
+ * has no PhysicalDisk).
+ *
+ * The os collector writes what is really known: windows_os_info (when the
+ * facts give product, major, minor and build; revision "0" without UBR, as
+ * windows_exporter does, and "Windows 10" renamed "Windows 11" from build
+ * 22000 on, as it does), windows_os_hostname, windows_os_timezone,
+ * windows_os_install_time_timestamp_seconds from page->os; and from the
+ * block windows_exporter's older os metrics: windows_os_time (the block's
+ * SystemTime), windows_os_physical_memory_free_bytes (Memory\Available
+ * Bytes), windows_os_virtual_memory_bytes (Memory\Commit Limit),
+ * windows_os_virtual_memory_free_bytes (Commit Limit - Committed Bytes),
+ * windows_os_processes (System\Processes). The others have no remote source
+ * (docs/exporter.md). Returns 0; NTL_ERR_ARGUMENT for an invalid page
  * label name; NTL_ERR_LIMIT or NTL_ERR_NOMEM (err set for all). */
 int ntl_prom_write_windows(const struct ntl_prom_page *page, unsigned collectors,
                            struct ntl_buf *out, struct ntl_error *err);

@@ -126,6 +126,41 @@ static int smb_titles(struct ntl_source *s, enum ntl_title_kind kind, unsigned l
     return NTL_OK;
 }
 
+static int read_values(struct smb_source *m, const struct ntl_winreg_handle *key,
+                       struct ntl_msrpc_reg_value *values, size_t n, struct ntl_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct ntl_winreg_fetch f = {.initial_size = 512, .max_size = values[i].data.limit};
+        int rc = note(m, ntl_winreg_fetch_value(&m->rpc, key, values[i].name,
+                                                NTL_WINREG_VALUE_PLAIN, &f, &values[i].data,
+                                                err));
+        values[i].type = rc >= 0 ? f.type : 0;
+        if (rc < 0 && rc != NTL_ERR_NOT_FOUND)
+            return rc;
+    }
+    return NTL_OK;
+}
+
+int ntl_msrpc_smb_read_key(struct ntl_source *s, const char *key,
+                           struct ntl_msrpc_reg_value *values, size_t n, struct ntl_error *err)
+{
+    struct smb_source *m = ntl_source_impl(s);
+    struct ntl_winreg_handle hklm, h;
+    struct ntl_error ignored;
+    int rc;
+
+    if ((rc = note(m, ntl_winreg_open_hklm(&m->rpc, &hklm, err))) < 0)
+        return rc;
+    if ((rc = note(m, ntl_winreg_open_key(&m->rpc, &hklm, key, &h, err))) >= 0) {
+        rc = read_values(m, &h, values, n, err);
+        if (!m->broken)
+            ntl_winreg_close_key(&m->rpc, &h, &ignored);
+    }
+    if (!m->broken)
+        ntl_winreg_close_key(&m->rpc, &hklm, &ignored);
+    return rc;
+}
+
 static const struct ntl_source_ops smb_ops = {
     .query = smb_query,
     .titles = smb_titles,

@@ -19,6 +19,7 @@ struct win_source {
     HKEY hkpd;
     bool connected;           /* WNetAddConnection2W succeeded */
     wchar_t ipc[300];
+    wchar_t machine[300];     /* \\HOST, for HKEY_LOCAL_MACHINE */
     size_t max_block;
     DWORD perf_size;
 };
@@ -175,6 +176,7 @@ int ntl_msrpc_smb_open(const char *spec, const struct ntl_source_options *opt,
         return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
     m->max_block = opt->max_block ? opt->max_block : NTL_SOURCE_DEFAULT_MAX_BLOCK;
     widen(host, machine, 300);
+    memcpy(m->machine, machine, sizeof m->machine);
     if (user && *user) {
         NETRESOURCEW nr;
         wchar_t wuser[300], wpass[300];
@@ -208,6 +210,63 @@ int ntl_msrpc_smb_open(const char *spec, const struct ntl_source_options *opt,
         return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
     }
     return NTL_OK;
+}
+
+/* RegQueryValueExW into v->data, growing the buffer to the size asked
+ * for; a missing value leaves type 0. */
+static int query_key_value(HKEY k, struct ntl_msrpc_reg_value *v, const char *host,
+                       struct ntl_error *err)
+{
+    wchar_t name[300];
+    DWORD type = 0, size = 512;
+    LONG rc;
+
+    widen(v->name, name, 300);
+    for (;;) {
+        int st;
+        v->data.len = 0;
+        if ((st = ntl_buf_reserve(&v->data, size)) < 0)
+            return ntl_error_set(err, st, "RegQueryValueEx", NTL_NO_OFFSET,
+                                 "%s: no room for a value of %lu bytes", v->name,
+                                 (unsigned long)size);
+        rc = RegQueryValueExW(k, name, NULL, &type, v->data.data, &size);
+        if (rc != ERROR_MORE_DATA)
+            break;
+    }
+    v->type = rc == ERROR_SUCCESS ? type : 0;
+    if (rc == ERROR_SUCCESS)
+        v->data.len = size;
+    else if (rc != ERROR_FILE_NOT_FOUND)
+        return win_error((DWORD)rc, "RegQueryValueEx", host, err);
+    return NTL_OK;
+}
+
+int ntl_msrpc_smb_read_key(struct ntl_source *s, const char *key,
+                           struct ntl_msrpc_reg_value *values, size_t n, struct ntl_error *err)
+{
+    struct win_source *m = ntl_source_impl(s);
+    wchar_t wkey[512];
+    HKEY hklm, k;
+    LONG rc;
+    int st = NTL_OK;
+    char host[300];
+
+    ntl_utf16_to_utf8((const uint8_t *)m->machine, ntl_utf16_unit_len(
+                          (const uint8_t *)m->machine, 300), host, sizeof host);
+    if ((rc = RegConnectRegistryW(m->machine, HKEY_LOCAL_MACHINE, &hklm)) != ERROR_SUCCESS)
+        return win_error((DWORD)rc, "RegConnectRegistry(HKEY_LOCAL_MACHINE)", host, err);
+    rc = RegOpenKeyExW(hklm, widen(key, wkey, 512), 0, KEY_READ, &k);
+    if (rc == ERROR_FILE_NOT_FOUND)
+        st = ntl_error_set(err, NTL_ERR_NOT_FOUND, "RegOpenKeyEx", NTL_NO_OFFSET,
+                           "%s: not found", key);
+    else if (rc != ERROR_SUCCESS)
+        st = win_error((DWORD)rc, "RegOpenKeyEx", host, err);
+    for (size_t i = 0; rc == ERROR_SUCCESS && i < n && st >= 0; i++)
+        st = query_key_value(k, &values[i], host, err);
+    if (rc == ERROR_SUCCESS)
+        RegCloseKey(k);
+    RegCloseKey(hklm);
+    return st;
 }
 
 int ntl_msrpc_smb_set_call_timeout(struct ntl_source *s, unsigned ms, struct ntl_error *err)

@@ -1,5 +1,5 @@
 /* windows_exporter's collectors (cpu, memory, logical_disk, physical_disk,
- * net, process, system) from a block: its metric names, labels and units,
+ * net, process, system; os is in os.c) from a block: its metric names, labels and units,
  * taken from its collector docs and sources (internal/collector/<name>/),
  * so its public Grafana dashboards work unchanged. Like windows_exporter we
  * read raw values: 100 ns timers become seconds, Megabytes bytes, and the
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ntlens/perf_value.h"
+#include "os.h"
 #include "seen.h"
 
 enum conv {
@@ -288,6 +289,7 @@ static const struct collector {
     {NTL_PROM_NET, "net", {"Network Interface", NULL}, "nic"},
     {NTL_PROM_PROCESS, "process", {"Process", NULL}, "process"},
     {NTL_PROM_SYSTEM, "system", {"System", NULL}, NULL},
+    {NTL_PROM_OS, "os", {NULL, NULL}, NULL}, /* os.c */
 };
 #define NCOLLECTORS (sizeof collectors / sizeof collectors[0])
 
@@ -479,7 +481,9 @@ int ntl_prom_write_windows(const struct ntl_prom_page *page, unsigned collectors
     prom_seen_init(&ls.seen);
     for (size_t i = 0; i < NCOLLECTORS && rc >= 0; i++)
         if (collectors_mask & collectors[i].bit)
-            rc = write_collector(page, &collectors[i], &ls, out, err);
+            rc = collectors[i].bit == NTL_PROM_OS ? prom_write_os(page, out, err)
+                                                  : write_collector(page, &collectors[i], &ls,
+                                                                    out, err);
     prom_seen_free(&ls.seen);
     free(ls.l);
     return rc;

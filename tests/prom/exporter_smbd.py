@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -84,6 +85,9 @@ modules:
     objects: [2]
     timeout: 5
     call_timeout: 2
+  os:
+    auth: lab
+    collectors: [memory, system, os]
   other:
     auth: lab
     collectors: [system]
@@ -249,6 +253,67 @@ scrape_configs:
         p.wait(timeout=30)
 
 
+TIMEZONE = "W. Europe Standard Time"
+
+
+def set_timezone(srv):
+    """Samba serves HKLM\\...\\TimeZoneInformation from its registry.tdb, which
+    Samba's own `net registry` writes (samba-common-bin); without it the key
+    does not exist. Returns whether the value was set."""
+    if not shutil.which("net"):
+        print("net (samba-common-bin) is not installed: timezone not set")
+        return False
+    key = r"HKLM\SYSTEM\CurrentControlSet\Control\TimeZoneInformation"
+    conf = os.path.join(srv.dir, "smb.conf")
+    for args in (["createkey", key], ["setvalue", key, "TimeZoneKeyName", "sz", TIMEZONE]):
+        r = subprocess.run(["net", "-s", conf, "registry"] + args, capture_output=True,
+                           text=True)
+        check(r.returncode == 0, "net registry %s (%s)" % (args[0], r.stderr.strip()))
+    return True
+
+
+def os_test(port, srv, target, tz_set):
+    """windows_exporter's os collector against Samba's winreg: the facts
+    Samba's registry holds (its Tcpip\\Parameters, the timezone set above),
+    none it lacks (its CurrentVersion key has no ProductName or
+    CurrentBuildNumber, so no windows_os_info), and the perf-derived metrics
+    equal to the memory and system collectors' on the same snapshot."""
+    before = len(srv.connection_pids())
+    code, page = get(port, "/probe?target=%s&module=os" % target)
+    check(code == 200 and "probe_success 1" in page, "the os module probes")
+    promtool_ok(page, "the os page")
+    tz = samples(page, "windows_os_timezone")
+    if tz_set:
+        check(list(tz) == ['{timezone="%s"}' % TIMEZONE] and tz[list(tz)[0]] == 1,
+              "windows_os_timezone from HKLM TimeZoneKeyName (%s)" % tz)
+    else:
+        check(not tz, "no windows_os_timezone without the key (%s)" % tz)
+    host = samples(page, "windows_os_hostname")
+    # smbd's Tcpip\Parameters: Hostname is its lowercased short host name
+    name = socket.gethostname().split(".")[0].lower()
+    labels = list(host)[0] if len(host) == 1 else ""
+    domain = label(labels, "domain")
+    check(label(labels, "hostname") == name and label(labels, "fqdn") ==
+          name + ("." + domain if domain else ""), "windows_os_hostname (%s)" % labels)
+    check("windows_os_info" not in page and "windows_os_install_time" not in page,
+          "no windows_os_info or install time: Samba's CurrentVersion key lacks them")
+    one = lambda n: samples(page, n).get("")  # noqa: E731
+    check(one("windows_os_processes") == one("windows_system_processes") is not None,
+          "windows_os_processes %s = windows_system_processes" % one("windows_os_processes"))
+    check(one("windows_os_physical_memory_free_bytes") == one("windows_memory_available_bytes")
+          is not None, "windows_os_physical_memory_free_bytes = available bytes")
+    limit, committed = one("windows_memory_commit_limit"), one("windows_memory_committed_bytes")
+    check(limit is not None and one("windows_os_virtual_memory_bytes") == limit and
+          one("windows_os_virtual_memory_free_bytes") == limit - committed,
+          "windows_os_virtual_memory_bytes and _free_bytes from Commit Limit and Committed Bytes")
+    t = one("windows_os_time")
+    check(t is not None and abs(t - time.time()) < 120, "windows_os_time is now (%s)" % t)
+    code, again = get(port, "/probe?target=%s&module=os" % target)
+    check(samples(again, "windows_os_hostname") == host and
+          len(srv.connection_pids()) == before + 1,
+          "the facts stay across scrapes on one connection")
+
+
 def hang_test(port, srv, target):
     """A target whose server stops answering mid-scrape fails with
     error_kind timeout after the module's call_timeout, and another
@@ -395,6 +460,7 @@ def main():
     p = None
     try:
         srv.provide()
+        tz_set = set_timezone(srv)
         check_config_errors(d)
         check_example_config(d)
         cfg = write_config(d, srv.password, srv.port)
@@ -433,6 +499,7 @@ def main():
         names = {label(k, "process") for k in samples(page, "windows_process_threads")}
         check(names == {"smbd"}, "a module's instance regex keeps only its processes (%s)"
               % sorted(names)[:5])
+        os_test(port, srv, target, tz_set)
 
         t0 = time.monotonic()
         code, page = get(port, "/probe?target=127.0.0.1:%d&module=win" % smbd_tests.free_port())

@@ -22,6 +22,8 @@ static const struct ntl_perf_build_counter proc_counters[] = {
 static const struct ntl_perf_build_counter mem_counters[] = {
     {1380, 1381, 0, 100, NTL_PERF_COUNTER_RAWCOUNT, 4},
     {24, 25, 0, 100, NTL_PERF_COUNTER_LARGE_RAWCOUNT, 8},
+    {26, 27, 0, 100, NTL_PERF_COUNTER_LARGE_RAWCOUNT, 8},
+    {30, 31, 0, 100, NTL_PERF_COUNTER_LARGE_RAWCOUNT, 8},
 };
 static const struct ntl_perf_build_counter odd_counters[] = {
     {C_FRAC, 0, 0, 100, NTL_PERF_RAW_FRACTION, 4},
@@ -39,10 +41,11 @@ static void build(struct ntl_buf *raw)
 {
     struct ntl_perf_builder b;
     struct ntl_error err;
-    struct ntl_perf_build_header h = {.perf_time = 1000, .perf_freq = 1000,
+    struct ntl_perf_build_header h = {.system_time = {2024, 2, 4, 29, 23, 59, 58, 500},
+                                      .perf_time = 1000, .perf_freq = 1000,
                                       .perf_time_100ns = 20 * 10000000LL, .system_name = "HOST"};
     struct ntl_perf_build_object proc = {230, 231, 100, -1, true, 0, 0, 0, proc_counters, 6};
-    struct ntl_perf_build_object mem = {4, 5, 100, -1, false, 0, 0, 0, mem_counters, 2};
+    struct ntl_perf_build_object mem = {4, 5, 100, -1, false, 0, 0, 0, mem_counters, 4};
     struct ntl_perf_build_object odd = {OBJ_ODD, 0, 100, -1, true, 0, 50 * 10000000LL, 10000000,
                                         odd_counters, 9};
     const struct {
@@ -62,7 +65,7 @@ static void build(struct ntl_buf *raw)
     }
     CHECK_EQ_INT(ntl_perf_build_end_object(&b, &err), 0);
     CHECK_EQ_INT(ntl_perf_build_object(&b, &mem, &err), 0);
-    CHECK_EQ_INT(ntl_perf_build_counters(&b, (const uint64_t[]){3, 5000}, &err), 0);
+    CHECK_EQ_INT(ntl_perf_build_counters(&b, (const uint64_t[]){3, 5000, 600, 1000}, &err), 0);
     CHECK_EQ_INT(ntl_perf_build_end_object(&b, &err), 0);
     CHECK_EQ_INT(ntl_perf_build_object(&b, &odd, &err), 0);
     const uint64_t ov[] = {1, 4, 3000, 6, 20 * 10000000LL, 11, 12, 0, 13};
@@ -217,6 +220,47 @@ static void test_windows(const struct ntl_prom_page *pg)
     CHECK(ntl_prom_collector_name(3) == NULL);
 }
 
+/* The os collector writes what the facts and the block give, no more. */
+static void test_os(struct ntl_prom_page pg)
+{
+    struct ntl_prom_os_facts f = {.product = "Windows 10 Pro", .major = "10", .minor = "0",
+                                  .build = "22631", .hostname = "pc", .domain = "corp",
+                                  .timezone = "W. Europe \"Standard\"\n", .install_time = "1672531200"};
+    struct ntl_buf b;
+    struct ntl_error err;
+    pg.os = &f;
+    ntl_buf_init(&b, 0);
+    CHECK_EQ_INT(ntl_prom_write_windows(&pg, NTL_PROM_OS, &b, &err), 0);
+    ntl_buf_append(&b, "", 1);
+    CHECK(has(&b, "windows_os_info{job_host=\"h\",product=\"Windows 11 Pro\","
+                  "version=\"10.0.22631\",major_version=\"10\",minor_version=\"0\","
+                  "build_number=\"22631\",revision=\"0\",installation_type=\"\"} 1\n"));
+    CHECK(has(&b, "windows_os_hostname{job_host=\"h\",domain=\"corp\",fqdn=\"pc.corp\","
+                  "hostname=\"pc\"} 1\n"));
+    CHECK(has(&b, "windows_os_timezone{job_host=\"h\",timezone=\"W. Europe \\\"Standard\\\"\\n\"} 1\n"));
+    CHECK(has(&b, "windows_os_install_time_timestamp_seconds{job_host=\"h\"} 1672531200\n"));
+    /* 2024-02-29 23:59:58 UTC (a leap day) */
+    CHECK(has(&b, "windows_os_time{job_host=\"h\"} 1709251198\n"));
+    CHECK(has(&b, "windows_os_physical_memory_free_bytes{job_host=\"h\"} 5000\n"));
+    CHECK(has(&b, "windows_os_virtual_memory_bytes{job_host=\"h\"} 1000\n"));
+    CHECK(has(&b, "windows_os_virtual_memory_free_bytes{job_host=\"h\"} 400\n"));
+    CHECK(!has(&b, "windows_os_processes")); /* the block has no System object */
+    CHECK(!has(&b, "windows_memory"));
+    ntl_buf_free(&b);
+
+    /* no build number: no windows_os_info rather than one with a hole */
+    f.build = NULL;
+    f.hostname = NULL;
+    ntl_buf_init(&b, 0);
+    CHECK_EQ_INT(ntl_prom_write_windows(&pg, NTL_PROM_OS, &b, &err), 0);
+    ntl_buf_append(&b, "", 1);
+    CHECK(!has(&b, "windows_os_info"));
+    CHECK(!has(&b, "windows_os_hostname"));
+    CHECK(has(&b, "windows_os_timezone{"));
+    ntl_buf_free(&b);
+    CHECK_EQ_INT(ntl_prom_collector_parse("os", &(unsigned){0}), 0);
+}
+
 static bool keep_svchost(void *arg, const struct ntl_perf_object *o,
                          const struct ntl_perf_instance *in)
 {
@@ -261,12 +305,18 @@ int main(int argc, char **argv)
     CHECK_EQ_INT(ntl_perf_block_parse(raw.data, raw.len, &blk, &err), 0);
     struct ntl_perf_titles *t = titles();
     struct ntl_prom_label host = {"job_host", "h"};
-    struct ntl_prom_page pg = {.block = blk, .titles = t, .labels = &host, .nlabels = 1};
+    /* facts with characters the exposition format must escape */
+    struct ntl_prom_os_facts os = {.product = "Windows Server\n2022 \"DC\"", .major = "10",
+                                   .minor = "0", .build = "20348", .revision = "2700",
+                                   .installation_type = "Server\\Core", .hostname = "h"};
+    struct ntl_prom_page pg = {.block = blk, .titles = t, .labels = &host, .nlabels = 1,
+                               .os = &os};
     test_text();
     if (blk) {
         test_generic(&pg);
         test_windows(&pg);
         test_keep(pg);
+        test_os(pg);
         if (argc > 1)
             write_pages(&pg, argv[1]);
     }

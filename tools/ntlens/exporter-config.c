@@ -216,7 +216,7 @@ static int collectors(struct loader *l, const char *path, yaml_node_t *v, unsign
         unsigned bit;
         if (!scalar(n) || ntl_prom_collector_parse(scalar(n), &bit) < 0)
             return fail(l, n, path, "unknown collector '%s' (cpu, memory, logical_disk, "
-                                    "physical_disk, net, process, system)",
+                                    "physical_disk, net, process, system, os)",
                         scalar(n) ? scalar(n) : "?");
         *mask |= bit;
     }

@@ -24,6 +24,7 @@ struct target {
     pthread_mutex_t lock;
     struct ntl_source *src;
     struct ntl_perf_titles *titles;
+    struct exp_os *os;        /* the os collector's facts, read when connecting */
     double retry_at;          /* monotonic seconds; no attempt before */
     unsigned backoff_ms;
     char error_kind[32];      /* of the last failure */
@@ -75,6 +76,7 @@ static void free_list(struct exp_targets *t, struct target *g)
         struct target *next = g->next;
         disconnect(t, g);
         drop_titles(g);
+        free(g->os);
         pthread_mutex_destroy(&g->lock);
         free(g->module);
         free(g->host);
@@ -190,6 +192,12 @@ static int connect_target(struct target *g, const struct exp_module *m, unsigned
     if ((rc = ntl_msrpc_source_open(spec, &opt, &g->src, err)) < 0)
         return rc;
     atomic_fetch_add(connected, 1);
+    if ((m->collectors & NTL_PROM_OS) && strcmp(g->host, "local") != 0) {
+        if (!g->os && !(g->os = malloc(sizeof *g->os)))
+            return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
+        if ((rc = exp_os_read(g->src, g->os, err)) < 0)
+            return rc;
+    }
     if (g->titles)
         return 0;
     if (!(g->titles = ntl_perf_titles_new()))
@@ -219,7 +227,7 @@ static int write_metrics(const struct exp_module *m, struct target *g,
                          const struct ntl_perf_block *b, struct ntl_buf *out,
                          struct ntl_error *err)
 {
-    struct ntl_prom_page pg = {b, g->titles, NULL, 0, NULL, NULL};
+    struct ntl_prom_page pg = {b, g->titles, NULL, 0, NULL, NULL, g->os ? &g->os->facts : NULL};
     if (m->has_instances) {
         pg.keep = keep_instance;
         pg.keep_arg = (void *)m;

@@ -14,6 +14,8 @@
 
 #include "ntlens/buf.h"
 #include "ntlens/perf.h"
+#include "ntlens/prom.h"
+#include "ntlens/source.h"
 
 /* A credential set. The password (read from password_file or the
  * authentication file) never leaves this struct: not in pages, logs or
@@ -103,6 +105,19 @@ int exp_targets_probe(struct exp_targets *t, const struct exp_module *m, const c
                       double timeout_s, struct ntl_buf *out);
 void exp_targets_stats(struct exp_targets *t, struct exp_stats *s);
 void exp_targets_count_reload(struct exp_targets *t, bool ok);
+
+/* ------------------------------------------------------------------------
+ * The os collector's registry facts (exporter-os.c)
+ * ------------------------------------------------------------------------ */
+struct exp_os {
+    char text[11][256];              /* the values read, as text */
+    struct ntl_prom_os_facts facts;  /* pointing into text */
+};
+
+/* Reads the facts over a remote source's winreg connection (three keys,
+ * about 18 round trips). Keys the host lacks or denies leave their facts
+ * NULL. Returns 0, or a transport, RPC or format failure. */
+int exp_os_read(struct ntl_source *src, struct exp_os *os, struct ntl_error *err);
 
 /* ------------------------------------------------------------------------
  * The server (exporter-http.c)
