@@ -305,21 +305,24 @@ static const char *error_kind(int rc)
     }
 }
 
-static void note_result(struct target *g, int rc, const struct ntl_error *err)
+static void note_result(struct target *g, int rc)
 {
     if (rc == 0) {
         g->backoff_ms = 0;
         g->error_kind[0] = '\0';
         return;
     }
-    if (!g->src) {
+    /* A scrape that found the target waiting to reconnect made no attempt:
+     * the backoff stays (scrapes in a row must not stretch it) and so does
+     * the kind of the failure behind it. */
+    bool waiting = !g->src && now() < g->retry_at;
+    if (!waiting && !g->src) {
         g->backoff_ms = g->backoff_ms ? g->backoff_ms * 2 : BACKOFF_MIN_MS;
         if (g->backoff_ms > BACKOFF_MAX_MS)
             g->backoff_ms = BACKOFF_MAX_MS;
         g->retry_at = now() + g->backoff_ms / 1000.0;
     }
-    /* "waiting before reconnecting" keeps the kind of the failure behind it */
-    if (strcmp(err->message, "waiting before reconnecting") != 0 || !g->error_kind[0])
+    if (!waiting || !g->error_kind[0])
         snprintf(g->error_kind, sizeof g->error_kind, "%s", error_kind(rc));
 }
 
@@ -357,7 +360,7 @@ int exp_targets_probe(struct exp_targets *t, const struct exp_module *m, const c
     }
     ntl_buf_init(&page, out->limit);
     rc = scrape(t, g, m, until, &page, &err);
-    note_result(g, rc, &err);
+    note_result(g, rc);
     double took = now() - start;
     if (rc < 0)
         exp_log("warn", "probe failed", "target", g->host, "module", m->name, "error_kind",
