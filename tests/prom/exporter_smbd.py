@@ -583,7 +583,7 @@ def main():
             check(srv.password not in err and "not-the-password" not in err,
                   "no password in the log")
             check("config reload failed" in err and "modules.broken.collectors" in err,
-                  "the failed reload is logged with its line and key")
+                  "the failed reload is logged with its line and key" + ("" if "config reload failed" in err and "modules.broken.collectors" in err else ": " + err[-1500:]))
         srv.stop()
         shutil.rmtree(d, ignore_errors=True)
     finish()
