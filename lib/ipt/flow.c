@@ -227,7 +227,9 @@ static int peek(struct ntl_ipt_flow *f, struct ntl_error *err)
     while (!f->have_ev) {
         if (f->at_end)
             return 0;
-        int rc = ntl_ipt_evd_next(&f->evd, &f->ev, err);
+        int rc = ntl_ipt_evd_next_tnt(&f->evd, &f->ev);
+        if (rc == 0)
+            rc = ntl_ipt_evd_next(&f->evd, &f->ev, err);
         if (rc == 0) {
             f->at_end = true;
             return 0;
