@@ -803,6 +803,8 @@ static void skl014(struct ntl_ipt_flow *f, const struct flow_insn *in)
     disable(f, NTL_IPT_FL_DISABLED, 0, call, true);
 }
 
+static int execute_insn(struct ntl_ipt_flow *f, struct flow_insn cur, struct ntl_error *err);
+
 /* One instruction at f->ip. */
 static int execute(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
@@ -811,10 +813,16 @@ static int execute(struct ntl_ipt_flow *f, struct ntl_error *err)
     if (rc < 0)
         return rc == NTL_ERR_NOMEM ? ntl_error_set(err, rc, "flow", 0, "decode cache full")
                                    : fail(f, rc, f->ip, err);
+    /* A copy: the cache may move when an instruction is decoded below. */
+    return execute_insn(f, *in, err);
+}
+
+/* The instruction cur, at f->ip (a block's last one, or execute's). */
+static int execute_insn(struct ntl_ipt_flow *f, struct flow_insn cur, struct ntl_error *err)
+{
+    int rc;
     if (++f->steps > NTL_IPT_FLOW_MAX_STEPS)
         return fail(f, NTL_ERR_LIMIT, f->ip, err);
-    /* Copy: the cache may move when an instruction is decoded below. */
-    struct flow_insn cur = *in;
     emit_insn(f, &cur);
     if (cur.movcr3 && f->pending_paging) {
         /* A PIP binds to the MOV CR3 it reports. */
@@ -1030,7 +1038,7 @@ static int walk(struct ntl_ipt_flow *f, struct ntl_error *err)
             f->after_traced_branch = false;
         }
         f->ip = last.ip;
-        rc = execute(f, err);
+        rc = execute_insn(f, last, err);
         if (rc < 0)
             return rc;
     }
