@@ -1,4 +1,5 @@
 /* TNT decisions: runs of conditional branches followed by one lookup. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,12 @@ static size_t hash(uint64_t ip, unsigned mode, unsigned bits, unsigned n)
     uint64_t h = (ip ^ (uint64_t)mode << 61 ^ (uint64_t)(bits << 4 | n) << 48) *
                  0x9e3779b97f4a7c15ull;
     return (size_t)(h >> 40);
+}
+
+static bool same(const struct flow_decision *d, uint64_t ip, unsigned mode, unsigned bits,
+                 unsigned n)
+{
+    return d->n == n + 1 && d->ip == ip && d->bits == bits && d->mode == mode;
 }
 
 /* The first table, or one twice the size when decisions keep pushing each
@@ -121,8 +128,18 @@ int flow_decide(struct flow_dcache *c, struct flow_bcache *bc, struct flow_cache
     if ((!c->slot || (c->evicted > c->mask / 2 && c->mask + 1 < FLOW_DCACHE_MAX)) &&
         resize(c) < 0)
         return NTL_ERR_NOMEM;
-    struct flow_decision *d = &c->slot[hash(ip, mode, bits, n) & c->mask];
-    if (d->n != n + 1 || d->ip != ip || d->bits != bits || d->mode != mode) {
+    /* Two ways: a decision is in its slot or the one next to it, so two
+     * hot decisions whose hashes meet do not rebuild each other forever. */
+    size_t i = hash(ip, mode, bits, n) & c->mask;
+    struct flow_decision *d = &c->slot[i];
+    if (!same(d, ip, mode, bits, n)) {
+        struct flow_decision *e = &c->slot[i ^ 1];
+        if (same(e, ip, mode, bits, n)) {
+            *out = e;
+            return 0;
+        }
+        if (d->n && !e->n)
+            d = e;
         c->evicted += d->n != 0;
         memset(d, 0, sizeof *d);
         d->ip = ip;

@@ -9,6 +9,8 @@
 #include "ntlens/ipt_flow.h"
 
 #define QUEUE 16
+/* Most TNT-8s read as one. */
+#define TNT_SEGS 16
 
 /* What a PSB+ restates, applied when the walk reaches its FUP's IP. */
 struct psb_status {
@@ -31,6 +33,13 @@ struct ntl_ipt_flow {
     struct ntl_ipt_event ev;
     bool have_ev, at_end, end_told;
     unsigned tnt_left;
+    /* A TNT in ev may be several TNT-8s read as one (tnt_merge): each
+     * one's lowest bit in the payload, offset and size, oldest first. */
+    struct {
+        uint8_t lo, size;
+        uint64_t offset;
+    } tnt_seg[TNT_SEGS];
+    unsigned tnt_nseg;
     /* The walk. */
     uint64_t ip;
     bool enabled;
@@ -149,7 +158,16 @@ static int fail(struct ntl_ipt_flow *f, int status, uint64_t ip, struct ntl_erro
         uint8_t t = f->ev.pkt.type;
         bool past = t == NTL_IPT_TNT_8 || t == NTL_IPT_TNT_64 ||
                     (t == NTL_IPT_FUP && f->pending_tsx < 0);
-        f->err_off = f->cfg.trace.origin + f->ev.offset + (past ? f->ev.pkt.size : 0);
+        uint64_t off = f->ev.offset, size = f->ev.pkt.size;
+        if (t == NTL_IPT_TNT_8 && f->tnt_nseg > 1) {
+            /* The TNT-8 the oldest bit left is in, as if read alone. */
+            unsigned j = 0;
+            while (f->tnt_left - 1 < f->tnt_seg[j].lo)
+                j++;
+            off = f->tnt_seg[j].offset;
+            size = f->tnt_seg[j].size;
+        }
+        f->err_off = f->cfg.trace.origin + off + (past ? size : 0);
     } else {
         f->err_off = ntl_ipt_flow_offset(f);
     }
@@ -220,6 +238,32 @@ static void emit_insn(struct ntl_ipt_flow *f, const struct flow_insn *in)
     it->flags = f->speculative ? NTL_IPT_FL_SPECULATIVE : 0;
 }
 
+/* The TNT-8s right after the one in f->ev (PADs between) into it, its
+ * bits first: a decision then follows bits across packet bounds, and the
+ * walk reads fewer packets. Nothing binds between them, so the flow is the
+ * same as read one by one. */
+static void tnt_merge(struct ntl_ipt_flow *f)
+{
+    struct ntl_ipt_event *e = &f->ev;
+    struct ntl_ipt_event next;
+    f->tnt_seg[0].lo = 0;
+    f->tnt_seg[0].size = e->pkt.size;
+    f->tnt_seg[0].offset = e->offset;
+    f->tnt_nseg = 1;
+    /* A TNT-8 has at most 6 bits: the payload stays within 64. */
+    while (e->pkt.count <= 64 - 6 && f->tnt_nseg < TNT_SEGS &&
+           ntl_ipt_evd_next_tnt(&f->evd, &next)) {
+        unsigned k = next.pkt.count;
+        for (unsigned j = 0; j < f->tnt_nseg; j++)
+            f->tnt_seg[j].lo = (uint8_t)(f->tnt_seg[j].lo + k);
+        f->tnt_seg[f->tnt_nseg].lo = 0;
+        f->tnt_seg[f->tnt_nseg].size = next.pkt.size;
+        f->tnt_seg[f->tnt_nseg++].offset = next.offset;
+        e->pkt.payload = e->pkt.payload << k | next.pkt.payload;
+        e->pkt.count = (uint8_t)(e->pkt.count + k);
+    }
+}
+
 /* The next packet that matters into f->ev (PAD and timing packets are
  * passed over). Returns 1, 0 at the end, or the event layer's error. */
 static int peek(struct ntl_ipt_flow *f, struct ntl_error *err)
@@ -227,7 +271,13 @@ static int peek(struct ntl_ipt_flow *f, struct ntl_error *err)
     while (!f->have_ev) {
         if (f->at_end)
             return 0;
-        int rc = ntl_ipt_evd_next(&f->evd, &f->ev, err);
+        int rc = ntl_ipt_evd_next_tnt(&f->evd, &f->ev);
+        if (rc > 0)
+            tnt_merge(f);
+        else {
+            f->tnt_nseg = 0;
+            rc = ntl_ipt_evd_next(&f->evd, &f->ev, err);
+        }
         if (rc == 0) {
             f->at_end = true;
             return 0;
@@ -753,6 +803,8 @@ static void skl014(struct ntl_ipt_flow *f, const struct flow_insn *in)
     disable(f, NTL_IPT_FL_DISABLED, 0, call, true);
 }
 
+static int execute_insn(struct ntl_ipt_flow *f, struct flow_insn cur, struct ntl_error *err);
+
 /* One instruction at f->ip. */
 static int execute(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
@@ -761,10 +813,16 @@ static int execute(struct ntl_ipt_flow *f, struct ntl_error *err)
     if (rc < 0)
         return rc == NTL_ERR_NOMEM ? ntl_error_set(err, rc, "flow", 0, "decode cache full")
                                    : fail(f, rc, f->ip, err);
+    /* A copy: the cache may move when an instruction is decoded below. */
+    return execute_insn(f, *in, err);
+}
+
+/* The instruction cur, at f->ip (a block's last one, or execute's). */
+static int execute_insn(struct ntl_ipt_flow *f, struct flow_insn cur, struct ntl_error *err)
+{
+    int rc;
     if (++f->steps > NTL_IPT_FLOW_MAX_STEPS)
         return fail(f, NTL_ERR_LIMIT, f->ip, err);
-    /* Copy: the cache may move when an instruction is decoded below. */
-    struct flow_insn cur = *in;
     emit_insn(f, &cur);
     if (cur.movcr3 && f->pending_paging) {
         /* A PIP binds to the MOV CR3 it reports. */
@@ -913,13 +971,17 @@ static int decide(struct ntl_ipt_flow *f)
                          f->ip, f->mode, bits, n, &d);
     if (rc < 0)
         return rc;
-    /* Its calls must not wrap the return stack, which would lose an
-     * entry the per-block walk keeps; nor may it pass the step limit. */
-    if (!d->used || f->rs_n + d->depth > NTL_IPT_RETSTACK ||
-        f->steps + d->ninsn > NTL_IPT_FLOW_MAX_STEPS)
+    /* It may not pass the step limit. */
+    if (!d->used || f->steps + d->ninsn > NTL_IPT_FLOW_MAX_STEPS)
         return 0;
+    unsigned had = f->rs_n;
     for (unsigned i = 0; i < d->npush; i++)
         call_push(f, d->push[i]);
+    /* Calls that wrapped the return stack overwrote its oldest entries,
+     * and the returns to them then left those out: as the per-block walk
+     * leaves it (a full stack is the usual state of a long trace). */
+    if (had + d->depth > NTL_IPT_RETSTACK)
+        f->rs_n = NTL_IPT_RETSTACK - (d->depth - d->npush);
     if (tip) {
         run_add(f, &d->last, d->ninsn, d->traced + 1);
         f->after_traced_branch = true;
@@ -976,7 +1038,7 @@ static int walk(struct ntl_ipt_flow *f, struct ntl_error *err)
             f->after_traced_branch = false;
         }
         f->ip = last.ip;
-        rc = execute(f, err);
+        rc = execute_insn(f, last, err);
         if (rc < 0)
             return rc;
     }

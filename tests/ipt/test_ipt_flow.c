@@ -11,15 +11,29 @@
 /* 0x1000: dec ecx; jnz 0x1000; jmp rax */
 static uint8_t code[] = {0xff, 0xc9, 0x75, 0xfc, 0xff, 0xe0};
 
+/* 0x2000: jz 0x2008; call 0x2000; ret
+ * 0x2008: call 0x2010; ret; nop; nop
+ * 0x2010: ret
+ * A recursion while the bits are not taken, then a call and returns. */
+static const uint8_t rec[] = {0x74, 0x06, 0xe8, 0xf9, 0xff, 0xff, 0xff, 0xc3,
+                              0xe8, 0x03, 0x00, 0x00, 0x00, 0xc3, 0x90, 0x90, 0xc3};
+
+static int read_at(const uint8_t *at, size_t len, uint64_t base, uint8_t *buf, size_t size,
+                   uint64_t addr)
+{
+    if (addr < base || addr >= base + len)
+        return NTL_ERR_NOT_FOUND;
+    size_t n = base + len - addr;
+    n = n < size ? n : size;
+    memcpy(buf, at + (addr - base), n);
+    return (int)n;
+}
+
 static int read_code(uint8_t *buf, size_t size, uint64_t addr, void *ctx)
 {
     (void)ctx;
-    if (addr < 0x1000 || addr >= 0x1000 + sizeof code)
-        return NTL_ERR_NOT_FOUND;
-    size_t n = 0x1000 + sizeof code - addr;
-    n = n < size ? n : size;
-    memcpy(buf, code + (addr - 0x1000), n);
-    return (int)n;
+    int n = read_at(code, sizeof code, 0x1000, buf, size, addr);
+    return n >= 0 ? n : read_at(rec, sizeof rec, 0x2000, buf, size, addr);
 }
 
 /* PSB, PSBEND, MODE.Exec 64-bit, TIP.PGE 0x1000, TNT taken x3 then not
@@ -82,8 +96,78 @@ static void test_paths(void)
     code[1] = 0xc9;
 }
 
+/* The start of a trace: PSB, PSBEND, MODE.Exec 64-bit, TIP.PGE ip. */
+static size_t trace_start(uint8_t *t, uint64_t ip)
+{
+    static const uint8_t psb[] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02,
+                                  0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x23,
+                                  0x99, 0x01, 0xd1};
+    memcpy(t, psb, sizeof psb);
+    for (int i = 0; i < 8; i++)
+        t[sizeof psb + i] = (uint8_t)(ip >> 8 * i);
+    return sizeof psb + 8;
+}
+
+/* TNT-8s of 6 bits (the last of fewer), bits[0] oldest. */
+static size_t tnt_bytes(uint8_t *t, const uint8_t *bits, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i += 6) {
+        unsigned m = n - i < 6 ? (unsigned)(n - i) : 6, b = 1;
+        for (unsigned j = 0; j < m; j++)
+            b = b << 1 | bits[i + j];
+        t[k++] = (uint8_t)(b << 1);
+    }
+    return k;
+}
+
+/* 70 calls deep, past the 64-entry return stack, then a call and
+ * compressed returns: 64 return (the call's entry pushed out the oldest),
+ * the next finds the stack empty. The runs path takes the
+ * call and its return as one decision on a full stack and must leave the
+ * stack as the per-instruction walk does; the error names the TNT-8 of
+ * that bit though several TNT-8s in a row are read as one. */
+static void test_full_stack(void)
+{
+    uint8_t bits[139], t[256];
+    memset(bits, 0, 70);
+    memset(bits + 70, 1, sizeof bits - 70);
+    size_t n = trace_start(t, 0x2000);
+    size_t tnt = n;
+    n += tnt_bytes(t + n, bits, sizeof bits);
+    memset(t + n, 0, 24); /* PADs: the end is not in the last 16 bytes */
+    n += 24;
+    for (int runs = 0; runs < 2; runs++) {
+        struct ntl_ipt_flow_config cfg;
+        struct ntl_ipt_flow *f;
+        struct ntl_ipt_flow_item it;
+        struct ntl_error err;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.trace.buf = t;
+        cfg.trace.size = n;
+        cfg.read = read_code;
+        cfg.runs = runs;
+        CHECK_EQ_INT(ntl_ipt_flow_new(&f, &cfg, &err), 0);
+        CHECK_EQ_INT(ntl_ipt_flow_sync(f, &err), 0);
+        uint64_t insns = 0, off, ip;
+        int rc;
+        while ((rc = ntl_ipt_flow_next(f, &it, &err)) > 0)
+            insns += it.kind == NTL_IPT_FL_RUN ? it.b : it.kind == NTL_IPT_FL_INSN;
+        CHECK_EQ_INT(rc, NTL_IPT_RETSTACK_EMPTY);
+        /* 70 x (jz, call), jz, call, 64 rets, the failing ret */
+        CHECK_EQ_U64(insns, 140 + 2 + 64 + 1);
+        ntl_ipt_flow_where(f, &off, &ip);
+        CHECK_EQ_U64(ip, 0x2007);
+        /* its bit (70 + 1 + 64 + 1: index 135) is in the 23rd TNT-8,
+         * and the offset is past that */
+        CHECK_EQ_U64(off, tnt + 135 / 6 + 1);
+        ntl_ipt_flow_free(f);
+    }
+}
+
 int main(void)
 {
     test_paths();
+    test_full_stack();
     return check_exit();
 }
