@@ -4,6 +4,7 @@
 
 #include <Zydis/Zydis.h>
 
+#include "flow-evtrace.h"
 #include "flow-insn.h"
 #include "ntlens/ipt_event.h"
 #include "ntlens/ipt_flow.h"
@@ -98,6 +99,24 @@ static enum ntl_ipt_iclass classify(const ZydisDecodedInstruction *z)
     }
 }
 
+/* The instructions an Event Trace event without IP binds to. */
+static enum flow_evt_class evclass(const ZydisDecodedInstruction *z)
+{
+    switch (z->mnemonic) {
+    case ZYDIS_MNEMONIC_IRET: case ZYDIS_MNEMONIC_IRETD: case ZYDIS_MNEMONIC_IRETQ:
+    case ZYDIS_MNEMONIC_SYSRET: case ZYDIS_MNEMONIC_SYSEXIT:
+        return EVC_IRET;
+    case ZYDIS_MNEMONIC_UIRET:
+        return EVC_UIRET;
+    case ZYDIS_MNEMONIC_SYSCALL: case ZYDIS_MNEMONIC_SYSENTER:
+        return EVC_SYSCALL;
+    case ZYDIS_MNEMONIC_VMLAUNCH: case ZYDIS_MNEMONIC_VMRESUME:
+        return EVC_VMENTRY;
+    default:
+        return EVC_NONE;
+    }
+}
+
 /* Decodes the instruction at e->ip in e->mode into e. */
 static int decode(struct flow_insn *e, ntl_ipt_read_fn read, void *ctx)
 {
@@ -124,6 +143,7 @@ static int decode(struct flow_insn *e, ntl_ipt_read_fn read, void *ctx)
     e->size = z.length;
     e->iclass = (uint8_t)classify(&z);
     e->vmentry = z.mnemonic == ZYDIS_MNEMONIC_VMLAUNCH || z.mnemonic == ZYDIS_MNEMONIC_VMRESUME;
+    e->evclass = (uint8_t)evclass(&z);
     e->movcr3 = z.opcode_map == ZYDIS_OPCODE_MAP_0F && z.opcode == 0x22 && z.raw.modrm.reg == 3;
     e->target = 0;
     if (z.raw.imm[0].is_relative)

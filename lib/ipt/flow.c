@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "flow-decide.h"
+#include "flow-evtrace.h"
 #include "ntlens/ipt_flow.h"
 
 #define QUEUE 16
@@ -64,6 +65,14 @@ struct ntl_ipt_flow {
     /* With cfg.runs: the instructions since the last item queued. */
     struct ntl_ipt_flow_item run;
     bool run_open;
+    /* Event Trace: EVDs waiting for their CFE, and the events waiting for
+     * the IP (evt_ip) or the kind of instruction (evt_class) they bind to. */
+    struct flow_evtrace evtrace;
+    struct {
+        struct ntl_ipt_flow_item it;
+        uint8_t evt_class; /* enum flow_evt_class; EVC_NONE: at it.ip */
+    } evt[4];
+    unsigned n_evt;
     /* Items decided but not yet returned. */
     struct ntl_ipt_flow_item q[QUEUE];
     unsigned qh, qn;
@@ -423,6 +432,8 @@ static int overflow(struct ntl_ipt_flow *f, struct ntl_error *err)
     f->speculative = false;
     f->told_mode = 0;
     f->rs_n = 0;
+    f->n_evt = 0;
+    f->evtrace.have = false;
     /* Between the OVF and where tracing resumes: timing, CBR and MNT
      * (told before the overflow when tracing resumes at a FUP, after it
      * when disabled), MODE.TSX and MODE.Exec (bound to the resume). */
@@ -753,6 +764,23 @@ static void skl014(struct ntl_ipt_flow *f, const struct flow_insn *in)
     disable(f, NTL_IPT_FL_DISABLED, 0, call, true);
 }
 
+/* Tells the Event Trace events that bind to the instruction in, before
+ * it executes or after (in NULL: those before the instruction at f->ip). */
+static void tell_evt(struct ntl_ipt_flow *f, const struct flow_insn *in, bool after)
+{
+    unsigned kept = 0;
+    for (unsigned i = 0; i < f->n_evt; i++) {
+        const struct ntl_ipt_flow_item *it = &f->evt[i].it;
+        uint8_t cls = f->evt[i].evt_class;
+        bool here = cls ? in && in->evclass == cls : it->ip == (in ? in->ip : f->ip);
+        if (here && flow_evt_after(it) == after)
+            *push(f, NTL_IPT_FL_CFE, 0) = *it;
+        else
+            f->evt[kept++] = f->evt[i];
+    }
+    f->n_evt = kept;
+}
+
 /* One instruction at f->ip. */
 static int execute(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
@@ -765,7 +793,9 @@ static int execute(struct ntl_ipt_flow *f, struct ntl_error *err)
         return fail(f, NTL_ERR_LIMIT, f->ip, err);
     /* Copy: the cache may move when an instruction is decoded below. */
     struct flow_insn cur = *in;
+    tell_evt(f, &cur, false);
     emit_insn(f, &cur);
+    tell_evt(f, &cur, true);
     if (cur.movcr3 && f->pending_paging) {
         /* A PIP binds to the MOV CR3 it reports. */
         *push(f, NTL_IPT_FL_PAGING, 0) = f->paging;
@@ -818,7 +848,7 @@ static int execute(struct ntl_ipt_flow *f, struct ntl_error *err)
  * TNT or a TIP, no item waits to be told and no PSB+ to be applied. */
 static bool plain(const struct ntl_ipt_flow *f)
 {
-    return f->enabled && !f->lost && f->have_ev && !f->psb.pending &&
+    return f->enabled && !f->lost && f->have_ev && !f->psb.pending && !f->n_evt &&
            (f->ev.pkt.type == NTL_IPT_TNT_8 || f->ev.pkt.type == NTL_IPT_TNT_64 ||
             f->ev.pkt.type == NTL_IPT_TIP);
 }
@@ -827,7 +857,7 @@ static bool plain(const struct ntl_ipt_flow *f)
  * which binds to a block's last instruction at the earliest. */
 static bool walkable(const struct ntl_ipt_flow *f)
 {
-    return plain(f) || (f->enabled && !f->lost && f->have_ev && !f->psb.pending &&
+    return plain(f) || (f->enabled && !f->lost && f->have_ev && !f->psb.pending && !f->n_evt &&
                         f->ev.pkt.type == NTL_IPT_TIP_PGD);
 }
 
@@ -1193,6 +1223,45 @@ static void bdm64(struct ntl_ipt_flow *f)
     f->ip = e->ip;
 }
 
+/* A CFE or EVD: an EVD waits for its CFE; a CFE's event is told now or
+ * when the walk reaches where it binds (flow-evtrace.h). */
+static int event_trace(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    struct ntl_ipt_flow_item it;
+    int bind = f->ev.pkt.type == NTL_IPT_EVD ? flow_evt_evd(&f->evtrace, &f->ev.pkt)
+                                             : flow_evt_cfe(&f->evtrace, &f->ev.pkt, f->enabled, &it);
+    if (bind < 0)
+        return fail(f, bind, f->ip, err);
+    consume(f);
+    if (f->ev.pkt.type == NTL_IPT_EVD || bind == EVT_NONE)
+        return 0;
+    if (bind == EVT_FUP || bind == EVT_FUP_BOUND || bind == EVT_IGNORE) {
+        int rc = peek(f, err);
+        if (rc < 0)
+            return rc;
+        if (rc == 0 || f->ev.pkt.type != NTL_IPT_FUP)
+            return fail(f, NTL_IPT_BAD_CONTEXT, f->ip, err);
+        if (bind == EVT_IGNORE) {
+            consume(f);
+            return 0;
+        }
+        it.ip = f->ev.ip;
+        if (!f->ev.ip_status)
+            it.flags &= (uint8_t)~NTL_IPT_FL_IP_SUPPRESSED;
+        if (bind == EVT_FUP_BOUND)
+            consume(f);
+    }
+    if (bind == EVT_NOW || !f->enabled) {
+        *push(f, NTL_IPT_FL_CFE, 0) = it;
+        return 0;
+    }
+    if (f->n_evt == sizeof f->evt / sizeof f->evt[0])
+        return fail(f, NTL_IPT_BAD_CONTEXT, f->ip, err);
+    f->evt[f->n_evt].it = it;
+    f->evt[f->n_evt++].evt_class = bind == EVT_INSN ? (uint8_t)flow_evt_class(&it) : EVC_NONE;
+    return 0;
+}
+
 /* Decides the next items. Returns 1 when it queued some or moved on, 0 at
  * the end of the trace, or an error. */
 static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
@@ -1211,6 +1280,10 @@ static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
     const struct ntl_ipt_event *e = &f->ev;
     if (side_event(f) || power_event(f, err))
         return 1;
+    if (e->pkt.type == NTL_IPT_CFE || e->pkt.type == NTL_IPT_EVD) {
+        rc = event_trace(f, err);
+        return rc < 0 ? rc : 1;
+    }
     if (f->n_fup_ev && e->pkt.type == NTL_IPT_FUP && !e->ip_status && !f->lost &&
         (!f->enabled || e->ip == f->ip)) {
         fup_events(f);
@@ -1259,6 +1332,12 @@ static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
     }
     if (hold_context(f))
         return 1;
+    if (f->n_evt) {
+        unsigned n = f->qn;
+        tell_evt(f, NULL, false);
+        if (f->qn != n)
+            return 1;
+    }
     bdm64(f);
     if (e->pkt.type == NTL_IPT_FUP && !e->ip_status && e->ip == f->ip) {
         rc = async_event(f, err);
@@ -1309,6 +1388,8 @@ static int start(struct ntl_ipt_flow *f, struct ntl_error *err)
     f->packet_error = false;
     f->n_fup_ev = 0;
     f->n_ptw = 0;
+    f->n_evt = 0;
+    f->evtrace.have = false;
     f->after_traced_branch = false;
     f->enabled = f->lost = f->can_resume = f->speculative = f->pending_paging = false;
     f->pending_mode = 0;

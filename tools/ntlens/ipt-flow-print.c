@@ -54,6 +54,43 @@ static void event_ip(struct text *t, const struct ntl_ipt_flow_item *it,
         add(t, ", %s: %016" PRIx64, what, it->ip);
 }
 
+/* An Event Trace event, in ptxed's words. */
+static void cfe_text(struct text *t, const struct ntl_ipt_flow_item *it,
+                     const struct ipt_flow_opts *o)
+{
+    static const char *const names[] = {
+        [NTL_IPT_CFE_INTR] = "interrupt", [NTL_IPT_CFE_IRET] = "iret",
+        [NTL_IPT_CFE_SMI] = "smi",        [NTL_IPT_CFE_RSM] = "rsm",
+        [NTL_IPT_CFE_SIPI] = "sipi",      [NTL_IPT_CFE_INIT] = "init",
+        [NTL_IPT_CFE_VMENTRY] = "vmentry", [NTL_IPT_CFE_VMEXIT] = "vmexit",
+        [NTL_IPT_CFE_VMEXIT_INTR] = "vmexit", [NTL_IPT_CFE_SHUTDOWN] = "shutdown",
+        [NTL_IPT_CFE_UINTR] = "uintr",    [NTL_IPT_CFE_UIRET] = "uiret",
+        [NTL_IPT_CFE_SWINTR] = "swintr",  [NTL_IPT_CFE_SYSCALL] = "syscall",
+    };
+    unsigned type = (unsigned)(it->a & 0xff), vector = (unsigned)(it->a >> 8 & 0xff);
+    add(t, "%s", type < sizeof names / sizeof names[0] && names[type] ? names[type] : "cfe");
+    switch (type) {
+    case NTL_IPT_CFE_INTR: case NTL_IPT_CFE_UINTR: case NTL_IPT_CFE_SWINTR:
+        add(t, " %u", vector);
+        break;
+    case NTL_IPT_CFE_SIPI:
+        add(t, ": %x", vector);
+        return; /* ptxed names no IP for it */
+    case NTL_IPT_CFE_VMEXIT_INTR:
+        add(t, ", intr: %u", vector);
+        break;
+    default:
+        break;
+    }
+    if (it->flags & NTL_IPT_FL_CR2)
+        add(t, ", cr2: %016" PRIx64, it->b);
+    if (it->flags & NTL_IPT_FL_VMXR)
+        add(t, ", vmxr: %016" PRIx64, it->b);
+    if (it->flags & NTL_IPT_FL_VMXQ)
+        add(t, ", vmxq: %016" PRIx64, it->c);
+    event_ip(t, it, o, "ip");
+}
+
 static void event_text(struct text *t, const struct ntl_ipt_flow_item *it,
                        const struct ipt_flow_opts *o)
 {
@@ -128,6 +165,9 @@ static void event_text(struct text *t, const struct ntl_ipt_flow_item *it,
     case NTL_IPT_FL_MWAIT:
         add(t, "mwait %" PRIx64 " %" PRIx64, it->a, it->b);
         event_ip(t, it, o, "ip");
+        break;
+    case NTL_IPT_FL_CFE:
+        cfe_text(t, it, o);
         break;
     case NTL_IPT_FL_PWRX: {
         unsigned wr = (unsigned)(it->a >> 8);
