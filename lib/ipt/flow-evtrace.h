@@ -22,7 +22,7 @@ enum flow_evt_bind {
 /* Instruction classes an event binds to (struct flow_insn's evclass). */
 enum flow_evt_class {
     EVC_NONE = 0,
-    EVC_IRET,    /* IRET, SYSRET, SYSEXIT */
+    EVC_IRET,    /* IRET, SYSRET, SYSEXIT, ERETS, ERETU */
     EVC_UIRET,
     EVC_SYSCALL, /* SYSCALL, SYSENTER */
     EVC_VMENTRY, /* VMLAUNCH, VMRESUME */

@@ -117,6 +117,22 @@ static enum flow_evt_class evclass(const ZydisDecodedInstruction *z)
     }
 }
 
+/* ERETS (F2 0F 01 CA) and ERETU (F3 0F 01 CA), FRED's returns from an
+ * event, which Zydis 4 does not know: far returns that take a TIP, where
+ * an Event Trace IRET binds (as libipt classes them). 64-bit only. */
+static bool fred_return(struct flow_insn *e, const uint8_t *b, size_t n)
+{
+    if (e->mode != NTL_IPT_MODE_64 || n < 4 || (b[0] != 0xf2 && b[0] != 0xf3) || b[1] != 0x0f ||
+        b[2] != 0x01 || b[3] != 0xca)
+        return false;
+    e->size = 4;
+    e->iclass = NTL_IPT_IC_FAR_RET;
+    e->evclass = EVC_IRET;
+    e->vmentry = e->movcr3 = false;
+    e->target = 0;
+    return true;
+}
+
 /* Decodes the instruction at e->ip in e->mode into e. */
 static int decode(struct flow_insn *e, ntl_ipt_read_fn read, void *ctx)
 {
@@ -139,7 +155,7 @@ static int decode(struct flow_insn *e, ntl_ipt_read_fn read, void *ctx)
     ZydisDecodedInstruction z;
     ZydisDecoderInit(&dec, modes[e->mode].mm, modes[e->mode].sw);
     if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, bytes, n, &z)))
-        return n < 15 ? NTL_IPT_NOMAP : NTL_IPT_BAD_INSN;
+        return fred_return(e, bytes, n) ? 0 : n < 15 ? NTL_IPT_NOMAP : NTL_IPT_BAD_INSN;
     e->size = z.length;
     e->iclass = (uint8_t)classify(&z);
     e->vmentry = z.mnemonic == ZYDIS_MNEMONIC_VMLAUNCH || z.mnemonic == ZYDIS_MNEMONIC_VMRESUME;

@@ -216,8 +216,16 @@ bool ipt_flow_insn_text(const struct ntl_ipt_flow_item *it, struct ntl_ipt_space
     ZydisFormatterInit(&fmt, ZYDIS_FORMATTER_STYLE_INTEL);
     /* Lower-case hex, as the addresses around it. */
     ZydisFormatterSetProperty(&fmt, ZYDIS_FORMATTER_PROP_HEX_UPPERCASE, ZYAN_FALSE);
-    return ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, bytes, it->size, &z, ops)) &&
-           ZYAN_SUCCESS(ZydisFormatterFormatInstruction(&fmt, &z, ops, z.operand_count_visible, buf,
+    if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, bytes, it->size, &z, ops))) {
+        /* FRED's returns, which Zydis 4 does not know (lib/ipt classes
+         * them by their bytes). */
+        bool fred = it->size == 4 && (bytes[0] == 0xf2 || bytes[0] == 0xf3) && bytes[1] == 0x0f &&
+                    bytes[2] == 0x01 && bytes[3] == 0xca;
+        if (fred)
+            snprintf(buf, size, "%s", bytes[0] == 0xf2 ? "erets" : "eretu");
+        return fred;
+    }
+    return ZYAN_SUCCESS(ZydisFormatterFormatInstruction(&fmt, &z, ops, z.operand_count_visible, buf,
                                                         size, it->ip, NULL));
 }
 
