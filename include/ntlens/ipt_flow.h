@@ -93,7 +93,9 @@ enum ntl_ipt_flow_kind {
                                   b: CR2 (flag CR2) or VMX exit reason (flag VMXR);
                                   c: VMX exit qualification (flag VMXQ); at ip
                                   unless IP_SUPPRESSED */
-    NTL_IPT_FL_LAST = NTL_IPT_FL_CFE
+    NTL_IPT_FL_IFLAGS,         /* with cfg.iflags: interrupts are now enabled (a 1) or
+                                  disabled (a 0), at ip unless IP_SUPPRESSED */
+    NTL_IPT_FL_LAST = NTL_IPT_FL_IFLAGS
 };
 
 /* CFE types (the SDM's Control Flow Event packet). */
@@ -158,6 +160,9 @@ struct ntl_ipt_flow_config {
      * straight-line blocks and TNT decisions without a step per
      * instruction (for output that does not show each instruction). */
     bool runs;
+    /* IFLAGS items where MODE.Exec's IF bit changes (ptxed --event:iflags;
+     * with Event Trace, the packets tell every change). */
+    bool iflags;
 };
 
 struct ntl_ipt_flow;

@@ -84,7 +84,7 @@ int flow_evt_cfe(struct flow_evtrace *t, const struct ntl_ipt_packet *p, bool en
 bool flow_evt_after(const struct ntl_ipt_flow_item *it)
 {
     unsigned type = it->a & 0xff;
-    return type == NTL_IPT_CFE_IRET || type == NTL_IPT_CFE_UIRET || type == NTL_IPT_CFE_VMENTRY;
+    return it->kind == NTL_IPT_FL_CFE && (type == NTL_IPT_CFE_IRET || type == NTL_IPT_CFE_UIRET || type == NTL_IPT_CFE_VMENTRY);
 }
 
 enum flow_evt_class flow_evt_class(const struct ntl_ipt_flow_item *it)

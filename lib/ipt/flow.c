@@ -44,6 +44,8 @@ struct ntl_ipt_flow {
     /* The mode the packets last told (0: none since the last PSB or OVF):
      * like libipt, a MODE.Exec is an event only when it changes this. */
     uint8_t told_mode;
+    int told_if;           /* MODE.Exec's IF bit as last told, -1 before any */
+    int pending_iflags;    /* an IF change (cfg.iflags) waiting like pending_mode, else -1 */
     int pending_tsx;       /* a MODE.TSX waiting for its FUP, else -1 */
     bool pending_paging;   /* a PIP waiting for its branch */
     bool pending_vmcs;     /* a VMCS waiting for its branch */
@@ -300,6 +302,10 @@ static void flush_pending(struct ntl_ipt_flow *f)
         set_mode(f, f->pending_mode, f->ip, true);
         f->pending_mode = 0;
     }
+    if (f->pending_iflags >= 0) {
+        push(f, NTL_IPT_FL_IFLAGS, f->ip)->a = (uint64_t)f->pending_iflags;
+        f->pending_iflags = -1;
+    }
     if (f->pending_vmcs) {
         *push(f, NTL_IPT_FL_VMCS, 0) = f->vmcs;
         f->pending_vmcs = false;
@@ -380,6 +386,8 @@ static int read_psb(struct ntl_ipt_flow *f, struct ntl_error *err)
             s->ip = e->ip;
         } else if (e->pkt.type == NTL_IPT_MODE_EXEC) {
             s->mode = (uint8_t)ntl_ipt_exec_mode(e->pkt.flags);
+            /* A status, not a change: no IFLAGS item. */
+            f->told_if = e->pkt.flags & NTL_IPT_F_IF ? 1 : 0;
         } else if (e->pkt.type == NTL_IPT_MODE_TSX) {
             s->tsx = (int8_t)e->pkt.flags;
         } else if (e->pkt.type == NTL_IPT_MNT) {
@@ -773,8 +781,11 @@ static void tell_evt(struct ntl_ipt_flow *f, const struct flow_insn *in, bool af
         const struct ntl_ipt_flow_item *it = &f->evt[i].it;
         uint8_t cls = f->evt[i].evt_class;
         bool here = cls ? in && in->evclass == cls : it->ip == (in ? in->ip : f->ip);
-        if (here && flow_evt_after(it) == after)
+        if (here && flow_evt_after(it) == after) {
             *push(f, NTL_IPT_FL_CFE, 0) = *it;
+            if (it->kind == NTL_IPT_FL_EXEC_MODE)
+                f->mode = it->mode;
+        }
         else
             f->evt[kept++] = f->evt[i];
     }
@@ -1262,6 +1273,35 @@ static int event_trace(struct ntl_ipt_flow *f, struct ntl_error *err)
     return 0;
 }
 
+/* With Event Trace, a MODE.Exec may bind to a FUP instead of a TIP: the
+ * IF bit changed before the instruction at its IP. The FUP is the
+ * MODE.Exec's alone, even when nothing changed. */
+static int mode_fup(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    int rc = peek(f, err);
+    if (rc <= 0 || !f->enabled || f->ev.pkt.type != NTL_IPT_FUP || f->ev.ip_status ||
+        (f->ev.flags & NTL_IPT_EV_IN_PSB))
+        return rc;
+    consume(f);
+    struct ntl_ipt_flow_item held[2];
+    unsigned n = 0;
+    if (f->pending_mode)
+        held[n++] = (struct ntl_ipt_flow_item){.kind = NTL_IPT_FL_EXEC_MODE,
+                                               .mode = f->pending_mode, .ip = f->ev.ip};
+    if (f->pending_iflags >= 0)
+        held[n++] = (struct ntl_ipt_flow_item){.kind = NTL_IPT_FL_IFLAGS, .mode = f->mode,
+                                               .a = (uint64_t)f->pending_iflags, .ip = f->ev.ip};
+    f->pending_mode = 0;
+    f->pending_iflags = -1;
+    for (unsigned i = 0; i < n; i++) {
+        if (f->n_evt == sizeof f->evt / sizeof f->evt[0])
+            return fail(f, NTL_IPT_BAD_CONTEXT, f->ip, err);
+        f->evt[f->n_evt].it = held[i];
+        f->evt[f->n_evt++].evt_class = EVC_NONE;
+    }
+    return 1;
+}
+
 /* Decides the next items. Returns 1 when it queued some or moved on, 0 at
  * the end of the trace, or an error. */
 static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
@@ -1307,9 +1347,14 @@ static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
     case NTL_IPT_MODE_EXEC: {
         consume(f);
         uint8_t mode = (uint8_t)ntl_ipt_exec_mode(e->pkt.flags);
+        int iflag = e->pkt.flags & NTL_IPT_F_IF ? 1 : 0;
         if (mode != f->told_mode)
             f->pending_mode = f->told_mode = mode;
-        return 1;
+        if (f->cfg.iflags && iflag != f->told_if)
+            f->pending_iflags = iflag;
+        f->told_if = iflag;
+        rc = mode_fup(f, err);
+        return rc < 0 ? rc : 1;
     }
     case NTL_IPT_MODE_TSX:
         consume(f);
@@ -1393,6 +1438,7 @@ static int start(struct ntl_ipt_flow *f, struct ntl_error *err)
     f->after_traced_branch = false;
     f->enabled = f->lost = f->can_resume = f->speculative = f->pending_paging = false;
     f->pending_mode = 0;
+    f->pending_iflags = f->told_if = -1;
     f->mode = f->told_mode = NTL_IPT_MODE_UNKNOWN;
     f->pending_tsx = -1;
     f->pending_error = 0;

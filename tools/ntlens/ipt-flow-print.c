@@ -169,6 +169,10 @@ static void event_text(struct text *t, const struct ntl_ipt_flow_item *it,
     case NTL_IPT_FL_CFE:
         cfe_text(t, it, o);
         break;
+    case NTL_IPT_FL_IFLAGS:
+        add(t, "interrupts %s", it->a ? "enabled" : "disabled");
+        event_ip(t, it, o, "ip");
+        break;
     case NTL_IPT_FL_PWRX: {
         unsigned wr = (unsigned)(it->a >> 8);
         add(t, "pwrx %s%s%sc%u (c%u)", wr & 1 ? "int: " : "", wr & 4 ? "st: " : "",
