@@ -95,7 +95,10 @@ enum ntl_ipt_flow_kind {
                                   unless IP_SUPPRESSED */
     NTL_IPT_FL_IFLAGS,         /* with cfg.iflags: interrupts are now enabled (a 1) or
                                   disabled (a 0), at ip unless IP_SUPPRESSED */
-    NTL_IPT_FL_LAST = NTL_IPT_FL_IFLAGS
+    NTL_IPT_FL_TRIG,           /* a trigger (TRIG): a: its TRBV | 0x100 when it stands
+                                  for several; at ip unless IP_SUPPRESSED (the
+                                  instruction after which it fired) */
+    NTL_IPT_FL_LAST = NTL_IPT_FL_TRIG
 };
 
 /* CFE types (the SDM's Control Flow Event packet). */

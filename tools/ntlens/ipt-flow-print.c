@@ -169,6 +169,10 @@ static void event_text(struct text *t, const struct ntl_ipt_flow_item *it,
     case NTL_IPT_FL_CFE:
         cfe_text(t, it, o);
         break;
+    case NTL_IPT_FL_TRIG:
+        add(t, "trig %02x%s", (unsigned)(it->a & 0xff), it->a & 0x100 ? ", mult" : "");
+        event_ip(t, it, o, "ip");
+        break;
     case NTL_IPT_FL_IFLAGS:
         add(t, "interrupts %s", it->a ? "enabled" : "disabled");
         event_ip(t, it, o, "ip");
