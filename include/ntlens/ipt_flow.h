@@ -88,7 +88,35 @@ enum ntl_ipt_flow_kind {
                                   event between them, in place of their INSN items:
                                   b of them, c of which took a TNT bit or a TIP; ip,
                                   size, iclass and a are the last one's, as its INSN */
-    NTL_IPT_FL_LAST = NTL_IPT_FL_RUN
+    NTL_IPT_FL_CFE,            /* an Event Trace event (a CFE and the EVDs before it):
+                                  a: its CFE type (NTL_IPT_CFE_*) | vector << 8;
+                                  b: CR2 (flag CR2) or VMX exit reason (flag VMXR);
+                                  c: VMX exit qualification (flag VMXQ); at ip
+                                  unless IP_SUPPRESSED */
+    NTL_IPT_FL_IFLAGS,         /* with cfg.iflags: interrupts are now enabled (a 1) or
+                                  disabled (a 0), at ip unless IP_SUPPRESSED */
+    NTL_IPT_FL_TRIG,           /* a trigger (TRIG): a: its TRBV | 0x100 when it stands
+                                  for several; at ip unless IP_SUPPRESSED (the
+                                  instruction after which it fired) */
+    NTL_IPT_FL_LAST = NTL_IPT_FL_TRIG
+};
+
+/* CFE types (the SDM's Control Flow Event packet). */
+enum ntl_ipt_cfe_type {
+    NTL_IPT_CFE_INTR = 1,
+    NTL_IPT_CFE_IRET,
+    NTL_IPT_CFE_SMI,
+    NTL_IPT_CFE_RSM,
+    NTL_IPT_CFE_SIPI,
+    NTL_IPT_CFE_INIT,
+    NTL_IPT_CFE_VMENTRY,
+    NTL_IPT_CFE_VMEXIT,
+    NTL_IPT_CFE_VMEXIT_INTR,
+    NTL_IPT_CFE_SHUTDOWN,
+    NTL_IPT_CFE_UINTR = 12,
+    NTL_IPT_CFE_UIRET,
+    NTL_IPT_CFE_SWINTR,
+    NTL_IPT_CFE_SYSCALL,
 };
 
 #define NTL_IPT_TSX_BEGIN 1
@@ -101,6 +129,9 @@ enum ntl_ipt_flow_kind {
 #define NTL_IPT_FL_RESUMED 0x04       /* ENABLED where tracing had been disabled */
 #define NTL_IPT_FL_NR 0x08            /* PAGING: non-root */
 #define NTL_IPT_FL_HW 0x10            /* PWRE: by hardware */
+#define NTL_IPT_FL_CR2 0x20           /* CFE: b is CR2 (an EVD told it) */
+#define NTL_IPT_FL_VMXR 0x40          /* CFE: b is the VMX exit reason */
+#define NTL_IPT_FL_VMXQ 0x80          /* CFE: c is the VMX exit qualification */
 
 struct ntl_ipt_flow_item {
     uint8_t kind;   /* enum ntl_ipt_flow_kind */
@@ -132,6 +163,9 @@ struct ntl_ipt_flow_config {
      * straight-line blocks and TNT decisions without a step per
      * instruction (for output that does not show each instruction). */
     bool runs;
+    /* IFLAGS items where MODE.Exec's IF bit changes (ptxed --event:iflags;
+     * with Event Trace, the packets tell every change). */
+    bool iflags;
 };
 
 struct ntl_ipt_flow;

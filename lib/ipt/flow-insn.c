@@ -4,6 +4,7 @@
 
 #include <Zydis/Zydis.h>
 
+#include "flow-evtrace.h"
 #include "flow-insn.h"
 #include "ntlens/ipt_event.h"
 #include "ntlens/ipt_flow.h"
@@ -98,6 +99,40 @@ static enum ntl_ipt_iclass classify(const ZydisDecodedInstruction *z)
     }
 }
 
+/* The instructions an Event Trace event without IP binds to. */
+static enum flow_evt_class evclass(const ZydisDecodedInstruction *z)
+{
+    switch (z->mnemonic) {
+    case ZYDIS_MNEMONIC_IRET: case ZYDIS_MNEMONIC_IRETD: case ZYDIS_MNEMONIC_IRETQ:
+    case ZYDIS_MNEMONIC_SYSRET: case ZYDIS_MNEMONIC_SYSEXIT:
+        return EVC_IRET;
+    case ZYDIS_MNEMONIC_UIRET:
+        return EVC_UIRET;
+    case ZYDIS_MNEMONIC_SYSCALL: case ZYDIS_MNEMONIC_SYSENTER:
+        return EVC_SYSCALL;
+    case ZYDIS_MNEMONIC_VMLAUNCH: case ZYDIS_MNEMONIC_VMRESUME:
+        return EVC_VMENTRY;
+    default:
+        return EVC_NONE;
+    }
+}
+
+/* ERETS (F2 0F 01 CA) and ERETU (F3 0F 01 CA), FRED's returns from an
+ * event, which Zydis 4 does not know: far returns that take a TIP, where
+ * an Event Trace IRET binds (as libipt classes them). 64-bit only. */
+static bool fred_return(struct flow_insn *e, const uint8_t *b, size_t n)
+{
+    if (e->mode != NTL_IPT_MODE_64 || n < 4 || (b[0] != 0xf2 && b[0] != 0xf3) || b[1] != 0x0f ||
+        b[2] != 0x01 || b[3] != 0xca)
+        return false;
+    e->size = 4;
+    e->iclass = NTL_IPT_IC_FAR_RET;
+    e->evclass = EVC_IRET;
+    e->vmentry = e->movcr3 = false;
+    e->target = 0;
+    return true;
+}
+
 /* Decodes the instruction at e->ip in e->mode into e. */
 static int decode(struct flow_insn *e, ntl_ipt_read_fn read, void *ctx)
 {
@@ -120,10 +155,11 @@ static int decode(struct flow_insn *e, ntl_ipt_read_fn read, void *ctx)
     ZydisDecodedInstruction z;
     ZydisDecoderInit(&dec, modes[e->mode].mm, modes[e->mode].sw);
     if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, bytes, n, &z)))
-        return n < 15 ? NTL_IPT_NOMAP : NTL_IPT_BAD_INSN;
+        return fred_return(e, bytes, n) ? 0 : n < 15 ? NTL_IPT_NOMAP : NTL_IPT_BAD_INSN;
     e->size = z.length;
     e->iclass = (uint8_t)classify(&z);
     e->vmentry = z.mnemonic == ZYDIS_MNEMONIC_VMLAUNCH || z.mnemonic == ZYDIS_MNEMONIC_VMRESUME;
+    e->evclass = (uint8_t)evclass(&z);
     e->movcr3 = z.opcode_map == ZYDIS_OPCODE_MAP_0F && z.opcode == 0x22 && z.raw.modrm.reg == 3;
     e->target = 0;
     if (z.raw.imm[0].is_relative)

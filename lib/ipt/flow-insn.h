@@ -18,6 +18,7 @@ struct flow_insn {
     uint8_t iclass;  /* enum ntl_ipt_iclass */
     bool vmentry;    /* VMLAUNCH or VMRESUME (erratum SKD022) */
     bool movcr3;     /* MOV CR3: where a PIP or a TIP.PGD without IP binds */
+    uint8_t evclass; /* enum flow_evt_class: where an Event Trace event binds */
 };
 
 struct flow_cache {

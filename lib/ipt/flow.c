@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "flow-decide.h"
+#include "flow-evtrace.h"
 #include "ntlens/ipt_flow.h"
 
 #define QUEUE 16
@@ -52,6 +53,8 @@ struct ntl_ipt_flow {
     /* The mode the packets last told (0: none since the last PSB or OVF):
      * like libipt, a MODE.Exec is an event only when it changes this. */
     uint8_t told_mode;
+    int told_if;           /* MODE.Exec's IF bit as last told, -1 before any */
+    int pending_iflags;    /* an IF change (cfg.iflags) waiting like pending_mode, else -1 */
     int pending_tsx;       /* a MODE.TSX waiting for its FUP, else -1 */
     bool pending_paging;   /* a PIP waiting for its branch */
     bool pending_vmcs;     /* a VMCS waiting for its branch */
@@ -73,6 +76,23 @@ struct ntl_ipt_flow {
     /* With cfg.runs: the instructions since the last item queued. */
     struct ntl_ipt_flow_item run;
     bool run_open;
+    /* Event Trace: EVDs waiting for their CFE, and the events waiting for
+     * the IP (evt_ip) or the kind of instruction (evt_class) they bind to. */
+    struct flow_evtrace evtrace;
+    struct {
+        struct ntl_ipt_flow_item it;
+        uint8_t evt_class; /* enum flow_evt_class; EVC_NONE: at it.ip */
+        uint16_t insns;    /* TRIG: instructions to run before it, then at_next */
+        bool at_next;      /* TRIG: told before the next instruction */
+    } evt[4];
+    /* TRIG's anchor: a TRIG's ICNT counts instructions from where the last
+     * TNT, TIP or event with an IP left the walk. icount counts every
+     * instruction; note is the queue slot of the last event queued, whose
+     * flags say only once it is filled in whether it anchors. */
+    uint64_t icount, anchor, note_icount;
+    bool has_anchor;
+    int note;
+    unsigned n_evt;
     /* Items decided but not yet returned. */
     struct ntl_ipt_flow_item q[QUEUE];
     unsigned qh, qn;
@@ -176,11 +196,54 @@ static int fail(struct ntl_ipt_flow *f, int status, uint64_t ip, struct ntl_erro
                          (unsigned long long)ip, ntl_ipt_flow_strerror(status));
 }
 
+/* Whether the last event queued anchors a TRIG's ICNT (libipt's list),
+ * or ends the anchor (tracing disabled). */
+static void judge(struct ntl_ipt_flow *f)
+{
+    if (f->note < 0)
+        return;
+    const struct ntl_ipt_flow_item *it = &f->q[f->note];
+    bool ip = !(it->flags & NTL_IPT_FL_IP_SUPPRESSED);
+    f->note = -1;
+    switch (it->kind) {
+    case NTL_IPT_FL_DISABLED: case NTL_IPT_FL_ASYNC_DISABLED:
+        f->has_anchor = false;
+        return;
+    case NTL_IPT_FL_OVERFLOW:
+        f->has_anchor = ip;
+        break;
+    case NTL_IPT_FL_ENABLED: case NTL_IPT_FL_INTERRUPT: case NTL_IPT_FL_EXEC_MODE:
+    case NTL_IPT_FL_TSX: case NTL_IPT_FL_EXSTOP: case NTL_IPT_FL_PTWRITE: case NTL_IPT_FL_IFLAGS:
+    case NTL_IPT_FL_TRIG:
+        if (!ip)
+            return;
+        f->has_anchor = true;
+        break;
+    case NTL_IPT_FL_CFE:
+        if (!ip || (it->a & 0xff) == NTL_IPT_CFE_SIPI)
+            return;
+        f->has_anchor = true;
+        break;
+    default:
+        return;
+    }
+    f->anchor = f->note_icount;
+}
+
+/* The walk is at a TRIG anchor (a TNT used up, a TIP taken). */
+static void anchor_here(struct ntl_ipt_flow *f)
+{
+    judge(f);
+    f->anchor = f->icount;
+    f->has_anchor = true;
+}
+
 /* The open run into the queue: it ran before what is queued next. */
 static void flush_run(struct ntl_ipt_flow *f)
 {
     if (!f->run_open)
         return;
+    judge(f);
     f->q[(f->qh + f->qn++) % QUEUE] = f->run;
     f->run_open = false;
 }
@@ -189,6 +252,9 @@ static void flush_run(struct ntl_ipt_flow *f)
 static struct ntl_ipt_flow_item *push(struct ntl_ipt_flow *f, uint8_t kind, uint64_t ip)
 {
     flush_run(f);
+    judge(f);
+    f->note = (int)((f->qh + f->qn) % QUEUE);
+    f->note_icount = f->icount;
     struct ntl_ipt_flow_item *it = &f->q[(f->qh + f->qn++) % QUEUE];
     *it = (struct ntl_ipt_flow_item){.kind = kind, .ip = ip, .mode = f->mode};
     return it;
@@ -216,6 +282,7 @@ static void run_add(struct ntl_ipt_flow *f, const struct flow_insn *last, uint64
     }
     r->b += n;
     r->c += traced;
+    f->icount += n;
     if (!last)
         return;
     r->ip = last->ip;
@@ -231,6 +298,7 @@ static void emit_insn(struct ntl_ipt_flow *f, const struct flow_insn *in)
         run_add(f, in, 1, takes_trace(in->iclass));
         return;
     }
+    f->icount++;
     struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_INSN, in->ip);
     it->size = in->size;
     it->iclass = in->iclass;
@@ -321,8 +389,10 @@ static int tnt_bit(struct ntl_ipt_flow *f, struct ntl_error *err)
     if (rc == 0 || (f->ev.pkt.type != NTL_IPT_TNT_8 && f->ev.pkt.type != NTL_IPT_TNT_64))
         return NTL_IPT_BAD_QUERY;
     int bit = (int)(f->ev.pkt.payload >> --f->tnt_left & 1);
-    if (f->tnt_left == 0)
+    if (f->tnt_left == 0) {
         consume(f);
+        anchor_here(f);
+    }
     f->steps = 0;
     return bit;
 }
@@ -340,6 +410,10 @@ static void flush_pending(struct ntl_ipt_flow *f)
     if (f->pending_mode) {
         set_mode(f, f->pending_mode, f->ip, true);
         f->pending_mode = 0;
+    }
+    if (f->pending_iflags >= 0) {
+        push(f, NTL_IPT_FL_IFLAGS, f->ip)->a = (uint64_t)f->pending_iflags;
+        f->pending_iflags = -1;
     }
     if (f->pending_vmcs) {
         *push(f, NTL_IPT_FL_VMCS, 0) = f->vmcs;
@@ -421,6 +495,8 @@ static int read_psb(struct ntl_ipt_flow *f, struct ntl_error *err)
             s->ip = e->ip;
         } else if (e->pkt.type == NTL_IPT_MODE_EXEC) {
             s->mode = (uint8_t)ntl_ipt_exec_mode(e->pkt.flags);
+            /* A status, not a change: no IFLAGS item. */
+            f->told_if = e->pkt.flags & NTL_IPT_F_IF ? 1 : 0;
         } else if (e->pkt.type == NTL_IPT_MODE_TSX) {
             s->tsx = (int8_t)e->pkt.flags;
         } else if (e->pkt.type == NTL_IPT_MNT) {
@@ -459,6 +535,7 @@ static int apply_psb(struct ntl_ipt_flow *f, bool start, struct ntl_error *err)
     if (s->has_ip) {
         f->enabled = true;
         f->ip = s->ip;
+        anchor_here(f); /* as libipt's enabled status */
     }
     return 0;
 }
@@ -473,6 +550,8 @@ static int overflow(struct ntl_ipt_flow *f, struct ntl_error *err)
     f->speculative = false;
     f->told_mode = 0;
     f->rs_n = 0;
+    f->n_evt = 0;
+    f->evtrace.have = false;
     /* Between the OVF and where tracing resumes: timing, CBR and MNT
      * (told before the overflow when tracing resumes at a FUP, after it
      * when disabled), MODE.TSX and MODE.Exec (bound to the resume). */
@@ -677,6 +756,7 @@ static int indirect(struct ntl_ipt_flow *f, const struct flow_insn *in, struct n
         if (e->ip_status)
             return fail(f, NTL_IPT_NOIP, in->ip, err);
         f->ip = e->ip;
+        anchor_here(f);
         flush_pending(f);
         return 0;
     }
@@ -805,6 +885,32 @@ static void skl014(struct ntl_ipt_flow *f, const struct flow_insn *in)
 
 static int execute_insn(struct ntl_ipt_flow *f, struct flow_insn cur, struct ntl_error *err);
 
+/* Tells the Event Trace events that bind to the instruction in, before
+ * it executes or after (in NULL: those before the instruction at f->ip). */
+static void tell_evt(struct ntl_ipt_flow *f, const struct flow_insn *in, bool after)
+{
+    unsigned kept = 0;
+    for (unsigned i = 0; i < f->n_evt; i++) {
+        const struct ntl_ipt_flow_item *it = &f->evt[i].it;
+        uint8_t cls = f->evt[i].evt_class;
+        bool here = f->evt[i].at_next ? !after
+                  : f->evt[i].insns ? false
+                  : cls ? in && in->evclass == cls : it->ip == (in ? in->ip : f->ip);
+        if (here && f->evt[i].at_next) {
+            f->evt[i].it.ip = in ? in->ip : f->ip;
+            f->evt[i].at_next = false;
+        }
+        if (here && flow_evt_after(it) == after) {
+            *push(f, NTL_IPT_FL_CFE, 0) = *it;
+            if (it->kind == NTL_IPT_FL_EXEC_MODE)
+                f->mode = it->mode;
+        }
+        else
+            f->evt[kept++] = f->evt[i];
+    }
+    f->n_evt = kept;
+}
+
 /* One instruction at f->ip. */
 static int execute(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
@@ -823,7 +929,12 @@ static int execute_insn(struct ntl_ipt_flow *f, struct flow_insn cur, struct ntl
     int rc;
     if (++f->steps > NTL_IPT_FLOW_MAX_STEPS)
         return fail(f, NTL_ERR_LIMIT, f->ip, err);
+    tell_evt(f, &cur, false);
     emit_insn(f, &cur);
+    tell_evt(f, &cur, true);
+    for (unsigned i = 0; i < f->n_evt; i++)
+        if (f->evt[i].insns && --f->evt[i].insns == 0)
+            f->evt[i].at_next = true;
     if (cur.movcr3 && f->pending_paging) {
         /* A PIP binds to the MOV CR3 it reports. */
         *push(f, NTL_IPT_FL_PAGING, 0) = f->paging;
@@ -843,7 +954,11 @@ static int execute_insn(struct ntl_ipt_flow *f, struct flow_insn cur, struct ntl
     }
     if (cur.iclass == NTL_IPT_IC_PTWRITE && f->n_ptw &&
         (!f->ptw[0].has_ip || f->ptw[0].ip == cur.ip)) {
-        push(f, NTL_IPT_FL_PTWRITE, cur.ip)->a = f->ptw[0].payload;
+        /* Bound to the instruction, its IP still unknown to the packet
+         * (libipt tells it suppressed). */
+        struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_PTWRITE, cur.ip);
+        it->a = f->ptw[0].payload;
+        it->flags = f->ptw[0].has_ip ? 0 : NTL_IPT_FL_IP_SUPPRESSED;
         memmove(&f->ptw[0], &f->ptw[1], --f->n_ptw * sizeof f->ptw[0]);
     }
     if (cur.iclass == NTL_IPT_IC_COND) {
@@ -876,7 +991,7 @@ static int execute_insn(struct ntl_ipt_flow *f, struct flow_insn cur, struct ntl
  * TNT or a TIP, no item waits to be told and no PSB+ to be applied. */
 static bool plain(const struct ntl_ipt_flow *f)
 {
-    return f->enabled && !f->lost && f->have_ev && !f->psb.pending &&
+    return f->enabled && !f->lost && f->have_ev && !f->psb.pending && !f->n_evt &&
            (f->ev.pkt.type == NTL_IPT_TNT_8 || f->ev.pkt.type == NTL_IPT_TNT_64 ||
             f->ev.pkt.type == NTL_IPT_TIP);
 }
@@ -885,7 +1000,7 @@ static bool plain(const struct ntl_ipt_flow *f)
  * which binds to a block's last instruction at the earliest. */
 static bool walkable(const struct ntl_ipt_flow *f)
 {
-    return plain(f) || (f->enabled && !f->lost && f->have_ev && !f->psb.pending &&
+    return plain(f) || (f->enabled && !f->lost && f->have_ev && !f->psb.pending && !f->n_evt &&
                         f->ev.pkt.type == NTL_IPT_TIP_PGD);
 }
 
@@ -900,6 +1015,7 @@ static bool fast_indirect(struct ntl_ipt_flow *f, const struct flow_insn *in)
         call_push(f, in->ip + in->size);
     f->ip = f->ev.ip;
     consume(f);
+    anchor_here(f);
     flush_pending(f);
     return true;
 }
@@ -993,8 +1109,10 @@ static int decide(struct ntl_ipt_flow *f)
     f->after_traced_branch = true;
     f->steps = 0;
     f->tnt_left -= d->used;
-    if (f->tnt_left == 0)
+    if (f->tnt_left == 0) {
         consume(f);
+        anchor_here(f); /* a decision ends right after its last bit */
+    }
     return 1;
 }
 
@@ -1255,6 +1373,126 @@ static void bdm64(struct ntl_ipt_flow *f)
     f->ip = e->ip;
 }
 
+/* A CFE or EVD: an EVD waits for its CFE; a CFE's event is told now or
+ * when the walk reaches where it binds (flow-evtrace.h). */
+static int event_trace(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    struct ntl_ipt_flow_item it;
+    int bind = f->ev.pkt.type == NTL_IPT_EVD ? flow_evt_evd(&f->evtrace, &f->ev.pkt)
+                                             : flow_evt_cfe(&f->evtrace, &f->ev.pkt, f->enabled, &it);
+    if (bind < 0)
+        return fail(f, bind, f->ip, err);
+    consume(f);
+    if (f->ev.pkt.type == NTL_IPT_EVD || bind == EVT_NONE)
+        return 0;
+    if (bind == EVT_FUP || bind == EVT_FUP_BOUND || bind == EVT_IGNORE) {
+        int rc = peek(f, err);
+        if (rc < 0)
+            return rc;
+        if (rc == 0 || f->ev.pkt.type != NTL_IPT_FUP)
+            return fail(f, NTL_IPT_BAD_CONTEXT, f->ip, err);
+        if (bind == EVT_IGNORE) {
+            consume(f);
+            return 0;
+        }
+        it.ip = f->ev.ip;
+        if (!f->ev.ip_status)
+            it.flags &= (uint8_t)~NTL_IPT_FL_IP_SUPPRESSED;
+        if (bind == EVT_FUP_BOUND)
+            consume(f);
+    }
+    if (bind == EVT_NOW || !f->enabled) {
+        *push(f, NTL_IPT_FL_CFE, 0) = it;
+        return 0;
+    }
+    if (f->n_evt == sizeof f->evt / sizeof f->evt[0])
+        return fail(f, NTL_IPT_BAD_CONTEXT, f->ip, err);
+    f->evt[f->n_evt].it = it;
+    f->evt[f->n_evt++].evt_class = bind == EVT_INSN ? (uint8_t)flow_evt_class(&it) : EVC_NONE;
+    return 0;
+}
+
+/* With Event Trace, a MODE.Exec may bind to a FUP instead of a TIP: the
+ * IF bit changed before the instruction at its IP. The FUP is the
+ * MODE.Exec's alone, even when nothing changed. */
+static int mode_fup(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    int rc = peek(f, err);
+    if (rc <= 0 || !f->enabled || f->ev.pkt.type != NTL_IPT_FUP || f->ev.ip_status ||
+        (f->ev.flags & NTL_IPT_EV_IN_PSB))
+        return rc;
+    consume(f);
+    struct ntl_ipt_flow_item held[2];
+    unsigned n = 0;
+    if (f->pending_mode)
+        held[n++] = (struct ntl_ipt_flow_item){.kind = NTL_IPT_FL_EXEC_MODE,
+                                               .mode = f->pending_mode, .ip = f->ev.ip};
+    if (f->pending_iflags >= 0)
+        held[n++] = (struct ntl_ipt_flow_item){.kind = NTL_IPT_FL_IFLAGS, .mode = f->mode,
+                                               .a = (uint64_t)f->pending_iflags, .ip = f->ev.ip};
+    f->pending_mode = 0;
+    f->pending_iflags = -1;
+    for (unsigned i = 0; i < n; i++) {
+        if (f->n_evt == sizeof f->evt / sizeof f->evt[0])
+            return fail(f, NTL_IPT_BAD_CONTEXT, f->ip, err);
+        f->evt[f->n_evt].it = held[i];
+        f->evt[f->n_evt++].evt_class = EVC_NONE;
+    }
+    return 1;
+}
+
+/* Holds an event until the walk reaches where it binds. */
+static int hold_evt(struct ntl_ipt_flow *f, const struct ntl_ipt_flow_item *it, uint16_t insns,
+                    struct ntl_error *err)
+{
+    if (f->n_evt == sizeof f->evt / sizeof f->evt[0])
+        return fail(f, NTL_IPT_BAD_CONTEXT, f->ip, err);
+    f->evt[f->n_evt].it = *it;
+    f->evt[f->n_evt].evt_class = EVC_NONE;
+    f->evt[f->n_evt].at_next = false;
+    f->evt[f->n_evt++].insns = insns;
+    return 0;
+}
+
+/* A TRIG: told now without ICNT; with it, ICNT instructions after its
+ * anchor (the last TNT, TIP or event with an IP), or with its IP bit at
+ * the FUP after it. A count the walk is already past, or no anchor, is
+ * an error (libipt's "bad packet"). */
+static int trigger(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    const struct ntl_ipt_packet *p = &f->ev.pkt;
+    struct ntl_ipt_flow_item it = {.kind = NTL_IPT_FL_TRIG, .mode = f->mode,
+                                   .flags = NTL_IPT_FL_IP_SUPPRESSED,
+                                   .a = (p->aux & 0xff) | (p->flags & NTL_IPT_F_MULT ? 0x100u : 0)};
+    uint64_t icnt = p->aux >> 8;
+    bool icntv = p->flags & NTL_IPT_F_ICNTV, ip = p->flags & NTL_IPT_F_IP;
+    judge(f);
+    if ((ip && (!icntv || icnt)) ||
+        (icntv && !ip && (!f->has_anchor || icnt < f->icount - f->anchor)))
+        return fail(f, NTL_IPT_BAD_CONTEXT, f->ip, err);
+    consume(f);
+    if (ip) {
+        int rc = peek(f, err);
+        if (rc < 0)
+            return rc;
+        if (rc == 0 || f->ev.pkt.type != NTL_IPT_FUP || f->ev.ip_status)
+            return fail(f, NTL_IPT_BAD_CONTEXT, f->ip, err);
+        consume(f);
+        it.ip = f->ev.ip;
+        it.flags = 0;
+        if (f->enabled)
+            return hold_evt(f, &it, 0, err);
+    } else if (icntv) {
+        uint64_t left = icnt - (f->icount - f->anchor);
+        it.flags = 0;
+        if (left && f->enabled)
+            return hold_evt(f, &it, (uint16_t)left, err);
+        it.ip = f->ip;
+    }
+    *push(f, NTL_IPT_FL_TRIG, 0) = it;
+    return 0;
+}
+
 /* Decides the next items. Returns 1 when it queued some or moved on, 0 at
  * the end of the trace, or an error. */
 static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
@@ -1273,6 +1511,16 @@ static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
     const struct ntl_ipt_event *e = &f->ev;
     if (side_event(f) || power_event(f, err))
         return 1;
+    if (e->pkt.type == NTL_IPT_CFE || e->pkt.type == NTL_IPT_EVD) {
+        rc = event_trace(f, err);
+        return rc < 0 ? rc : 1;
+    }
+    /* A TRIG waits while an event before it waits to be told: its ICNT
+     * may count from that event, as libipt takes events in order. */
+    if (e->pkt.type == NTL_IPT_TRIG && f->n_evt == 0) {
+        rc = trigger(f, err);
+        return rc < 0 ? rc : 1;
+    }
     if (f->n_fup_ev && e->pkt.type == NTL_IPT_FUP && !e->ip_status && !f->lost &&
         (!f->enabled || e->ip == f->ip)) {
         fup_events(f);
@@ -1296,9 +1544,14 @@ static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
     case NTL_IPT_MODE_EXEC: {
         consume(f);
         uint8_t mode = (uint8_t)ntl_ipt_exec_mode(e->pkt.flags);
+        int iflag = e->pkt.flags & NTL_IPT_F_IF ? 1 : 0;
         if (mode != f->told_mode)
             f->pending_mode = f->told_mode = mode;
-        return 1;
+        if (f->cfg.iflags && iflag != f->told_if)
+            f->pending_iflags = iflag;
+        f->told_if = iflag;
+        rc = mode_fup(f, err);
+        return rc < 0 ? rc : 1;
     }
     case NTL_IPT_MODE_TSX:
         consume(f);
@@ -1321,6 +1574,12 @@ static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
     }
     if (hold_context(f))
         return 1;
+    if (f->n_evt) {
+        unsigned n = f->qn;
+        tell_evt(f, NULL, false);
+        if (f->qn != n)
+            return 1;
+    }
     bdm64(f);
     if (e->pkt.type == NTL_IPT_FUP && !e->ip_status && e->ip == f->ip) {
         rc = async_event(f, err);
@@ -1371,9 +1630,14 @@ static int start(struct ntl_ipt_flow *f, struct ntl_error *err)
     f->packet_error = false;
     f->n_fup_ev = 0;
     f->n_ptw = 0;
+    f->n_evt = 0;
+    f->evtrace.have = false;
     f->after_traced_branch = false;
     f->enabled = f->lost = f->can_resume = f->speculative = f->pending_paging = false;
     f->pending_mode = 0;
+    f->pending_iflags = f->told_if = -1;
+    f->has_anchor = false;
+    f->note = -1;
     f->mode = f->told_mode = NTL_IPT_MODE_UNKNOWN;
     f->pending_tsx = -1;
     f->pending_error = 0;

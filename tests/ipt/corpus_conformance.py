@@ -14,8 +14,9 @@ annotations, so some have column spacing the tools themselves never print;
 those can only match modulo blanks.
 
 Fails when a run differs modulo blanks unless it is listed in
-TOOL_known_diffs.txt, or when a run in the byte-identical list
-(TOOL_exact.txt) is no longer byte-identical.
+TOOL_known_diffs.txt, when a run so listed no longer differs (the list
+stays exact), or when a run in the byte-identical list (TOOL_exact.txt) is
+no longer byte-identical.
 
   corpus_conformance.py ptdump|ptxed [--write-lists] [--show NAME]
 Environment: NTLENS (the binary), NTLENS_SHARED_DATA, NTLENS_SOURCE_ROOT."""
@@ -85,8 +86,12 @@ def main():
         if out == exp:
             exact.append(run)
             same.append(run)
+            if run in known:
+                regress.append(run + " (now identical: take it off the known diffs)")
         elif blanks(out) == blanks(exp):
             same.append(run)
+            if run in known:
+                regress.append(run + " (now identical modulo blanks: take it off the known diffs)")
             if run in exact_list:
                 regress.append(run + " (no longer byte-identical)")
         else:

@@ -137,6 +137,7 @@ static int run(struct run *r, const struct ntl_ipt_trace *t)
     cfg.trace.size = t->size;
     cfg.trace.time = r->o->tc;
     cfg.filter = r->o->filter;
+    cfg.iflags = r->o->event_iflags;
     cfg.read = ntl_ipt_spaces_read;
     cfg.read_ctx = r->o->spaces;
     /* No instruction shown (--no-inst still prints each one's address, and

@@ -167,6 +167,8 @@ int ipt_flow_parse_args(int argc, char **argv, struct ipt_flow_opts *o)
         OPT_FLAG('q', "quiet", &o->quiet, "print nothing but errors and --stat"),
         OPT_FLAG(0, "offset", &o->offset, "print the trace offset of each line"),
         OPT_FLAG(0, "event:ip", &o->event_ip, "print the IP of events"),
+        OPT_FLAG(0, "event:iflags", &o->event_iflags,
+                 "print changes of the interrupt flag (MODE.Exec's\nIF bit) as events"),
         OPT_FLAG(0, "stat", &o->stat,
                  "print statistics at the end: instructions, and\nblocks with the block decoder"),
         OPT_FLAG(0, "stat:insn", &o->stat_insn, "print the number of instructions at the end"),

@@ -54,6 +54,43 @@ static void event_ip(struct text *t, const struct ntl_ipt_flow_item *it,
         add(t, ", %s: %016" PRIx64, what, it->ip);
 }
 
+/* An Event Trace event, in ptxed's words. */
+static void cfe_text(struct text *t, const struct ntl_ipt_flow_item *it,
+                     const struct ipt_flow_opts *o)
+{
+    static const char *const names[] = {
+        [NTL_IPT_CFE_INTR] = "interrupt", [NTL_IPT_CFE_IRET] = "iret",
+        [NTL_IPT_CFE_SMI] = "smi",        [NTL_IPT_CFE_RSM] = "rsm",
+        [NTL_IPT_CFE_SIPI] = "sipi",      [NTL_IPT_CFE_INIT] = "init",
+        [NTL_IPT_CFE_VMENTRY] = "vmentry", [NTL_IPT_CFE_VMEXIT] = "vmexit",
+        [NTL_IPT_CFE_VMEXIT_INTR] = "vmexit", [NTL_IPT_CFE_SHUTDOWN] = "shutdown",
+        [NTL_IPT_CFE_UINTR] = "uintr",    [NTL_IPT_CFE_UIRET] = "uiret",
+        [NTL_IPT_CFE_SWINTR] = "swintr",  [NTL_IPT_CFE_SYSCALL] = "syscall",
+    };
+    unsigned type = (unsigned)(it->a & 0xff), vector = (unsigned)(it->a >> 8 & 0xff);
+    add(t, "%s", type < sizeof names / sizeof names[0] && names[type] ? names[type] : "cfe");
+    switch (type) {
+    case NTL_IPT_CFE_INTR: case NTL_IPT_CFE_UINTR: case NTL_IPT_CFE_SWINTR:
+        add(t, " %u", vector);
+        break;
+    case NTL_IPT_CFE_SIPI:
+        add(t, ": %x", vector);
+        return; /* ptxed names no IP for it */
+    case NTL_IPT_CFE_VMEXIT_INTR:
+        add(t, ", intr: %u", vector);
+        break;
+    default:
+        break;
+    }
+    if (it->flags & NTL_IPT_FL_CR2)
+        add(t, ", cr2: %016" PRIx64, it->b);
+    if (it->flags & NTL_IPT_FL_VMXR)
+        add(t, ", vmxr: %016" PRIx64, it->b);
+    if (it->flags & NTL_IPT_FL_VMXQ)
+        add(t, ", vmxq: %016" PRIx64, it->c);
+    event_ip(t, it, o, "ip");
+}
+
 static void event_text(struct text *t, const struct ntl_ipt_flow_item *it,
                        const struct ipt_flow_opts *o)
 {
@@ -129,6 +166,17 @@ static void event_text(struct text *t, const struct ntl_ipt_flow_item *it,
         add(t, "mwait %" PRIx64 " %" PRIx64, it->a, it->b);
         event_ip(t, it, o, "ip");
         break;
+    case NTL_IPT_FL_CFE:
+        cfe_text(t, it, o);
+        break;
+    case NTL_IPT_FL_TRIG:
+        add(t, "trig %02x%s", (unsigned)(it->a & 0xff), it->a & 0x100 ? ", mult" : "");
+        event_ip(t, it, o, "ip");
+        break;
+    case NTL_IPT_FL_IFLAGS:
+        add(t, "interrupts %s", it->a ? "enabled" : "disabled");
+        event_ip(t, it, o, "ip");
+        break;
     case NTL_IPT_FL_PWRX: {
         unsigned wr = (unsigned)(it->a >> 8);
         add(t, "pwrx %s%s%sc%u (c%u)", wr & 1 ? "int: " : "", wr & 4 ? "st: " : "",
@@ -176,8 +224,16 @@ bool ipt_flow_insn_text(const struct ntl_ipt_flow_item *it, struct ntl_ipt_space
     ZydisFormatterInit(&fmt, ZYDIS_FORMATTER_STYLE_INTEL);
     /* Lower-case hex, as the addresses around it. */
     ZydisFormatterSetProperty(&fmt, ZYDIS_FORMATTER_PROP_HEX_UPPERCASE, ZYAN_FALSE);
-    return ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, bytes, it->size, &z, ops)) &&
-           ZYAN_SUCCESS(ZydisFormatterFormatInstruction(&fmt, &z, ops, z.operand_count_visible, buf,
+    if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, bytes, it->size, &z, ops))) {
+        /* FRED's returns, which Zydis 4 does not know (lib/ipt classes
+         * them by their bytes). */
+        bool fred = it->size == 4 && (bytes[0] == 0xf2 || bytes[0] == 0xf3) && bytes[1] == 0x0f &&
+                    bytes[2] == 0x01 && bytes[3] == 0xca;
+        if (fred)
+            snprintf(buf, size, "%s", bytes[0] == 0xf2 ? "erets" : "eretu");
+        return fred;
+    }
+    return ZYAN_SUCCESS(ZydisFormatterFormatInstruction(&fmt, &z, ops, z.operand_count_visible, buf,
                                                         size, it->ip, NULL));
 }
 

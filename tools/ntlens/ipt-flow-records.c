@@ -15,7 +15,8 @@ static const char *kind_name(unsigned kind)
         [NTL_IPT_FL_PWRX] = "pwrx",          [NTL_IPT_FL_CBR] = "cbr",
         [NTL_IPT_FL_MNT] = "mnt",            [NTL_IPT_FL_END] = "end",
         [NTL_IPT_FL_PTWRITE] = "ptwrite",    [NTL_IPT_FL_EXSTOP] = "exstop",
-        [NTL_IPT_FL_MWAIT] = "mwait",
+        [NTL_IPT_FL_MWAIT] = "mwait",        [NTL_IPT_FL_CFE] = "cfe",
+        [NTL_IPT_FL_IFLAGS] = "iflags",      [NTL_IPT_FL_TRIG] = "trig",
     };
     return kind < sizeof names / sizeof names[0] && names[kind] ? names[kind] : "unknown";
 }
