@@ -463,6 +463,93 @@ static void set_cursor(struct ntl_etl *t, const uint8_t *data, size_t end, size_
     t->cur_valid = true;
 }
 
+/* The buffer's header fields into t->buf, and the trace's counts. */
+static void read_header(struct ntl_etl *t, const uint8_t *raw, uint64_t off, uint32_t bsize)
+{
+    struct ntl_etl_buffer *b = &t->buf;
+    memset(b, 0, sizeof *b);
+    b->index = t->buffer_index++;
+    b->offset = off;
+    b->size = bsize;
+    b->saved_offset = ntl_le32(raw + 4);
+    b->current_offset = ntl_le32(raw + 8);
+    b->timestamp = ntl_le64(raw + 0x10);
+    b->sequence = ntl_le64(raw + 0x18);
+    b->flags = ntl_le16(raw + 0x34);
+    b->processor = (b->flags & NTL_ETL_BUFFER_PROC_INDEX) ? (ntl_le16(raw + 0x28) & 0x7FF) : raw[0x28];
+    b->logger_id = ntl_le16(raw + 0x2a);
+    b->state = ntl_le32(raw + 0x2c);
+    b->type = ntl_le16(raw + 0x36);
+    b->compressed = (b->flags & NTL_ETL_BUFFER_COMPRESSED) != 0;
+
+    t->st.buffers++;
+    if (b->flags & NTL_ETL_BUFFER_EVENTS_LOST)
+        t->st.buffers_events_lost++;
+    if (b->processor > t->st.max_cpu)
+        t->st.max_cpu = b->processor;
+    if (b->processor < 64)
+        t->st.cpu_mask |= (uint64_t)1 << b->processor;
+}
+
+/* A compressed buffer: its events are what it decompresses to. 1, or an error. */
+static int compressed_events(struct ntl_etl *t, const uint8_t *raw, struct ntl_error *err)
+{
+    struct ntl_etl_buffer *b = &t->buf;
+    uint32_t usize = b->saved_offset;
+    int rc;
+    if (usize < NTL_ETL_BUFFER_HEADER_SIZE || usize > NTL_ETL_MAX_BUFFER_SIZE)
+        return ntl_error_set(err, NTL_ERR_FORMAT, "WMI_BUFFER_HEADER", b->offset + 4,
+                             "compressed buffer %u: SavedOffset %u out of range", b->index, usize);
+    if ((rc = grow(&t->dec, &t->dec_cap, usize, err)) < 0)
+        return rc;
+    memcpy(t->dec, raw, NTL_ETL_BUFFER_HEADER_SIZE);
+    long n = ntl_decompress(t->format, raw + NTL_ETL_BUFFER_HEADER_SIZE,
+                            b->size - NTL_ETL_BUFFER_HEADER_SIZE, t->dec + NTL_ETL_BUFFER_HEADER_SIZE,
+                            usize - NTL_ETL_BUFFER_HEADER_SIZE, b->offset + NTL_ETL_BUFFER_HEADER_SIZE,
+                            err);
+    if (n < 0) {
+        ntl_error_prefix(err, "compressed buffer %u", b->index);
+        return (int)n;
+    }
+    t->st.buffers_compressed++;
+    t->st.bytes_compressed += b->size;
+    t->st.bytes_decompressed += (uint64_t)n + NTL_ETL_BUFFER_HEADER_SIZE;
+    b->data_size = (uint32_t)n + NTL_ETL_BUFFER_HEADER_SIZE;
+    set_cursor(t, t->dec, b->data_size, b->data_size);
+    return 1;
+}
+
+/* An uncompressed buffer: events end at SavedOffset; some writers leave a
+ * last record between SavedOffset and Offset, so the larger one counts.
+ * 1, or an error. */
+static int plain_events(struct ntl_etl *t, const uint8_t *raw, struct ntl_error *err)
+{
+    struct ntl_etl_buffer *b = &t->buf;
+    uint32_t offset_field = ntl_le32(raw + 0x30), e = b->saved_offset, soft_end;
+    if (e > b->size)
+        return ntl_error_set(err, NTL_ERR_FORMAT, "WMI_BUFFER_HEADER", b->offset + 4,
+                             "buffer %u: SavedOffset %u beyond the buffer's %u bytes", b->index, e,
+                             b->size);
+    if (e < NTL_ETL_BUFFER_HEADER_SIZE)
+        e = NTL_ETL_BUFFER_HEADER_SIZE; /* an empty buffer */
+    soft_end = e;
+    if (offset_field > b->size) {
+        /* Offset out of range (0xFFFFFFFF is seen): SavedOffset alone has
+         * been seen to end before the last event, so events are read on to
+         * the end-of-events marker. */
+        etl_irregular(t, b->offset + 0x30, "WMI_BUFFER_HEADER",
+                      "buffer %u: Offset 0x%x beyond the buffer's %u bytes; events read past "
+                      "SavedOffset %u up to the end-of-events marker", b->index, offset_field,
+                      b->size, b->saved_offset);
+        e = b->size;
+    } else if (offset_field > e) {
+        e = soft_end = offset_field;
+    }
+    b->data_size = soft_end;
+    set_cursor(t, raw, e, soft_end);
+    return 1;
+}
+
 static int load_buffer(struct ntl_etl *t, struct ntl_error *err)
 {
     uint64_t off = t->next_buffer;
@@ -503,31 +590,7 @@ static int load_buffer(struct ntl_etl *t, struct ntl_error *err)
     if (t->progress)
         t->progress(t->progress_ctx, t->next_buffer, t->size);
 
-    struct ntl_etl_buffer *b = &t->buf;
-    memset(b, 0, sizeof *b);
-    b->index = t->buffer_index++;
-    b->offset = off;
-    b->size = bsize;
-    b->saved_offset = ntl_le32(raw + 4);
-    b->current_offset = ntl_le32(raw + 8);
-    b->timestamp = ntl_le64(raw + 0x10);
-    b->sequence = ntl_le64(raw + 0x18);
-    b->flags = ntl_le16(raw + 0x34);
-    b->processor = (b->flags & NTL_ETL_BUFFER_PROC_INDEX) ? (ntl_le16(raw + 0x28) & 0x7FF) : raw[0x28];
-    b->logger_id = ntl_le16(raw + 0x2a);
-    b->state = ntl_le32(raw + 0x2c);
-    b->type = ntl_le16(raw + 0x36);
-    b->compressed = (b->flags & NTL_ETL_BUFFER_COMPRESSED) != 0;
-    uint32_t offset_field = ntl_le32(raw + 0x30);
-
-    t->st.buffers++;
-    if (b->flags & NTL_ETL_BUFFER_EVENTS_LOST)
-        t->st.buffers_events_lost++;
-    if (b->processor > t->st.max_cpu)
-        t->st.max_cpu = b->processor;
-    if (b->processor < 64)
-        t->st.cpu_mask |= (uint64_t)1 << b->processor;
-
+    read_header(t, raw, off, bsize);
     uint64_t first;
     if ((rc = etl_buffer_repeats(t, raw, bsize, off, &first, err)) < 0)
         return rc;
@@ -535,63 +598,12 @@ static int load_buffer(struct ntl_etl *t, struct ntl_error *err)
         t->st.buffers_duplicate++;
         etl_irregular(t, off, "WMI_BUFFER_HEADER",
                       "buffer %u repeats the buffer at 0x%llx (sequence %llu, the same %u bytes); "
-                      "its events are read once", b->index, (unsigned long long)first,
-                      (unsigned long long)b->sequence, bsize);
+                      "its events are read once", t->buf.index, (unsigned long long)first,
+                      (unsigned long long)t->buf.sequence, bsize);
         set_cursor(t, raw, NTL_ETL_BUFFER_HEADER_SIZE, NTL_ETL_BUFFER_HEADER_SIZE);
         return 1;
     }
-
-    const uint8_t *data;
-    size_t end, soft_end;
-    if (b->compressed) {
-        uint32_t usize = b->saved_offset;
-        if (usize < NTL_ETL_BUFFER_HEADER_SIZE || usize > NTL_ETL_MAX_BUFFER_SIZE)
-            return ntl_error_set(err, NTL_ERR_FORMAT, "WMI_BUFFER_HEADER", off + 4,
-                                 "compressed buffer %u: SavedOffset %u out of range", b->index, usize);
-        if ((rc = grow(&t->dec, &t->dec_cap, usize, err)) < 0)
-            return rc;
-        memcpy(t->dec, raw, NTL_ETL_BUFFER_HEADER_SIZE);
-        long n = ntl_decompress(t->format, raw + NTL_ETL_BUFFER_HEADER_SIZE,
-                                bsize - NTL_ETL_BUFFER_HEADER_SIZE, t->dec + NTL_ETL_BUFFER_HEADER_SIZE,
-                                usize - NTL_ETL_BUFFER_HEADER_SIZE, off + NTL_ETL_BUFFER_HEADER_SIZE, err);
-        if (n < 0) {
-            ntl_error_prefix(err, "compressed buffer %u", b->index);
-            return (int)n;
-        }
-        t->st.buffers_compressed++;
-        t->st.bytes_compressed += bsize;
-        t->st.bytes_decompressed += (uint64_t)n + NTL_ETL_BUFFER_HEADER_SIZE;
-        data = t->dec;
-        end = soft_end = (size_t)n + NTL_ETL_BUFFER_HEADER_SIZE;
-    } else {
-        /* Events end at SavedOffset; some writers leave a last record
-         * between SavedOffset and Offset, so the larger one counts. */
-        uint32_t e = b->saved_offset;
-        if (e > bsize)
-            return ntl_error_set(err, NTL_ERR_FORMAT, "WMI_BUFFER_HEADER", off + 4,
-                                 "buffer %u: SavedOffset %u beyond the buffer's %u bytes", b->index, e,
-                                 bsize);
-        if (e < NTL_ETL_BUFFER_HEADER_SIZE)
-            e = NTL_ETL_BUFFER_HEADER_SIZE; /* an empty buffer */
-        soft_end = e;
-        if (offset_field > bsize) {
-            /* Offset out of range (0xFFFFFFFF is seen): SavedOffset alone has
-             * been seen to end before the last event, so events are read on
-             * to the end-of-events marker. */
-            etl_irregular(t, off + 0x30, "WMI_BUFFER_HEADER",
-                          "buffer %u: Offset 0x%x beyond the buffer's %u bytes; events read past "
-                          "SavedOffset %u up to the end-of-events marker", b->index, offset_field,
-                          bsize, b->saved_offset);
-            e = bsize;
-        } else if (offset_field > e) {
-            e = soft_end = offset_field;
-        }
-        data = raw;
-        end = e;
-    }
-    b->data_size = (uint32_t)soft_end;
-    set_cursor(t, data, end, soft_end);
-    return 1;
+    return t->buf.compressed ? compressed_events(t, raw, err) : plain_events(t, raw, err);
 }
 
 static void count_event(struct ntl_etl *t, const struct ntl_etl_event *ev)
