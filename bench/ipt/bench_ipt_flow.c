@@ -10,9 +10,14 @@
  *         fuzzer decoding trace after trace of one target does;
  *   insn: as cold, ntlens returning each instruction (the path of
  *         --no-inst, which prints every address).
- * Prints MB/s of trace, instructions/s and the ratio of each.
- *   bench_ipt_flow [RECORDING_DIR...]   default: the kafl-* recordings */
+ * Prints MB/s of trace, instructions/s and the ratio of each. hase-loopy
+ * (perf's capture of an ELF, with RET compression and MTC/TSC) is decoded
+ * with its reference.txt's CPU and timing options and time tracked, so
+ * the timing path is measured too.
+ *   bench_ipt_flow [RECORDING_DIR...]   default: the kafl-* recordings
+ *                                       and hase-loopy */
 #include <dirent.h>
+#include <elf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,8 +39,13 @@ static double now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* hase-loopy's options (its reference.txt): --cpu 6/94/3 --mtc-freq 3
+ * --cpuid-0x15.eax 2 --cpuid-0x15.ebx 266 --nom-freq 32, image the ELF. */
+#define LOOPY_ELF "loopy"
+
 struct rec {
     const char *dir;
+    bool elf; /* the image is dir/LOOPY_ELF with hase-loopy's options */
     struct ntl_buf trace;
     struct ntl_ipt_image *img;
     struct ntl_ipt_flow *warm_ntl;  /* warm: the decoder kept */
@@ -71,6 +81,13 @@ static struct ntl_ipt_flow *new_ntl(const struct rec *r, bool runs)
     struct ntl_ipt_flow_config cfg = {.trace = {.buf = r->trace.data, .size = r->trace.len},
                                       .read = ntl_ipt_image_read, .read_ctx = r->img,
                                       .runs = runs};
+    if (r->elf) {
+        struct ntl_ipt_cpu cpu = {6, 94, 3, true};
+        cfg.trace.time = (struct ntl_ipt_time_config){.mtc_freq = 3, .nom_freq = 32,
+                                                      .cpuid_15_eax = 2, .cpuid_15_ebx = 266};
+        ntl_ipt_cpu_errata(&cpu, &cfg.trace.time.errata);
+        cfg.trace.flags = NTL_IPT_CFG_TIME;
+    }
     struct ntl_ipt_flow *f;
     struct ntl_error err;
     return ntl_ipt_flow_new(&f, &cfg, &err) < 0 ? NULL : f;
@@ -99,11 +116,47 @@ static uint64_t run_ntl_warm(struct rec *r)
     return decode_ntl(r->warm_ntl);
 }
 
-/* The image's pages into libipt's image, as ptxed --raw loads them (through
- * isc when given: a section stays mapped there, with its block cache). */
-static int libipt_pages(struct pt_image *image, struct pt_image_section_cache *isc,
-                        const char *dir)
+/* One file range at addr into libipt's image (through isc when given: a
+ * section stays mapped there, with its block cache). */
+static int libipt_add(struct pt_image *image, struct pt_image_section_cache *isc,
+                      const char *path, uint64_t off, uint64_t size, uint64_t addr)
 {
+    int isid = isc ? pt_iscache_add_file(isc, path, off, size, addr) : 0;
+    return isid < 0 || (isc ? pt_image_add_cached(image, isc, isid, NULL)
+                            : pt_image_add_file(image, path, off, size, NULL, addr)) < 0
+               ? -1 : 0;
+}
+
+/* The ELF's PT_LOAD segments (their file bytes) at their addresses, as
+ * ptxed --elf loads them. */
+static int libipt_elf(struct pt_image *image, struct pt_image_section_cache *isc,
+                      const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, LOOPY_ELF);
+    FILE *fp = fopen(path, "rb");
+    Elf64_Ehdr eh;
+    int rc = fp && fread(&eh, sizeof eh, 1, fp) == 1 ? 0 : -1;
+    for (unsigned i = 0; rc == 0 && i < eh.e_phnum; i++) {
+        Elf64_Phdr ph;
+        if (fseek(fp, (long)(eh.e_phoff + i * (uint64_t)eh.e_phentsize), SEEK_SET) != 0 ||
+            fread(&ph, sizeof ph, 1, fp) != 1)
+            rc = -1;
+        else if (ph.p_type == PT_LOAD && ph.p_filesz)
+            rc = libipt_add(image, isc, path, ph.p_offset, ph.p_filesz, ph.p_vaddr);
+    }
+    if (fp)
+        fclose(fp);
+    return rc;
+}
+
+/* The image's pages into libipt's image, as ptxed --raw loads them; or
+ * hase-loopy's ELF. */
+static int libipt_pages(struct pt_image *image, struct pt_image_section_cache *isc,
+                        const char *dir, bool elf)
+{
+    if (elf)
+        return libipt_elf(image, isc, dir);
     char path[4096];
     snprintf(path, sizeof path, "%s/image", dir);
     DIR *d = opendir(path);
@@ -116,9 +169,7 @@ static int libipt_pages(struct pt_image *image, struct pt_image_section_cache *i
         if (strcmp(end, ".bin") != 0)
             continue;
         snprintf(path, sizeof path, "%s/image/%s", dir, e->d_name);
-        int isid = isc ? pt_iscache_add_file(isc, path, 0, UINT64_MAX, addr) : 0;
-        if (isid < 0 || (isc ? pt_image_add_cached(image, isc, isid, NULL)
-                             : pt_image_add_file(image, path, 0, UINT64_MAX, NULL, addr)) < 0) {
+        if (libipt_add(image, isc, path, 0, UINT64_MAX, addr) < 0) {
             closedir(d);
             return -1;
         }
@@ -135,11 +186,21 @@ static uint64_t decode_libipt(const struct rec *r, struct pt_image *image)
     pt_config_init(&config);
     config.begin = r->trace.data;
     config.end = r->trace.data + r->trace.len;
+    if (r->elf) {
+        config.cpu = (struct pt_cpu){.vendor = pcv_intel, .family = 6, .model = 94,
+                                     .stepping = 3};
+        config.mtc_freq = 3;
+        config.nom_freq = 32;
+        config.cpuid_0x15_eax = 2;
+        config.cpuid_0x15_ebx = 266;
+        if (pt_cpu_errata(&config.errata, &config.cpu) < 0)
+            return 0;
+    }
     struct pt_block_decoder *d = pt_blk_alloc_decoder(&config);
     uint64_t n = 0;
     if (!d)
         return 0;
-    if (image ? pt_blk_set_image(d, image) < 0 : libipt_pages(pt_blk_get_image(d), NULL, r->dir) < 0) {
+    if (image ? pt_blk_set_image(d, image) < 0 : libipt_pages(pt_blk_get_image(d), NULL, r->dir, r->elf) < 0) {
         pt_blk_free_decoder(d);
         return 0;
     }
@@ -180,7 +241,7 @@ static uint64_t run_libipt_warm(struct rec *r)
     if (!r->warm_ipt) {
         if (!(r->warm_ipt = pt_image_alloc(NULL)) || !(r->iscache = pt_iscache_alloc(NULL)))
             return 0;
-        if (libipt_pages(r->warm_ipt, r->iscache, r->dir) < 0)
+        if (libipt_pages(r->warm_ipt, r->iscache, r->dir, r->elf) < 0)
             return 0;
     }
     return decode_libipt(r, r->warm_ipt);
@@ -208,13 +269,19 @@ static int bench(const char *dir)
     struct rec r = {.dir = dir};
     struct ntl_error err;
     char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, LOOPY_ELF);
+    FILE *probe = fopen(path, "rb");
+    r.elf = probe != NULL;
+    if (probe)
+        fclose(probe);
     snprintf(path, sizeof path, "%s/trace.pt", dir);
     ntl_buf_init(&r.trace, 0);
     if (ntl_file_read(path, (size_t)1 << 30, &r.trace, &err) < 0 ||
         ntl_ipt_image_new(&r.img, &err) < 0)
         return fprintf(stderr, "%s: %s\n", path, err.message), 1;
-    snprintf(path, sizeof path, "%s/image", dir);
-    if (ntl_ipt_image_add_pages(r.img, path, &err) < 0)
+    snprintf(path, sizeof path, "%s/%s", dir, r.elf ? LOOPY_ELF : "image");
+    if ((r.elf ? ntl_ipt_image_add_elf(r.img, path, false, 0, &err)
+               : ntl_ipt_image_add_pages(r.img, path, &err)) < 0)
         return fprintf(stderr, "%s: %s\n", path, err.message), 1;
     const char *name = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
     double mb = (double)r.trace.len / 1e6;
@@ -241,7 +308,7 @@ static int bench(const char *dir)
 int main(int argc, char **argv)
 {
     static const char *const defaults[] = {"kafl-foo", "kafl-unzip", "kafl-mruby",
-                                           "kafl-avscript32"};
+                                           "kafl-avscript32", "hase-loopy"};
     int rc = 0;
     if (argc > 1) {
         for (int i = 1; i < argc; i++)
