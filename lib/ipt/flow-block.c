@@ -8,47 +8,12 @@
 
 void flow_bcache_free(struct flow_bcache *c)
 {
-    free(c->slot);
-    memset(c, 0, sizeof *c);
+    flow_table_free(&c->t);
 }
 
 void flow_bcache_clear(struct flow_bcache *c)
 {
-    if (c->slot)
-        memset(c->slot, 0, (c->mask + 1) * sizeof *c->slot);
-    c->used = 0;
-}
-
-static size_t hash(uint64_t ip, unsigned mode)
-{
-    uint64_t h = (ip ^ (uint64_t)mode << 61) * 0x9e3779b97f4a7c15ull;
-    return (size_t)(h >> 20);
-}
-
-/* Doubles the table (or makes the first), keeping every entry; at its
- * largest, empties it instead. */
-static int grow(struct flow_bcache *c)
-{
-    size_t n = c->slot ? (c->mask + 1) * 2 : 4096;
-    if (n > FLOW_BCACHE_MAX) {
-        flow_bcache_clear(c);
-        return 0;
-    }
-    struct flow_block *s = calloc(n, sizeof *s);
-    if (!s)
-        return NTL_ERR_NOMEM;
-    for (size_t i = 0; c->slot && i <= c->mask; i++) {
-        if (!c->slot[i].mode)
-            continue;
-        size_t j = hash(c->slot[i].ip, c->slot[i].mode) & (n - 1);
-        while (s[j].mode)
-            j = (j + 1) & (n - 1);
-        s[j] = c->slot[i];
-    }
-    free(c->slot);
-    c->slot = s;
-    c->mask = n - 1;
-    return 0;
+    flow_table_clear(&c->t, sizeof(struct flow_block));
 }
 
 /* Whether a walk goes on past in without looking at the trace. */
@@ -80,27 +45,15 @@ static int build(struct flow_block *b, struct flow_cache *ic, ntl_ipt_read_fn re
 int flow_block_get(struct flow_bcache *c, struct flow_cache *ic, ntl_ipt_read_fn read, void *ctx,
                    uint64_t ip, unsigned mode, const struct flow_block **out)
 {
-    if (!c->slot && grow(c) < 0)
-        return NTL_ERR_NOMEM;
-    size_t i = hash(ip, mode) & c->mask;
-    for (; c->slot[i].mode; i = (i + 1) & c->mask) {
-        if (c->slot[i].ip == ip && c->slot[i].mode == mode) {
-            *out = &c->slot[i];
-            return 0;
-        }
-    }
-    struct flow_block b = { .ip = ip, .mode = (uint8_t)mode };
-    int rc = build(&b, ic, read, ctx);
-    if (rc < 0)
-        return rc;
-    if ((c->used + 1) * 2 > c->mask + 1) {
-        if (grow(c) < 0)
+    const struct flow_block *blk = flow_table_find(&c->t, sizeof *blk, ip, mode);
+    if (!blk) {
+        struct flow_block b = { .ip = ip, .mode = (uint8_t)mode };
+        int rc = build(&b, ic, read, ctx);
+        if (rc < 0)
+            return rc;
+        if (!(blk = flow_table_add(&c->t, sizeof b, FLOW_BCACHE_MAX, &b)))
             return NTL_ERR_NOMEM;
-        for (i = hash(ip, mode) & c->mask; c->slot[i].mode; i = (i + 1) & c->mask)
-            ;
     }
-    c->slot[i] = b;
-    c->used++;
-    *out = &c->slot[i];
+    *out = blk;
     return 0;
 }

@@ -9,17 +9,18 @@
 
 #include "flow-insn.h"
 
+/* Begins as struct flow_key does (an entry of a flow_table). */
 struct flow_block {
     uint64_t ip;           /* of the first instruction */
-    uint32_t ninsn;        /* instructions, the last included */
     uint8_t mode;          /* enum ntl_ipt_exec_mode; 0: an empty slot */
+    uint32_t ninsn;        /* instructions, the last included */
     struct flow_insn last; /* the instruction that ends it */
 };
+_Static_assert(offsetof(struct flow_block, mode) == offsetof(struct flow_key, mode),
+               "a flow_block begins as a flow_key");
 
 struct flow_bcache {
-    struct flow_block *slot;
-    size_t mask; /* slots - 1 */
-    size_t used;
+    struct flow_table t;
 };
 
 /* Most slots: a full cache is emptied and refilled (20 MB at most), so a

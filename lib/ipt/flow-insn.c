@@ -11,41 +11,7 @@
 
 void flow_cache_free(struct flow_cache *c)
 {
-    free(c->slot);
-    memset(c, 0, sizeof *c);
-}
-
-static size_t hash(uint64_t ip, unsigned mode)
-{
-    uint64_t h = (ip ^ (uint64_t)mode << 61) * 0x9e3779b97f4a7c15ull;
-    return (size_t)(h >> 20);
-}
-
-/* Doubles the table (or makes the first), keeping every entry; at its
- * largest, empties it instead. */
-static int grow(struct flow_cache *c)
-{
-    size_t n = c->slot ? (c->mask + 1) * 2 : 4096;
-    if (n > FLOW_CACHE_MAX) {
-        memset(c->slot, 0, (c->mask + 1) * sizeof *c->slot);
-        c->used = 0;
-        return 0;
-    }
-    struct flow_insn *s = calloc(n, sizeof *s);
-    if (!s)
-        return NTL_ERR_NOMEM;
-    for (size_t i = 0; c->slot && i <= c->mask; i++) {
-        if (!c->slot[i].mode)
-            continue;
-        size_t j = hash(c->slot[i].ip, c->slot[i].mode) & (n - 1);
-        while (s[j].mode)
-            j = (j + 1) & (n - 1);
-        s[j] = c->slot[i];
-    }
-    free(c->slot);
-    c->slot = s;
-    c->mask = n - 1;
-    return 0;
+    flow_table_free(&c->t);
 }
 
 /* Up to 15 bytes at ip, across sections. Returns how many (0: unmapped). */
@@ -170,27 +136,15 @@ static int decode(struct flow_insn *e, ntl_ipt_read_fn read, void *ctx)
 int flow_insn_get(struct flow_cache *c, ntl_ipt_read_fn read, void *ctx, uint64_t ip,
                   unsigned mode, const struct flow_insn **out)
 {
-    if (!c->slot && grow(c) < 0)
-        return NTL_ERR_NOMEM;
-    size_t i = hash(ip, mode) & c->mask;
-    for (; c->slot[i].mode; i = (i + 1) & c->mask) {
-        if (c->slot[i].ip == ip && c->slot[i].mode == mode) {
-            *out = &c->slot[i];
-            return 0;
-        }
-    }
-    struct flow_insn e = { .ip = ip, .mode = (uint8_t)mode };
-    int rc = decode(&e, read, ctx);
-    if (rc < 0)
-        return rc;
-    if ((c->used + 1) * 2 > c->mask + 1) {
-        if (grow(c) < 0)
+    const struct flow_insn *in = flow_table_find(&c->t, sizeof *in, ip, mode);
+    if (!in) {
+        struct flow_insn e = { .ip = ip, .mode = (uint8_t)mode };
+        int rc = decode(&e, read, ctx);
+        if (rc < 0)
+            return rc;
+        if (!(in = flow_table_add(&c->t, sizeof e, FLOW_CACHE_MAX, &e)))
             return NTL_ERR_NOMEM;
-        for (i = hash(ip, mode) & c->mask; c->slot[i].mode; i = (i + 1) & c->mask)
-            ;
     }
-    c->slot[i] = e;
-    c->used++;
-    *out = &c->slot[i];
+    *out = in;
     return 0;
 }

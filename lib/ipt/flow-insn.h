@@ -8,23 +8,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "flow-table.h"
 #include "ntlens/ipt_image.h"
 
+/* Begins as struct flow_key does (an entry of a flow_table). */
 struct flow_insn {
     uint64_t ip;
-    uint64_t target; /* direct branches: the target */
     uint8_t mode;    /* enum ntl_ipt_exec_mode; 0: an empty slot */
     uint8_t size;
     uint8_t iclass;  /* enum ntl_ipt_iclass */
     bool vmentry;    /* VMLAUNCH or VMRESUME (erratum SKD022) */
     bool movcr3;     /* MOV CR3: where a PIP or a TIP.PGD without IP binds */
     uint8_t evclass; /* enum flow_evt_class: where an Event Trace event binds */
+    uint64_t target; /* direct branches: the target */
 };
+_Static_assert(offsetof(struct flow_insn, mode) == offsetof(struct flow_key, mode),
+               "a flow_insn begins as a flow_key");
 
 struct flow_cache {
-    struct flow_insn *slot;
-    size_t mask; /* slots - 1 */
-    size_t used;
+    struct flow_table t;
 };
 
 /* Most slots: a full cache is emptied and refilled (48 MB at most), so a

@@ -153,7 +153,7 @@ uint64_t ntl_ipt_flow_offset(const struct ntl_ipt_flow *f)
 
 size_t ntl_ipt_flow_cached(const struct ntl_ipt_flow *f)
 {
-    return f->cache.used;
+    return f->cache.t.used;
 }
 
 void ntl_ipt_flow_invalidate(struct ntl_ipt_flow *f)
