@@ -22,7 +22,7 @@ void flow_dcache_clear(struct flow_dcache *c)
 
 static size_t hash(uint64_t ip, unsigned mode, unsigned bits, unsigned n)
 {
-    uint64_t h = (ip ^ (uint64_t)mode << 61 ^ (uint64_t)(bits << 4 | n) << 48) *
+    uint64_t h = (ip ^ (uint64_t)mode << 61 ^ (uint64_t)(bits << 5 | n) << 40) *
                  0x9e3779b97f4a7c15ull;
     return (size_t)(h >> 40);
 }
@@ -38,14 +38,45 @@ static bool same(const struct flow_decision *d, uint64_t ip, unsigned mode, unsi
 static int resize(struct flow_dcache *c)
 {
     size_t n = c->slot ? (c->mask + 1) * 2 : FLOW_DCACHE_MIN;
-    struct flow_decision *s = calloc(n, sizeof *s);
+    /* Aligned: a lookup reads one cache line. */
+    struct flow_decision *s = aligned_alloc(64, n * sizeof *s);
     if (!s)
         return NTL_ERR_NOMEM;
+    memset(s, 0, n * sizeof *s);
     free(c->slot);
     c->slot = s;
     c->mask = n - 1;
     c->evicted = 0;
     return 0;
+}
+
+/* to - from, when it fits a decision's 32 bits. */
+static bool distance(uint64_t from, uint64_t to, int32_t *out)
+{
+    int64_t d = (int64_t)(to - from);
+    *out = (int32_t)d;
+    return d == (int64_t)*out;
+}
+
+/* The walk's state into d: it ends there (after in, at ip, with sp
+ * return addresses of stack left pushed). Returns false, d unchanged,
+ * when an address is too far from d->ip to keep. */
+static bool keep(struct flow_decision *d, const struct flow_insn *in, uint64_t ip,
+                 const uint64_t *stack, unsigned sp, unsigned depth, uint32_t ninsn)
+{
+    int32_t end, push[FLOW_DECIDE_STACK];
+    if (!distance(d->ip, ip, &end))
+        return false;
+    for (unsigned i = 0; i < sp; i++)
+        if (!distance(d->ip, stack[i], &push[i]))
+            return false;
+    d->ninsn = ninsn;
+    d->end = end;
+    d->last = *in;
+    d->npush = (uint8_t)sp;
+    d->depth = (uint8_t)depth;
+    memcpy(d->push, push, sp * sizeof push[0]);
+    return true;
 }
 
 /* Walks from d->ip with d->n bits, keeping in d the state right after the
@@ -58,7 +89,7 @@ static void build(struct flow_decision *d, struct flow_bcache *bc, struct flow_c
 {
     uint64_t ip = d->ip, stack[FLOW_DECIDE_STACK];
     unsigned sp = 0, depth = 0, used = 0, n = d->n - 1u;
-    uint32_t ninsn = 0, traced = 0;
+    uint32_t ninsn = 0;
     for (int blocks = 0; (used < n || n == 0) && blocks < FLOW_DECIDE_BLOCKS; blocks++) {
         const struct flow_block *b;
         if (flow_block_get(bc, ic, read, ctx, ip, d->mode, &b) < 0)
@@ -70,14 +101,9 @@ static void build(struct flow_decision *d, struct flow_bcache *bc, struct flow_c
         if (n == 0 && in->iclass != NTL_IPT_IC_OTHER && in->iclass != NTL_IPT_IC_JUMP &&
             in->iclass != NTL_IPT_IC_CALL) {
             /* No bits: the way to the branch that takes the TIP. */
-            if (in->iclass == NTL_IPT_IC_COND || in->iclass == NTL_IPT_IC_PTWRITE)
-                return;
-            d->used = 1;
-            d->ninsn = ninsn;
-            d->last = *in;
-            d->npush = (uint8_t)sp;
-            d->depth = (uint8_t)depth;
-            memcpy(d->push, stack, sp * sizeof stack[0]);
+            if (in->iclass != NTL_IPT_IC_COND && in->iclass != NTL_IPT_IC_PTWRITE &&
+                keep(d, in, d->ip, stack, sp, depth, ninsn))
+                d->used = 1;
             return;
         }
         switch (in->iclass) {
@@ -109,15 +135,9 @@ static void build(struct flow_decision *d, struct flow_bcache *bc, struct flow_c
         default:
             return;
         }
-        traced++;
+        if (!keep(d, in, ip, stack, sp, depth, ninsn))
+            return;
         d->used = (uint8_t)++used;
-        d->ninsn = ninsn;
-        d->traced = traced;
-        d->end = ip;
-        d->last = *in;
-        d->npush = (uint8_t)sp;
-        d->depth = (uint8_t)depth;
-        memcpy(d->push, stack, sp * sizeof stack[0]);
     }
 }
 

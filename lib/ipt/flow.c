@@ -1020,6 +1020,16 @@ static bool fast_indirect(struct ntl_ipt_flow *f, const struct flow_insn *in)
     return true;
 }
 
+/* Whether the TIP.PGD ahead may bind to a direct branch to target, as
+ * execute_insn binds it (disabled_at_ip, skl014). */
+static bool pgd_may_bind(const struct ntl_ipt_flow *f, uint64_t target)
+{
+    const struct ntl_ipt_filter *flt = &f->cfg.filter;
+    if (!f->ev.ip_status)
+        return f->ev.ip == target;
+    return f->cfg.trace.time.errata.skl014 && (flt->cfg[0] | flt->cfg[1] | flt->cfg[2] | flt->cfg[3]);
+}
+
 /* The block b's last instruction, when it is a direct branch, a TNT bit
  * decides it or a TIP without more ado, as step would take it: returns
  * false (nothing moved) for the others and for a packet step would fail
@@ -1033,8 +1043,12 @@ static bool fast_branch(struct ntl_ipt_flow *f, const struct flow_insn *in)
         f->ip = next;
         return true;
     }
-    if (f->ev.pkt.type == NTL_IPT_TIP_PGD)
-        return false; /* execute tells whether it binds here */
+    /* With a TIP.PGD ahead, a direct jump or call goes on as step takes it
+     * where the TIP.PGD cannot bind to it; execute tells at the others. */
+    if (f->ev.pkt.type == NTL_IPT_TIP_PGD &&
+        ((in->iclass != NTL_IPT_IC_JUMP && in->iclass != NTL_IPT_IC_CALL) ||
+         pgd_may_bind(f, in->target)))
+        return false;
     switch (in->iclass) {
     case NTL_IPT_IC_JUMP:
         f->ip = in->target;
@@ -1092,20 +1106,20 @@ static int decide(struct ntl_ipt_flow *f)
         return 0;
     unsigned had = f->rs_n;
     for (unsigned i = 0; i < d->npush; i++)
-        call_push(f, d->push[i]);
+        call_push(f, flow_decision_push(d, i));
     /* Calls that wrapped the return stack overwrote its oldest entries,
      * and the returns to them then left those out: as the per-block walk
      * leaves it (a full stack is the usual state of a long trace). */
     if (had + d->depth > NTL_IPT_RETSTACK)
         f->rs_n = NTL_IPT_RETSTACK - (d->depth - d->npush);
     if (tip) {
-        run_add(f, &d->last, d->ninsn, d->traced + 1);
+        run_add(f, &d->last, d->ninsn, 1);
         f->after_traced_branch = true;
         fast_indirect(f, &d->last);
         return 1;
     }
-    f->ip = d->end;
-    run_add(f, &d->last, d->ninsn, d->traced);
+    f->ip = flow_decision_end(d);
+    run_add(f, &d->last, d->ninsn, d->used); /* each bit one instruction's */
     f->after_traced_branch = true;
     f->steps = 0;
     f->tnt_left -= d->used;
