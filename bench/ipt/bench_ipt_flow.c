@@ -200,7 +200,8 @@ static uint64_t decode_libipt(const struct rec *r, struct pt_image *image)
     uint64_t n = 0;
     if (!d)
         return 0;
-    if (image ? pt_blk_set_image(d, image) < 0 : libipt_pages(pt_blk_get_image(d), NULL, r->dir, r->elf) < 0) {
+    if (image ? pt_blk_set_image(d, image) < 0
+              : libipt_pages(pt_blk_get_image(d), NULL, r->dir, r->elf) < 0) {
         pt_blk_free_decoder(d);
         return 0;
     }

@@ -1027,7 +1027,8 @@ static bool pgd_may_bind(const struct ntl_ipt_flow *f, uint64_t target)
     const struct ntl_ipt_filter *flt = &f->cfg.filter;
     if (!f->ev.ip_status)
         return f->ev.ip == target;
-    return f->cfg.trace.time.errata.skl014 && (flt->cfg[0] | flt->cfg[1] | flt->cfg[2] | flt->cfg[3]);
+    return f->cfg.trace.time.errata.skl014 &&
+           (flt->cfg[0] | flt->cfg[1] | flt->cfg[2] | flt->cfg[3]);
 }
 
 /* The block b's last instruction, when it is a direct branch, a TNT bit
