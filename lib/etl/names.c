@@ -197,3 +197,47 @@ const char *ntl_etl_status_name(int status)
         return "file truncated";
     return ntl_status_name(status);
 }
+
+static const char *const levels[] = {
+    "win:LogAlways", "win:Critical", "win:Error", "win:Warning", "win:Informational", "win:Verbose",
+};
+/* Bits 48..55; the bits above belong to channels, the ones below to the provider. */
+static const char *const keywords[] = {
+    "win:ResponseTime", "win:WDIContext", "win:WDIDiag", "win:SQM",
+    "win:AuditFailure", "win:AuditSuccess", "win:CorrelationHint", "win:EventlogClassic",
+};
+
+const char *ntl_etl_level_name(uint8_t level)
+{
+    return level < sizeof levels / sizeof levels[0] ? levels[level] : NULL;
+}
+
+const char *ntl_etl_keyword_name(uint64_t mask)
+{
+    for (unsigned i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
+        if (mask == (uint64_t)1 << (48 + i))
+            return keywords[i];
+    return NULL;
+}
+
+/* "win:Error" or "Error". */
+static bool std_name_is(const char *std, const char *name)
+{
+    return !strcasecmp(std, name) || !strcasecmp(std + 4, name);
+}
+
+int ntl_etl_level_parse(const char *name)
+{
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
+        if (std_name_is(levels[i], name))
+            return (int)i;
+    return -1;
+}
+
+uint64_t ntl_etl_keyword_parse(const char *name)
+{
+    for (unsigned i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
+        if (std_name_is(keywords[i], name))
+            return (uint64_t)1 << (48 + i);
+    return 0;
+}
