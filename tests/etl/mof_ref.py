@@ -7,7 +7,9 @@ Process_Terminate_TypeGroup1, Process_V2_TypeGroup2, Thread_V2/V3_TypeGroup1,
 Image_Load, SampledProfile, DiskIo_TypeGroup1-3, FileIo_Name,
 PageFault_HardFault, StackWalk_Event, StackWalk_StackKeys, StackWalk_KeyEvent,
 SystemConfig_V3_Services, UdpIp_TypeGroup1, the IPv6 UdpIp and TcpIp
-classes, SystemConfig_CPU/PhyDisk/LogDisk/NIC/Power/Network/PnP/IDEChannel
+classes, SystemConfig_CPU/PhyDisk/LogDisk/NIC/Video/Power/Network/IRQ/PnP/IDEChannel,
+Registry_TypeGroup1, TcpIp_SendIPV4 and TcpIp_TypeGroup1-4, TcpIp_Fail, UdpIp_Fail,
+the ALPC classes, PageFault_TypeGroup1, PageFault_VirtualAlloc, ISR
 and the kernel's MOF for the CPU v3 and PnP v4 tails), with no code shared
 with lib/etl. Layouts are lists of
 name:kind: p pointer (hex), n pointer-sized count, I u32, i s32, x u32 in
@@ -86,6 +88,31 @@ CONFIG = {
     (23, 2): "TargetId:I DeviceType:I DeviceTimingMode:I LocationInformationLen:I "
              "LocationInformation:w",
 }
+IP4_HEAD = "PID:I size:I daddr:4 saddr:4 dport:P sport:P"
+IP6_HEAD = "PID:I size:I daddr:6 saddr:6 dport:P sport:P"
+TCP_OPTIONS = "mss:H sackopt:H tsopt:H wsopt:H rcvwin:I rcvwinscale:h sndwinscale:h"
+REGISTRY = "InitialTime:q Status:x Index:I KeyHandle:p KeyName:w"
+FIXED16 = " ".join(n + ":F256" for n in ("ChipType", "DACType", "AdapterString", "BiosString",
+                                          "DeviceId"))
+MORE = {  # (group, opcodes, version): layout, from the pages of the classes no shared trace has
+    (6, (10,), 2): IP4_HEAD + " startime:I endtime:I seqnum:I connid:n",
+    (6, (11, 13, 14, 16, 18), 2): IP4_HEAD + " seqnum:I connid:n",
+    (6, (12, 15), 2): IP4_HEAD + " " + TCP_OPTIONS + " seqnum:I connid:n",
+    (6, (29, 30, 32, 34), 2): IP6_HEAD + " seqnum:I connid:n",
+    (6, (28, 31), 2): IP6_HEAD + " " + TCP_OPTIONS + " seqnum:I connid:n",
+    (6, (17,), 2): "Proto:H FailureCode:H", (8, (17,), 2): "Proto:H FailureCode:H",
+    (9, tuple(range(10, 28)), 2): REGISTRY,
+    (0x1A, (33, 34, 35), 2): "MessageID:I", (0x1A, (36,), 2): "IsServerPort:I PortName:a",
+    (0x1A, (37,), 2): "Status:x",
+    (2, (10, 11, 12, 13, 14, 15), 2): "VirtualAddress:p ProgramCounter:p",
+    (2, (98, 99), 2): "BaseAddress:p RegionSize:n ProcessId:I Flags:x",
+    (0x0F, (67,), 2): "InitialTime:Q Routine:p ReturnValue:B Vector:B Reserved:H",
+    (0x0B, (14,), 2): "MemorySize:I XResolution:I YResolution:I BitsPerPixel:I VRefresh:I " +
+                      FIXED16 + " StateFlags:x",
+    (0x0B, (21,), 2): "IRQAffinity:X IRQNum:I DeviceDescriptionLen:I DeviceDescription:w",
+    (0x0B, (22,), 2): "IDLength:I DescriptionLength:I FriendlyNameLength:I DeviceID:w "
+                      "DeviceDescription:w FriendlyName:w",
+}
 
 # (group, opcode, version) -> layout
 LAYOUTS = {}
@@ -109,6 +136,7 @@ LAYOUTS.update({(0x18, 37, 2): STACK_KEY_REF, (0x18, 38, 2): STACK_KEY_REF,
                 (0x18, 34, 2): STACK_KEY_DEF, (0x18, 35, 2): STACK_KEY_DEF,
                 (0x18, 36, 2): STACK_KEY_DEF, (0x0B, 15, 3): SERVICES_V3})
 LAYOUTS.update({(0x0B, op, v): layout for (op, v), layout in CONFIG.items()})
+LAYOUTS.update({(g, op, v): layout for (g, ops, v), layout in MORE.items() for op in ops})
 KERNEL = {"system": 32, "compact": 24, "perfinfo": 16}
 
 
