@@ -1,18 +1,54 @@
 /* Level and keyword names of EVENT_HEADER events (see etl-keywords.h). */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "etl-keywords.h"
 
-const char *etl_level_name(const struct etl_fields *f, const struct ntl_etl_event *ev)
+/* Names already looked up, direct-mapped by provider, level and keywords:
+ * a trace's events come from a few providers with a few keyword sets, and
+ * the manifests' lookups scan every name they define (5% of `etl events -f
+ * jsonl` on net.4.5.2 without this). */
+#define CACHE 64
+static struct entry {
+    const struct etl_fields *f;
+    struct ntl_guid guid;
+    uint64_t keyword;
+    uint8_t level;
+    bool used;
+    const char *level_name;
+    char keywords[512];
+} cache[CACHE];
+
+static void keyword_names(const struct etl_fields *f, const struct ntl_etl_event *ev, char *buf,
+                          size_t size);
+
+static struct entry *cached(const struct etl_fields *f, const struct ntl_etl_event *ev)
 {
+    uint64_t h = ev->keyword * 0x9e3779b97f4a7c15ull ^ ev->level;
+    for (int i = 0; i < 16; i++)
+        h = (h ^ ev->guid.b[i]) * 0x100000001b3ull;
+    struct entry *e = &cache[(h >> 32) % CACHE];
+    if (e->used && e->f == f && e->keyword == ev->keyword && e->level == ev->level &&
+        ntl_guid_equal(&e->guid, &ev->guid))
+        return e;
+    *e = (struct entry){.f = f, .guid = ev->guid, .keyword = ev->keyword, .level = ev->level,
+                        .used = true, .level_name = ntl_etl_level_name(ev->level)};
     for (size_t i = 0; i < f->nmanifests; i++) {
         const char *n = ntl_etl_manifest_level_name(f->manifests[i], &ev->guid, ev->level);
-        if (n)
-            return n;
+        if (n) {
+            e->level_name = n;
+            break;
+        }
     }
-    return ntl_etl_level_name(ev->level);
+    keyword_names(f, ev, e->keywords, sizeof e->keywords);
+    return e;
+}
+
+const char *etl_level_name(const struct etl_fields *f, const struct ntl_etl_event *ev)
+{
+    return cached(f, ev)->level_name;
 }
 
 static const char *keyword_name(const struct etl_fields *f, const struct ntl_guid *g, uint64_t bit)
@@ -25,8 +61,8 @@ static const char *keyword_name(const struct etl_fields *f, const struct ntl_gui
     return ntl_etl_keyword_name(bit);
 }
 
-void etl_keyword_names(const struct etl_fields *f, const struct ntl_etl_event *ev, char *buf,
-                       size_t size)
+static void keyword_names(const struct etl_fields *f, const struct ntl_etl_event *ev, char *buf,
+                          size_t size)
 {
     uint64_t unnamed = 0;
     size_t n = 0;
@@ -43,6 +79,12 @@ void etl_keyword_names(const struct etl_fields *f, const struct ntl_etl_event *e
     }
     if (unnamed && n < size)
         snprintf(buf + n, size - n, "%s0x%llx", n ? "," : "", (unsigned long long)unnamed);
+}
+
+void etl_keyword_names(const struct etl_fields *f, const struct ntl_etl_event *ev, char *buf,
+                       size_t size)
+{
+    snprintf(buf, size, "%s", cached(f, ev)->keywords);
 }
 
 static int number(const char *s, uint64_t *v)
