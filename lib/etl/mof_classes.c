@@ -1,7 +1,8 @@
 /* More kernel (MOF) classes, as Microsoft's MSNT_SystemTrace class pages and
  * the kernel's MOF describe them: Registry, TcpIp v2 (IPv4 and IPv6 groups,
- * Fail), UdpIp Fail, ALPC, PageFault faults and VirtualAlloc and PerfInfo
- * ISR (SystemConfig is in mof_config.c).
+ * Fail), UdpIp Fail, ALPC, PageFault faults and VirtualAlloc, PerfInfo ISR,
+ * and the older versions of Registry, TcpIp, UdpIp, ISR and DPC
+ * (SystemConfig is in mof_config.c).
  * Each layout is consumed exactly by mof.c in the trace's pointer size. */
 #include "mof-internal.h"
 
@@ -70,6 +71,51 @@ static const struct mof_field isr[] = {
     {"Reserved", U16, 0}, {NULL, 0, 0},
 };
 
+/* The Windows XP and Server 2003 forms: Registry_V0/V1_TypeGroup1 (Status is
+ * pointer-sized there), TcpIp_V0_TypeGroup1, the TcpIp_V1 classes (connid
+ * a u32 before seqnum), UdpIp_V0/V1_TypeGroup1, ISR_V1 and DPC_V1. */
+static const struct mof_field registry_v0[] = {
+    {"Status", P, 0}, {"KeyHandle", P, 0}, {"ElapsedTime", I64, 0}, {"KeyName", WSTR, 0},
+    {NULL, 0, 0},
+};
+static const struct mof_field registry_v1[] = {
+    {"Status", P, 0}, {"KeyHandle", P, 0}, {"ElapsedTime", I64, 0}, {"Index", U32, 0},
+    {"KeyName", WSTR, 0}, {NULL, 0, 0},
+};
+static const struct mof_field tcp_v0[] = {
+    {"daddr", U32, IPV4}, {"saddr", U32, IPV4}, {"dport", U16, PORT}, {"sport", U16, PORT},
+    {"size", U32, 0}, {"PID", U32, 0}, {NULL, 0, 0},
+};
+static const struct mof_field tcp_v1_send[] = {
+    {"PID", U32, 0}, {"size", U32, 0}, {"daddr", U32, IPV4}, {"saddr", U32, IPV4},
+    {"dport", U16, PORT}, {"sport", U16, PORT}, {"startime", U32, 0}, {"endtime", U32, 0},
+    {"connid", U32, 0}, {"seqnum", U32, 0}, {NULL, 0, 0},
+};
+static const struct mof_field tcp_v1[] = {
+    {"PID", U32, 0}, {"size", U32, 0}, {"daddr", U32, IPV4}, {"saddr", U32, IPV4},
+    {"dport", U16, PORT}, {"sport", U16, PORT}, {"connid", U32, 0}, {"seqnum", U32, 0},
+    {NULL, 0, 0},
+};
+static const struct mof_field tcp_v1_group2[] = {
+    {"PID", U32, 0}, {"size", U32, 0}, {"daddr", U32, IPV4}, {"saddr", U32, IPV4},
+    {"dport", U16, PORT}, {"sport", U16, PORT}, {"mss", U16, 0}, {"sackopt", U16, 0},
+    {"tsopt", U16, 0}, {"wsopt", U16, 0}, {"rcvwin", U32, 0}, {"rcvwinscale", S16, 0},
+    {"sndwinscale", S16, 0}, {"connid", U32, 0}, {"seqnum", U32, 0}, {NULL, 0, 0},
+};
+static const struct mof_field tcp_v1_fail[] = {{"Proto", U32, 0}, {NULL, 0, 0}};
+static const struct mof_field udp_v0[] = {
+    {"context", P, 0}, {"saddr", U32, IPV4}, {"sport", U16, PORT}, {"size", U16, 0},
+    {"daddr", U32, IPV4}, {"dport", U16, PORT}, {"dsize", U16, 0}, {NULL, 0, 0},
+};
+static const struct mof_field udp_v1[] = {
+    {"PID", U32, 0}, {"size", U32, 0}, {"daddr", U32, IPV4}, {"saddr", U32, IPV4},
+    {"dport", U16, PORT}, {"sport", U16, PORT}, {NULL, 0, 0},
+};
+static const struct mof_field isr_v1[] = {
+    {"InitialTime", U64, 0}, {"Routine", P, 0}, {"ReturnValue", U32, 0}, {NULL, 0, 0},
+};
+static const struct mof_field dpc_v1[] = {{"InitialTime", U64, 0}, {"Routine", P, 0}, {NULL, 0, 0}};
+
 static const uint8_t registry_ops[] = {10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
                                        23, 24, 25, 26, 27, END};
 static const uint8_t op_10[] = {10, END}, op_17[] = {17, END};
@@ -77,7 +123,12 @@ static const uint8_t tcp_g1[] = {11, 13, 14, 16, 18, END}, tcp_g2[] = {12, 15, E
 static const uint8_t tcp_g3[] = {27, 29, 30, 32, 34, END}, tcp_g4[] = {28, 31, END};
 static const uint8_t alpc_msg[] = {33, 34, 35, END}, op_36[] = {36, END}, op_37[] = {37, END};
 static const uint8_t faults[] = {10, 11, 12, 13, 14, 15, END}, valloc[] = {98, 99, END};
-static const uint8_t op_67[] = {67, END};
+static const uint8_t op_67[] = {67, END}, registry_v0_ops[] = {10, 11, 12, 13, 14, 15, 16, 17,
+                                                                 18, 19, 20, 21, END};
+static const uint8_t registry_v1_ops[] = {10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, END};
+static const uint8_t tcp_v0_ops[] = {10, 11, 12, 13, 14, 15, END}, udp_ops[] = {10, 11, END};
+static const uint8_t tcp_v1_ops[] = {11, 13, 14, 16, 18, 19, 20, 21, 22, END};
+static const uint8_t dpc_v1_ops[] = {68, 69, END};
 
 const struct mof_layout ntl_etl_mof_more[] = {
     {0x09, registry_ops, 2, 2, "Registry", registry},
@@ -94,5 +145,16 @@ const struct mof_layout ntl_etl_mof_more[] = {
     {0x02, faults, 2, 2, "PageFault", page_fault},
     {0x02, valloc, 2, 2, "PageFault", virtual_alloc},
     {0x0F, op_67, 2, 2, "PerfInfo", isr},
+    {0x09, registry_v0_ops, 0, 0, "Registry", registry_v0},
+    {0x09, registry_v1_ops, 1, 1, "Registry", registry_v1},
+    {0x06, tcp_v0_ops, 0, 0, "TcpIp", tcp_v0},
+    {0x06, op_10, 1, 1, "TcpIp", tcp_v1_send},
+    {0x06, tcp_v1_ops, 1, 1, "TcpIp", tcp_v1},
+    {0x06, tcp_g2, 1, 1, "TcpIp", tcp_v1_group2},
+    {0x06, op_17, 1, 1, "TcpIp", tcp_v1_fail},
+    {0x08, udp_ops, 0, 0, "UdpIp", udp_v0},
+    {0x08, udp_ops, 1, 1, "UdpIp", udp_v1},
+    {0x0F, op_67, 1, 1, "PerfInfo", isr_v1},
+    {0x0F, dpc_v1_ops, 1, 1, "PerfInfo", dpc_v1},
 };
 const size_t ntl_etl_mof_nmore = sizeof ntl_etl_mof_more / sizeof ntl_etl_mof_more[0];

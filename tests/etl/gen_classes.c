@@ -1,6 +1,7 @@
 /* A trace with one event or more of each kernel class no shared trace
  * records (Registry, TcpIp v2, UdpIp Fail, ALPC, PageFault faults and
- * VirtualAlloc, ISR, SystemConfig CPU v2, Video, IRQ, PnP v2), their
+ * VirtualAlloc, ISR, SystemConfig CPU v2, Video, IRQ, PnP v2, and the
+ * versions 0 and 1 of Registry, TcpIp, UdpIp, ISR and DPC), their
  * payloads laid out field by field from Microsoft's class pages, in either
  * pointer size. Classes with a process id in the payload come in PERFINFO
  * headers, which carry none, so the tool must take it from the payload. */
@@ -135,6 +136,33 @@ static void config(struct gen *g, struct pb *p)
     emit(g, false, 0x0B, 22, 2, p);                            /* PnP v2 */
 }
 
+/* The Windows XP/2003 versions (0 and 1) of Registry, TcpIp, UdpIp, ISR, DPC. */
+static void old_versions(struct gen *g, struct pb *p)
+{
+    ptr(p, 0xc0000034); ptr(p, 0x8123); le(p, 42, 8); le(p, 3, 4); wstr(p, "\\REGISTRY\\USER", 0);
+    emit(g, false, 0x09, 11, 1, p);                            /* Registry v1 Open */
+    le(p, 0x0200000a, 4); le(p, 0x0100000a, 4); be16(p, 80); be16(p, 1025); le(p, 512, 4);
+    le(p, 1236, 4);
+    emit(g, true, 0x06, 10, 0, p);                             /* TcpIp v0 Send */
+    ip_head(p, 1237, false); le(p, 1, 4); le(p, 2, 4); le(p, 0x55, 4); le(p, 12, 4);
+    emit(g, true, 0x06, 10, 1, p);                             /* TcpIp v1 Send */
+    ip_head(p, 1237, false); le(p, 0x55, 4); le(p, 13, 4);
+    emit(g, true, 0x06, 20, 1, p);                             /* TcpIp v1 FullACK */
+    ip_head(p, 1237, false); tcp_options(p); le(p, 0x55, 4); le(p, 14, 4);
+    emit(g, true, 0x06, 15, 1, p);                             /* TcpIp v1 Accept */
+    le(p, 6, 4);
+    emit(g, false, 0x06, 17, 1, p);                            /* TcpIp v1 Fail */
+    ptr(p, 0x8888); le(p, 0x0100000a, 4); be16(p, 53); le(p, 40, 2); le(p, 0x0200000a, 4);
+    be16(p, 5353); le(p, 32, 2);
+    emit(g, false, 0x08, 11, 0, p);                            /* UdpIp v0 Recv */
+    ip_head(p, 1238, false);
+    emit(g, true, 0x08, 10, 1, p);                             /* UdpIp v1 Send */
+    le(p, 99, 8); ptr(p, 0x80501234); le(p, 1, 4);
+    emit(g, false, 0x0F, 67, 1, p);                            /* ISR v1 */
+    le(p, 98, 8); ptr(p, 0x80505678);
+    emit(g, false, 0x0F, 69, 1, p);                            /* TimerDPC v1 */
+}
+
 void gen_classes_file(struct gen *g, int pointer_size)
 {
     struct pb *p = calloc(1, sizeof *p);
@@ -144,6 +172,7 @@ void gen_classes_file(struct gen *g, int pointer_size)
     network(g, p);
     system_classes(g, p);
     config(g, p);
+    old_versions(g, p);
     gen_finish(g);
     free(p);
 }

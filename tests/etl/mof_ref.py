@@ -112,6 +112,19 @@ MORE = {  # (group, opcodes, version): layout, from the pages of the classes no 
     (0x0B, (21,), 2): "IRQAffinity:X IRQNum:I DeviceDescriptionLen:I DeviceDescription:w",
     (0x0B, (22,), 2): "IDLength:I DescriptionLength:I FriendlyNameLength:I DeviceID:w "
                       "DeviceDescription:w FriendlyName:w",
+    # Windows XP/2003: Registry_V0/V1_TypeGroup1, TcpIp_V0_TypeGroup1, the TcpIp_V1 classes,
+    # UdpIp_V0/V1_TypeGroup1, ISR_V1, DPC_V1
+    (9, tuple(range(10, 22)), 0): "Status:p KeyHandle:p ElapsedTime:q KeyName:w",
+    (9, tuple(range(10, 23)), 1): "Status:p KeyHandle:p ElapsedTime:q Index:I KeyName:w",
+    (6, (10, 11, 12, 13, 14, 15), 0): "daddr:4 saddr:4 dport:P sport:P size:I PID:I",
+    (6, (10,), 1): IP4_HEAD + " startime:I endtime:I connid:I seqnum:I",
+    (6, (11, 13, 14, 16, 18, 19, 20, 21, 22), 1): IP4_HEAD + " connid:I seqnum:I",
+    (6, (12, 15), 1): IP4_HEAD + " " + TCP_OPTIONS + " connid:I seqnum:I",
+    (6, (17,), 1): "Proto:I",
+    (8, (10, 11), 0): "context:p saddr:4 sport:P size:H daddr:4 dport:P dsize:H",
+    (8, (10, 11), 1): IP4_HEAD,
+    (0x0F, (67,), 1): "InitialTime:Q Routine:p ReturnValue:I",
+    (0x0F, (68, 69), 1): "InitialTime:Q Routine:p",
 }
 
 # (group, opcode, version) -> layout
