@@ -163,6 +163,37 @@ static void old_versions(struct gen *g, struct pb *p)
     emit(g, false, 0x0F, 69, 1, p);                            /* TimerDPC v1 */
 }
 
+/* A WmiSid: TOKEN_USER (Sid pointer, Attributes: two pointers' worth) and S-1-5-18. */
+static void wmisid(struct pb *p)
+{
+    static const uint8_t sid[] = {1, 1, 0, 0, 0, 0, 0, 5, 18, 0, 0, 0};
+    ptr(p, 0x1234);
+    ptr(p, 0);
+    memcpy(p->b + p->n, sid, sizeof sid);
+    p->n += sizeof sid;
+}
+
+/* Process v2 and v3 and Thread v2 (Vista, 7): the shared traces have v4/v5 and v3. */
+static void process_thread(struct gen *g, struct pb *p)
+{
+    ptr(p, 0x85a00000); le(p, 600, 4); le(p, 4, 4); le(p, 0, 4); le(p, 0, 4); wmisid(p);
+    memcpy(p->b + p->n, "smss.exe", 9);
+    p->n += 9;
+    wstr(p, "\\SystemRoot\\System32\\smss.exe", 0);
+    emit(g, true, 0x03, 3, 2, p);                              /* Process v2 DCStart */
+    ptr(p, 0x85b00000); le(p, 700, 4); le(p, 600, 4); le(p, 1, 4); le(p, 259, 4);
+    ptr(p, 0x1ab000); le(p, 0, 4);
+    memcpy(p->b + p->n, "csrss.exe", 10);
+    p->n += 10;
+    wstr(p, "csrss", 0);
+    emit(g, true, 0x03, 1, 3, p);                              /* Process v3 Start, no SID */
+    le(p, 700, 4); le(p, 704, 4);
+    for (uint64_t i = 1; i <= 7; i++)
+        ptr(p, 0x1000 * i);
+    le(p, 0, 4);
+    emit(g, false, 0x05, 1, 2, p);                             /* Thread v2 Start */
+}
+
 void gen_classes_file(struct gen *g, int pointer_size)
 {
     struct pb *p = calloc(1, sizeof *p);
@@ -173,6 +204,7 @@ void gen_classes_file(struct gen *g, int pointer_size)
     system_classes(g, p);
     config(g, p);
     old_versions(g, p);
+    process_thread(g, p);
     gen_finish(g);
     free(p);
 }

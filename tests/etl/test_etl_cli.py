@@ -572,14 +572,14 @@ def test_kernel_classes(tmp):
         want = list(mof_ref.events(path))
         got = [json.loads(line) for line in run("etl", "events", "--stream", "-f", "jsonl",
                                                  path).stdout.splitlines()][1:]
-        check(len(got) == 28 and [r["fields"] for r in got] == want and
+        check(len(got) == 31 and [r["fields"] for r in got] == want and
               not any(r["decode_error"] for r in got),
-              "%s-bit: 28 kernel events of 20 classes and versions decode as mof_ref says (%d, %d)"
+              "%s-bit: 31 kernel events of 23 classes and versions decode as mof_ref says (%d, %d)"
               % (size, len(got), len(want)))
         perfinfo = [r for r in got if r["kind"] == "perfinfo"]
-        check(len(perfinfo) == 12 and all(
+        check(len(perfinfo) == 14 and all(
             r["pid"] == (r["fields"].get("PID") or r["fields"].get("ProcessId")) for r in perfinfo),
-            "%s-bit: PERFINFO TcpIp, UdpIp and VirtualAlloc events take the pid from the "
+            "%s-bit: PERFINFO Process, TcpIp, UdpIp and VirtualAlloc events take the pid from the "
             "payload, ISR has none" % size)
         names = [r["event"] for r in got]
         check("Alpc/WaitForNewMessage" in names and "TcpIp/AcceptIPV6" in names and
