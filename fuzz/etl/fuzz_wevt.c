@@ -22,6 +22,11 @@ static void decode_all(const struct ntl_etl_manifest *m, struct ntl_etl_mf *d, s
         if (ntl_etl_mf_begin(d, m, ev, &err) > 0)
             while (ntl_etl_mf_next(d, &f, &err) > 0)
                 ntl_etl_field_text(&f, text, sizeof text);
+        /* The names of the provider's levels and keyword bits (KEYW, LEVL). */
+        for (unsigned b = 0; b < 64; b += 7)
+            if (ntl_etl_manifest_keyword_name(m, &ev->guid, (uint64_t)1 << b) ||
+                ntl_etl_manifest_level_name(m, &ev->guid, (uint8_t)b))
+                ntl_etl_manifest_find_keyword(m, "GCKeyword", &ev->keyword);
     }
 }
 

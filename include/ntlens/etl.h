@@ -329,6 +329,17 @@ const char *ntl_etl_opcode_name(uint8_t group, uint8_t opcode);
 /* Parses a group name (case-insensitive) or number. -1 when unknown. */
 int ntl_etl_group_parse(const char *s);
 
+/* The standard levels and keywords of winmeta.xml, which every manifest
+ * provider shares: level 1..5 "win:Critical" .. "win:Verbose" (0
+ * "win:LogAlways"), keyword bits 48..55 "win:ResponseTime" ..
+ * "win:EventlogClassic". NULL for others. The parsers take these names (and
+ * without "win:") case-insensitively: a level 0..255, a keyword's mask; -1
+ * or 0 when unknown. */
+const char *ntl_etl_level_name(uint8_t level);
+const char *ntl_etl_keyword_name(uint64_t mask);
+int ntl_etl_level_parse(const char *name);
+uint64_t ntl_etl_keyword_parse(const char *name);
+
 #ifdef __cplusplus
 }
 #endif

@@ -20,6 +20,7 @@
 #ifndef NTLENS_ETL_MANIFEST_H
 #define NTLENS_ETL_MANIFEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,6 +59,18 @@ int ntl_etl_manifest_parse_wevt(const uint8_t *data, size_t size, const uint8_t 
 /* The manifest's name for a provider GUID; NULL when it defines none. */
 const char *ntl_etl_manifest_provider_name(const struct ntl_etl_manifest *m,
                                            const struct ntl_guid *g);
+/* The names a manifest gives the keyword bits (a <keyword>'s mask, exactly)
+ * and the levels of provider g; NULL when it defines none (the standard
+ * ones, win:Error or win:ResponseTime, are in etl.h). */
+const char *ntl_etl_manifest_level_name(const struct ntl_etl_manifest *m, const struct ntl_guid *g,
+                                        uint8_t level);
+const char *ntl_etl_manifest_keyword_name(const struct ntl_etl_manifest *m,
+                                          const struct ntl_guid *g, uint64_t mask);
+/* A keyword's mask or a level's value by name (any provider of m, case
+ * insensitive): false when m defines no such name. */
+bool ntl_etl_manifest_find_keyword(const struct ntl_etl_manifest *m, const char *name,
+                                   uint64_t *mask);
+bool ntl_etl_manifest_find_level(const struct ntl_etl_manifest *m, const char *name, uint8_t *level);
 /* The events it defines, and the key of event i (< that count): what an
  * event's header must carry to be decoded with it. */
 size_t ntl_etl_manifest_events(const struct ntl_etl_manifest *m);

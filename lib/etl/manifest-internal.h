@@ -53,12 +53,18 @@ struct mf_entry {
     const char *text;        /* the message, its $(string.id) resolved */
 };
 
-struct mf_named {            /* a task or an opcode */
-    bool is_task;
+enum mf_named_kind { MF_TASK, MF_OPCODE, MF_KEYWORD, MF_LEVEL };
+
+struct mf_named {            /* a task, an opcode, a keyword or a level */
+    uint8_t kind;            /* enum mf_named_kind */
     uint32_t provider, task; /* an opcode's task, MF_NONE when provider-wide */
     const char *name;
-    uint32_t value;
+    uint64_t value;          /* a keyword's mask */
 };
+
+/* Adds a named value of provider `provider`: 0 or NTL_ERR_NOMEM. */
+int mf_add_named(struct ntl_etl_manifest *m, uint8_t kind, uint32_t provider, const char *name,
+                 uint64_t value);
 
 struct mf_provider {
     struct ntl_guid guid;

@@ -218,26 +218,24 @@ static int event(struct parse *p)
     return 0;
 }
 
-/* <task> (task MF_NONE) or <opcode> (in a task, or provider-wide). */
-static int named(struct parse *p, bool is_task)
+/* <task> (task MF_NONE), <opcode> (in a task, or provider-wide), <keyword>
+ * (its mask) or <level>. */
+static int named(struct parse *p, uint8_t kind)
 {
     struct ntl_etl_manifest *m = p->m;
     uint64_t v = 0;
+    const char *name;
     int rc;
-    if (!GROW(m->named, m->nnamed, m->capnamed))
-        return nomem(p);
-    struct mf_named *n = &m->named[m->nnamed];
-    n->is_task = is_task;
-    n->provider = p->provider;
-    n->task = is_task ? MF_NONE : p->task;
-    if (!(n->name = attr(p, "name", &rc)))
+    if (!(name = attr(p, "name", &rc)))
         return rc < 0 ? rc : bad(p, NTL_ERR_FORMAT, "no name", NULL);
-    if (!number(attr(p, "value", &rc), &v) && rc < 0)
+    if (!number(attr(p, kind == MF_KEYWORD ? "mask" : "value", &rc), &v) && rc < 0)
         return rc;
-    n->value = (uint32_t)v;
-    if (is_task && !p->x.empty)
-        p->task = (uint32_t)m->nnamed;
-    m->nnamed++;
+    if (mf_add_named(m, kind, p->provider, name, v) < 0)
+        return nomem(p);
+    if (kind == MF_OPCODE)
+        m->named[m->nnamed - 1].task = p->task;
+    if (kind == MF_TASK && !p->x.empty)
+        p->task = (uint32_t)m->nnamed - 1;
     return 0;
 }
 
@@ -327,9 +325,13 @@ static int start(struct parse *p)
     if (xml_is(x, "event"))
         return event(p);
     if (xml_is(x, "task"))
-        return named(p, true);
+        return named(p, MF_TASK);
     if (xml_is(x, "opcode"))
-        return named(p, false);
+        return named(p, MF_OPCODE);
+    if (xml_is(x, "keyword"))
+        return named(p, MF_KEYWORD);
+    if (xml_is(x, "level"))
+        return named(p, MF_LEVEL);
     if (xml_is(x, "valueMap") || xml_is(x, "bitMap"))
         return map_start(p, xml_is(x, "bitMap"));
     if (xml_is(x, "map") && p->map != MF_NONE)

@@ -1,41 +1,13 @@
 /* Kernel (MOF) event payloads: the NT Kernel Logger's classes as Microsoft
  * documents them (MSNT_SystemTrace and its children), one layout per group,
  * opcodes and version, in the trace's pointer size. */
+#include <stdint.h>
 #include <string.h>
 
-#include "ntlens/etl_fields.h"
 #include "ntlens/reader.h"
 #include "ntlens/utf16.h"
 
-/* Pseudo in-types beside enum ntl_etl_intype: a pointer-sized count, a
- * WmiSid, and a last UTF-16 string that older kernels leave out. */
-enum { PTR = 0x100, WMISID = 0x200, WSTR_OPTIONAL = 0x300, IPV6 = 0x400, PTR_ARRAY = 0x500 };
-
-struct mof_field {
-    const char *name;
-    unsigned type;      /* enum ntl_etl_intype, PTR (a pointer-sized count), WMISID */
-    uint8_t out;
-};
-
-#define END 0xff /* ends an opcode list (0 is FileIo's Name) */
-
-struct mof_layout {
-    uint8_t group;
-    const uint8_t *opcodes;   /* END-terminated */
-    uint8_t min_version, max_version;
-    const char *class_name;
-    const struct mof_field *fields;
-};
-
-#define U8 NTL_ETL_IN_UINT8
-#define S8 NTL_ETL_IN_INT8
-#define U16 NTL_ETL_IN_UINT16
-#define U32 NTL_ETL_IN_UINT32
-#define S32 NTL_ETL_IN_INT32
-#define X32 NTL_ETL_IN_HEXINT32
-#define P NTL_ETL_IN_POINTER
-#define ASTR NTL_ETL_IN_ANSISTRING
-#define WSTR NTL_ETL_IN_UNICODESTRING
+#include "mof-internal.h"
 
 /* Process_V2..V4_TypeGroup1: Start, End, DCStart, DCEnd, Defunct. */
 static const struct mof_field process_v2[] = {
@@ -250,22 +222,32 @@ static bool has_opcode(const uint8_t *list, uint8_t opcode)
     return false;
 }
 
+static const struct mof_layout *find(const struct mof_layout *table, size_t n,
+                                     const struct ntl_etl_event *ev)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct mof_layout *l = &table[i];
+        if (l->group == ev->group && ev->version >= l->min_version &&
+            ev->version <= l->max_version && has_opcode(l->opcodes, ev->opcode))
+            return l;
+    }
+    return NULL;
+}
+
 int ntl_etl_mof_begin(struct ntl_etl_mof *d, const struct ntl_etl_event *ev)
 {
+    const struct mof_layout *l;
     memset(d, 0, sizeof *d);
     d->ev = ev;
     if (ev->kind > NTL_ETL_KIND_PERFINFO)
         return 0;
-    for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++) {
-        const struct mof_layout *l = &layouts[i];
-        if (l->group != ev->group || ev->version < l->min_version || ev->version > l->max_version ||
-            !has_opcode(l->opcodes, ev->opcode))
-            continue;
-        d->class_name = l->class_name;
-        d->layout = l->fields;
-        return 1;
-    }
-    return 0;
+    if (!(l = find(layouts, sizeof layouts / sizeof layouts[0], ev)) &&
+        !(l = find(ntl_etl_mof_more, ntl_etl_mof_nmore, ev)) &&
+        !(l = find(ntl_etl_mof_config, ntl_etl_mof_nconfig, ev)))
+        return 0;
+    d->class_name = l->class_name;
+    d->layout = l->fields;
+    return 1;
 }
 
 /* A WmiSid: TOKEN_USER (two pointers' worth) then the SID, or 4 zero bytes. */
@@ -290,9 +272,16 @@ static bool extent(const struct mof_field *m, const uint8_t *p, size_t n, size_t
 {
     const uint8_t *nul;
     *skip = 0;
+    if (m->type & FIXW) { /* the string ends at its first NUL, the field at its size */
+        size_t units = m->type & FIXW_UNITS;
+        *total = 2 * units;
+        *len = 2 * ntl_utf16_unit_len(p, (n < *total ? n : *total) / 2);
+        return *total <= n;
+    }
     switch (m->type) {
     case U8: case S8: *len = 1; break;
-    case U16: *len = 2; break;
+    case U16: case S16: *len = 2; break;
+    case GUID: *len = 16; break;
     case U32: case S32: case X32: *len = 4; break;
     case NTL_ETL_IN_FILETIME: case NTL_ETL_IN_INT64: case NTL_ETL_IN_UINT64: *len = 8; break;
     case IPV6: *len = 16; break;
@@ -318,26 +307,44 @@ static bool extent(const struct mof_field *m, const uint8_t *p, size_t n, size_t
     return *total <= n;
 }
 
-/* The pointers that fill the rest of the payload: ARRAY_BEGIN, the
- * elements, ARRAY_END. */
+/* The UTF-16 strings that fill the rest of the payload: how many, or
+ * SIZE_MAX when the last has no NUL. */
+static size_t count_strings(const uint8_t *p, size_t n)
+{
+    size_t count = 0, pos = 0;
+    while (pos < n) {
+        size_t len = 2 * ntl_utf16_unit_len(p + pos, (n - pos) / 2);
+        if (pos + len + 2 > n)
+            return SIZE_MAX;
+        pos += len + 2;
+        count++;
+    }
+    return count;
+}
+
+/* The pointers (PTR_ARRAY) or UTF-16 strings (WSTR_ARRAY) that fill the
+ * rest of the payload: ARRAY_BEGIN, the elements, ARRAY_END. */
 static int next_in_array(struct ntl_etl_mof *d, const struct mof_field *m, struct ntl_etl_field *f,
                          struct ntl_error *err)
 {
     const struct ntl_etl_event *ev = d->ev;
     size_t psz = ev->is64 ? 8 : 4, left = ev->payload_size - d->pos;
+    size_t n = m->type == PTR_ARRAY ? (left % psz ? SIZE_MAX : left / psz)
+                                    : count_strings(ev->payload + d->pos, left);
     memset(f, 0, sizeof *f);
     f->name = m->name;
-    f->in_type = P;
+    f->in_type = m->type == PTR_ARRAY ? P : WSTR;
     f->payload_offset = d->pos;
     if (!d->in_array) {
-        if (left % psz)
+        if (n == SIZE_MAX || n > UINT32_MAX)
             return d->status = ntl_error_set(err, NTL_ERR_FORMAT, d->class_name, ev->offset,
-                                             "field '%s': %zu bytes are no whole pointers at %zu",
-                                             m->name, left, d->pos);
+                                             "field '%s': %zu bytes are no whole %s at %zu",
+                                             m->name, left, m->type == PTR_ARRAY ? "pointers"
+                                             : "strings", d->pos);
         d->in_array = true;
         d->array_index = 0;
         f->item = NTL_ETL_ITEM_ARRAY_BEGIN;
-        f->count = (uint32_t)(left / psz);
+        f->count = (uint32_t)n;
         return 1;
     }
     if (!left) {
@@ -351,8 +358,8 @@ static int next_in_array(struct ntl_etl_mof *d, const struct mof_field *m, struc
     f->in_array = true;
     f->index = d->array_index++;
     f->data = ev->payload + d->pos;
-    f->size = psz;
-    d->pos += psz;
+    f->size = m->type == PTR_ARRAY ? psz : 2 * ntl_utf16_unit_len(f->data, left / 2);
+    d->pos += m->type == PTR_ARRAY ? psz : f->size + 2;
     return 1;
 }
 
@@ -372,7 +379,7 @@ int ntl_etl_mof_next(struct ntl_etl_mof *d, struct ntl_etl_field *f, struct ntl_
                                          "%zu payload bytes left after the last field at %zu",
                                          ev->payload_size - d->pos, d->pos);
     }
-    if (m->type == PTR_ARRAY)
+    if (m->type == PTR_ARRAY || m->type == WSTR_ARRAY)
         return next_in_array(d, m, f, err);
     if (!extent(m, ev->payload + d->pos, ev->payload_size - d->pos, psz, &skip, &len, &total))
         return d->status = ntl_error_set(err, NTL_ERR_TRUNCATED, d->class_name, ev->offset,
@@ -382,7 +389,7 @@ int ntl_etl_mof_next(struct ntl_etl_mof *d, struct ntl_etl_field *f, struct ntl_
     f->item = NTL_ETL_ITEM_VALUE;
     f->name = m->name;
     f->in_type = (uint8_t)(m->type == PTR ? P : m->type == WMISID ? NTL_ETL_IN_SID
-                           : m->type == WSTR_OPTIONAL ? WSTR
+                           : m->type == WSTR_OPTIONAL || m->type & FIXW ? WSTR
                            : m->type == IPV6 ? NTL_ETL_IN_BINARY : m->type);
     f->out_type = m->type == PTR ? NTL_ETL_OUT_UNSIGNED : m->out;
     f->data = ev->payload + d->pos + skip;

@@ -145,14 +145,21 @@ static const struct opname opcodes[] = {
     {0x05, 1, "Start"}, {0x05, 2, "End"}, {0x05, 3, "DCStart"}, {0x05, 4, "DCEnd"},
     {0x05, 36, "CSwitch"}, {0x05, 50, "ReadyThread"}, {0x05, 72, "SetName"},
     {0x06, 10, "Send"}, {0x06, 11, "Recv"}, {0x06, 12, "Connect"}, {0x06, 13, "Disconnect"},
-    {0x06, 14, "Retransmit"}, {0x06, 15, "Accept"},
-    {0x08, 10, "Send"}, {0x08, 11, "Recv"},
+    {0x06, 14, "Retransmit"}, {0x06, 15, "Accept"}, {0x06, 16, "Reconnect"}, {0x06, 17, "Fail"},
+    {0x06, 18, "TCPCopy"}, {0x06, 19, "ARPCopy"}, {0x06, 20, "FullACK"}, {0x06, 21, "PartACK"},
+    {0x06, 22, "DupACK"}, {0x06, 26, "SendIPV6"}, {0x06, 27, "RecvIPV6"},
+    {0x06, 28, "ConnectIPV6"}, {0x06, 29, "DisconnectIPV6"}, {0x06, 30, "RetransmitIPV6"},
+    {0x06, 31, "AcceptIPV6"}, {0x06, 32, "ReconnectIPV6"}, {0x06, 34, "TCPCopyIPV6"},
+    {0x08, 10, "Send"}, {0x08, 11, "Recv"}, {0x08, 17, "Fail"}, {0x08, 26, "SendIPV6"},
+    {0x08, 27, "RecvIPV6"},
     {0x09, 10, "Create"}, {0x09, 11, "Open"}, {0x09, 12, "Delete"}, {0x09, 13, "Query"},
     {0x09, 14, "SetValue"}, {0x09, 15, "DeleteValue"}, {0x09, 16, "QueryValue"},
-    {0x09, 17, "EnumerateKey"}, {0x09, 18, "EnumerateValueKey"}, {0x09, 22, "KCBCreate"},
-    {0x09, 23, "KCBDelete"}, {0x09, 27, "Close"},
+    {0x09, 17, "EnumerateKey"}, {0x09, 18, "EnumerateValueKey"}, {0x09, 19, "QueryMultipleValue"},
+    {0x09, 20, "SetInformation"}, {0x09, 21, "Flush"}, {0x09, 22, "KCBCreate"},
+    {0x09, 23, "KCBDelete"}, {0x09, 24, "KCBRundownBegin"}, {0x09, 25, "KCBRundownEnd"},
+    {0x09, 26, "Virtualize"}, {0x09, 27, "Close"},
     {0x0B, 10, "CPU"}, {0x0B, 11, "PhyDisk"}, {0x0B, 12, "LogDisk"}, {0x0B, 13, "NIC"},
-    {0x0B, 14, "Video"}, {0x0B, 15, "Services"}, {0x0B, 16, "Power"}, {0x0B, 21, "IRQ"},
+    {0x0B, 14, "Video"}, {0x0B, 15, "Services"}, {0x0B, 16, "Power"}, {0x0B, 17, "Network"}, {0x0B, 21, "IRQ"},
     {0x0B, 22, "PnP"}, {0x0B, 23, "IDEChannel"},
     {0x0F, 46, "SampleProf"}, {0x0F, 51, "SysClEnter"}, {0x0F, 52, "SysClExit"},
     {0x0F, 66, "ThreadedDPC"}, {0x0F, 67, "ISR"}, {0x0F, 68, "DPC"}, {0x0F, 69, "TimerDPC"},
@@ -161,6 +168,8 @@ static const struct opname opcodes[] = {
     {0x14, 33, "KernelBase"},
     {0x18, 32, "Stack"}, {0x18, 34, "KeyCreate"}, {0x18, 35, "KeyDelete"},
     {0x18, 36, "KeyRundown"}, {0x18, 37, "StackKeyKernel"}, {0x18, 38, "StackKeyUser"},
+    {0x1A, 33, "SendMessage"}, {0x1A, 34, "ReceiveMessage"}, {0x1A, 35, "WaitForReply"},
+    {0x1A, 36, "WaitForNewMessage"}, {0x1A, 37, "Unwait"},
 };
 
 /* The table is kept sorted by group and opcode: every kernel event of a
@@ -196,4 +205,48 @@ const char *ntl_etl_status_name(int status)
     if (status == NTL_ETL_TRUNCATED)
         return "file truncated";
     return ntl_status_name(status);
+}
+
+static const char *const levels[] = {
+    "win:LogAlways", "win:Critical", "win:Error", "win:Warning", "win:Informational", "win:Verbose",
+};
+/* Bits 48..55; the bits above belong to channels, the ones below to the provider. */
+static const char *const keywords[] = {
+    "win:ResponseTime", "win:WDIContext", "win:WDIDiag", "win:SQM",
+    "win:AuditFailure", "win:AuditSuccess", "win:CorrelationHint", "win:EventlogClassic",
+};
+
+const char *ntl_etl_level_name(uint8_t level)
+{
+    return level < sizeof levels / sizeof levels[0] ? levels[level] : NULL;
+}
+
+const char *ntl_etl_keyword_name(uint64_t mask)
+{
+    for (unsigned i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
+        if (mask == (uint64_t)1 << (48 + i))
+            return keywords[i];
+    return NULL;
+}
+
+/* "win:Error" or "Error". */
+static bool std_name_is(const char *std, const char *name)
+{
+    return !strcasecmp(std, name) || !strcasecmp(std + 4, name);
+}
+
+int ntl_etl_level_parse(const char *name)
+{
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
+        if (std_name_is(levels[i], name))
+            return (int)i;
+    return -1;
+}
+
+uint64_t ntl_etl_keyword_parse(const char *name)
+{
+    for (unsigned i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
+        if (std_name_is(keywords[i], name))
+            return (uint64_t)1 << (48 + i);
+    return 0;
 }

@@ -431,12 +431,49 @@ static int events(struct wevt *w, uint32_t off)
     return 0;
 }
 
+/* KEYW (mask u64, message id, name offset: 16 bytes each) or LEVL (value
+ * u32, message id, name offset: 12 bytes each). */
+static int named_defs(struct wevt *w, uint32_t off, uint8_t kind)
+{
+    unsigned size = kind == MF_KEYWORD ? 16 : 12;
+    const uint8_t *p = at(w, off, 12, kind == MF_KEYWORD ? "KEYW" : "LEVL");
+    int rc;
+    if (!p)
+        return NTL_ERR_TRUNCATED;
+    uint32_t n = ntl_le32(p + 8);
+    if (!(p = at(w, off + 12, (uint64_t)n * size, "keyword or level definitions")))
+        return NTL_ERR_TRUNCATED;
+    if ((rc = charge(w, off, n)) < 0)
+        return rc;
+    for (uint32_t i = 0; i < n; i++, p += size) {
+        uint64_t value = kind == MF_KEYWORD ? ntl_le64(p) : ntl_le32(p);
+        const char *name = name_at(w, ntl_le32(p + size - 4), "keyword or level name", &rc);
+        if (!name)
+            return rc;
+        if (mf_add_named(w->m, kind, w->provider, name, value) < 0)
+            return nomem(w);
+    }
+    return 0;
+}
+
+static int keywords(struct wevt *w, uint32_t off)
+{
+    return named_defs(w, off, MF_KEYWORD);
+}
+
+static int levels(struct wevt *w, uint32_t off)
+{
+    return named_defs(w, off, MF_LEVEL);
+}
+
 /* A WEVT element directory: maps first (templates name them), templates
- * (events name them), then events. Other elements are not needed. */
+ * (events name them), events, keyword and level names. Other elements
+ * (channels, filters) are not needed. */
 static int provider(struct wevt *w, const uint8_t *desc, uint32_t off)
 {
     static const struct { const char sig[5]; int (*read)(struct wevt *, uint32_t); } passes[] = {
-        {"MAPS", maps}, {"TTBL", templates}, {"EVNT", events}};
+        {"MAPS", maps}, {"TTBL", templates}, {"EVNT", events},
+        {"KEYW", keywords}, {"LEVL", levels}};
     struct ntl_etl_manifest *m = w->m;
     const uint8_t *p = at(w, off, 20, "WEVT");
     int rc;

@@ -73,4 +73,9 @@ size_t gen_xpress(const uint8_t *in, size_t n, struct ntl_buf *out);
 size_t gen_lznt1_stored(const uint8_t *in, size_t n, struct ntl_buf *out);
 size_t gen_xpress_huff_flat(const uint8_t *in, size_t n, struct ntl_buf *out);
 
+/* One event or more of each kernel class no shared trace records, in
+ * pointer_size (4 or 8), PERFINFO where the payload names the process
+ * (gen_classes.c). */
+void gen_classes_file(struct gen *g, int pointer_size);
+
 #endif

@@ -5,6 +5,8 @@
  *   etl_gen_tool modules FILE  kernel image rundown plus an IPT event whose
  *                              TIP packets land in those modules (seed 002's
  *                              pipeline: etl images --map, etl ipt, ipt modules)
+ *   etl_gen_tool classes32|classes64 FILE  the kernel classes no shared trace
+ *                              has, in that pointer size (gen_classes.c)
  *   etl_gen_tool ring FILE TRACE.pt N   one IPT event whose 4 KiB << N circular
  *                                       buffer holds the end of a real trace,
  *                                       as if it had been recorded into it
@@ -177,7 +179,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc != 3) {
-        fprintf(stderr, "usage: etl_gen_tool ipt|images|corrupt FILE\n");
+        fprintf(stderr, "usage: etl_gen_tool ipt|images|corrupt|modules|classes32|classes64 FILE\n");
         return 2;
     }
     if (!strcmp(argv[1], "ipt"))
@@ -188,6 +190,8 @@ int main(int argc, char **argv)
         gen_corrupt_file(&g);
     else if (!strcmp(argv[1], "modules"))
         gen_modules_file(&g);
+    else if (!strcmp(argv[1], "classes32") || !strcmp(argv[1], "classes64"))
+        gen_classes_file(&g, argv[1][7] == '3' ? 4 : 8);
     else
         return 2;
     if (ntl_file_write(argv[2], g.file.data, g.file.len, &err) < 0) {

@@ -6,12 +6,19 @@ Written from Microsoft's MOF class pages (Process_V2/V3/V4_TypeGroup1,
 Process_Terminate_TypeGroup1, Process_V2_TypeGroup2, Thread_V2/V3_TypeGroup1,
 Image_Load, SampledProfile, DiskIo_TypeGroup1-3, FileIo_Name,
 PageFault_HardFault, StackWalk_Event, StackWalk_StackKeys, StackWalk_KeyEvent,
-SystemConfig_V3_Services, UdpIp_TypeGroup1, the IPv6 UdpIp and TcpIp classes), with no code shared with lib/etl. Layouts are lists of
+SystemConfig_V3_Services, UdpIp_TypeGroup1, the IPv6 UdpIp and TcpIp
+classes, SystemConfig_CPU/PhyDisk/LogDisk/NIC/Video/Power/Network/IRQ/PnP/IDEChannel,
+Registry_TypeGroup1, TcpIp_SendIPV4 and TcpIp_TypeGroup1-4, TcpIp_Fail, UdpIp_Fail,
+the ALPC classes, PageFault_TypeGroup1, PageFault_VirtualAlloc, ISR
+and the kernel's MOF for the CPU v3 and PnP v4 tails), with no code shared
+with lib/etl. Layouts are lists of
 name:kind: p pointer (hex), n pointer-sized count, I u32, i s32, x u32 in
 hex, q/Q s64/u64, B u8, b u8 in hex, H u16, P a big-endian port, 4 and 6
 IPv4 and IPv6 addresses, s WmiSid, a ANSI string, w UTF-16 string, W an
-optional trailing UTF-16 string, T FILETIME, S pointers to the end. Reads
-the buffers with etl_ref.
+optional trailing UTF-16 string, T FILETIME, S pointers to the end, F<n> a
+char16[n] array (the text up to its first NUL), G a GUID, X u64 in hex, c
+u16 in hex, h s16, L UTF-16 strings to the end. Reads the buffers with
+etl_ref.
 
     mof_ref.py FILE.etl   (one JSON line per decoded event)
 """
@@ -19,6 +26,7 @@ import datetime
 import json
 import struct
 import sys
+import uuid
 
 import etl_ref
 
@@ -59,6 +67,65 @@ SERVICES_V3 = "ProcessId:I ServiceState:I SubProcessTag:I ServiceName:w DisplayN
 UDP_V4 = "PID:I size:I daddr:4 saddr:4 dport:P sport:P seqnum:I connid:n"
 IP_V6 = "PID:I size:I daddr:6 saddr:6 dport:P sport:P seqnum:I connid:n"
 TCP_SEND_V6 = "PID:I size:I daddr:6 saddr:6 dport:P sport:P startime:I endtime:I seqnum:I connid:n"
+CPU_V2 = "MHz:I NumberOfProcessors:I MemSize:I PageSize:I AllocationGranularity:I " \
+         "ComputerName:F256 DomainName:F134 HyperThreadingFlag:p"
+CONFIG = {
+    (10, 2): CPU_V2,
+    (10, 3): CPU_V2 + " HighestUserAddress:p ProcessorArchitecture:H ProcessorLevel:H "
+                      "ProcessorRevision:c PaeEnabled:B NxEnabled:B MemorySpeed:I",
+    (11, 2): "DiskNumber:I BytesPerSector:I SectorsPerTrack:I TracksPerCylinder:I Cylinders:Q "
+             "SCSIPort:I SCSIPath:I SCSITarget:I SCSILun:I Manufacturer:F256 PartitionCount:I "
+             "WriteCacheEnabled:B Pad:B BootDriveLetter:F3 Spare:F2",
+    (12, 2): "StartOffset:Q PartitionSize:Q DiskNumber:I Size:I DriveType:I DriveLetterString:F4 "
+             "Pad1:I PartitionNumber:I SectorsPerCluster:I BytesPerSector:I Pad2:I "
+             "NumberOfFreeClusters:q TotalNumberOfClusters:q FileSystem:F16 VolumeExt:I Pad3:I",
+    (13, 2): "PhysicalAddr:X PhysicalAddrLen:I Ipv4Index:I Ipv6Index:I NICDescription:w "
+             "IpAddresses:w DnsServerAddresses:w",
+    (16, 2): " ".join(n + ":B" for n in ("S1", "S2", "S3", "S4", "S5", "Pad1", "Pad2", "Pad3")),
+    (17, 2): "TcbTablePartitions:I MaxHashTableSize:I MaxUserPort:I TcpTimedWaitDelay:I",
+    (22, 4): "ClassGuid:G UpperFilterCount:I LowerFilterCount:I DeviceID:w DeviceDescription:w "
+             "FriendlyName:w PdoName:w ServiceName:w Filters:L",
+    (23, 2): "TargetId:I DeviceType:I DeviceTimingMode:I LocationInformationLen:I "
+             "LocationInformation:w",
+}
+IP4_HEAD = "PID:I size:I daddr:4 saddr:4 dport:P sport:P"
+IP6_HEAD = "PID:I size:I daddr:6 saddr:6 dport:P sport:P"
+TCP_OPTIONS = "mss:H sackopt:H tsopt:H wsopt:H rcvwin:I rcvwinscale:h sndwinscale:h"
+REGISTRY = "InitialTime:q Status:x Index:I KeyHandle:p KeyName:w"
+FIXED16 = " ".join(n + ":F256" for n in ("ChipType", "DACType", "AdapterString", "BiosString",
+                                          "DeviceId"))
+MORE = {  # (group, opcodes, version): layout, from the pages of the classes no shared trace has
+    (6, (10,), 2): IP4_HEAD + " startime:I endtime:I seqnum:I connid:n",
+    (6, (11, 13, 14, 16, 18), 2): IP4_HEAD + " seqnum:I connid:n",
+    (6, (12, 15), 2): IP4_HEAD + " " + TCP_OPTIONS + " seqnum:I connid:n",
+    (6, (29, 30, 32, 34), 2): IP6_HEAD + " seqnum:I connid:n",
+    (6, (28, 31), 2): IP6_HEAD + " " + TCP_OPTIONS + " seqnum:I connid:n",
+    (6, (17,), 2): "Proto:H FailureCode:H", (8, (17,), 2): "Proto:H FailureCode:H",
+    (9, tuple(range(10, 28)), 2): REGISTRY,
+    (0x1A, (33, 34, 35), 2): "MessageID:I", (0x1A, (36,), 2): "IsServerPort:I PortName:a",
+    (0x1A, (37,), 2): "Status:x",
+    (2, (10, 11, 12, 13, 14, 15), 2): "VirtualAddress:p ProgramCounter:p",
+    (2, (98, 99), 2): "BaseAddress:p RegionSize:n ProcessId:I Flags:x",
+    (0x0F, (67,), 2): "InitialTime:Q Routine:p ReturnValue:B Vector:B Reserved:H",
+    (0x0B, (14,), 2): "MemorySize:I XResolution:I YResolution:I BitsPerPixel:I VRefresh:I " +
+                      FIXED16 + " StateFlags:x",
+    (0x0B, (21,), 2): "IRQAffinity:X IRQNum:I DeviceDescriptionLen:I DeviceDescription:w",
+    (0x0B, (22,), 2): "IDLength:I DescriptionLength:I FriendlyNameLength:I DeviceID:w "
+                      "DeviceDescription:w FriendlyName:w",
+    # Windows XP/2003: Registry_V0/V1_TypeGroup1, TcpIp_V0_TypeGroup1, the TcpIp_V1 classes,
+    # UdpIp_V0/V1_TypeGroup1, ISR_V1, DPC_V1
+    (9, tuple(range(10, 22)), 0): "Status:p KeyHandle:p ElapsedTime:q KeyName:w",
+    (9, tuple(range(10, 23)), 1): "Status:p KeyHandle:p ElapsedTime:q Index:I KeyName:w",
+    (6, (10, 11, 12, 13, 14, 15), 0): "daddr:4 saddr:4 dport:P sport:P size:I PID:I",
+    (6, (10,), 1): IP4_HEAD + " startime:I endtime:I connid:I seqnum:I",
+    (6, (11, 13, 14, 16, 18, 19, 20, 21, 22), 1): IP4_HEAD + " connid:I seqnum:I",
+    (6, (12, 15), 1): IP4_HEAD + " " + TCP_OPTIONS + " connid:I seqnum:I",
+    (6, (17,), 1): "Proto:I",
+    (8, (10, 11), 0): "context:p saddr:4 sport:P size:H daddr:4 dport:P dsize:H",
+    (8, (10, 11), 1): IP4_HEAD,
+    (0x0F, (67,), 1): "InitialTime:Q Routine:p ReturnValue:I",
+    (0x0F, (68, 69), 1): "InitialTime:Q Routine:p",
+}
 
 # (group, opcode, version) -> layout
 LAYOUTS = {}
@@ -81,6 +148,8 @@ for op in (0, 32, 35, 36):
 LAYOUTS.update({(0x18, 37, 2): STACK_KEY_REF, (0x18, 38, 2): STACK_KEY_REF,
                 (0x18, 34, 2): STACK_KEY_DEF, (0x18, 35, 2): STACK_KEY_DEF,
                 (0x18, 36, 2): STACK_KEY_DEF, (0x0B, 15, 3): SERVICES_V3})
+LAYOUTS.update({(0x0B, op, v): layout for (op, v), layout in CONFIG.items()})
+LAYOUTS.update({(g, op, v): layout for (g, ops, v), layout in MORE.items() for op in ops})
 KERNEL = {"system": 32, "compact": 24, "perfinfo": 16}
 
 
@@ -103,6 +172,27 @@ def decode(layout, p, psz):
     for item in layout.split():
         name, kind = item.split(":")
         if kind == "W" and pos == len(p):
+            continue
+        if kind[0] == "F":
+            units = int(kind[1:])
+            out[name] = utf16(p[pos:pos + 2 * units] + b"\0\0", 0)[0]
+            pos += 2 * units
+            continue
+        if kind == "L":
+            out[name] = []
+            while pos < len(p):
+                text, pos = utf16(p, pos)
+                out[name].append(text)
+            continue
+        if kind == "G":
+            out[name] = str(uuid.UUID(bytes_le=bytes(p[pos:pos + 16])))
+            pos += 16
+            continue
+        if kind in "Xch":
+            size = {"X": 8, "c": 2, "h": 2}[kind]
+            v = struct.unpack_from({"X": "<Q", "c": "<H", "h": "<h"}[kind], p, pos)[0]
+            out[name] = v if kind == "h" else "0x%0*x" % (2 * size, v)
+            pos += size
             continue
         if kind in "pn":
             v = struct.unpack_from(pfmt, p, pos)[0]

@@ -561,11 +561,37 @@ def test_peers():
     check(tested == 2, "both compression peers available (samba-libs, libwim15)")
 
 
+def test_kernel_classes(tmp):
+    """The kernel classes no shared trace has (gen_classes.c builds them from
+    the documented layouts), 32- and 64-bit: fields as mof_ref.py decodes
+    them, and the pid of PERFINFO events from the payload's PID/ProcessId."""
+    import mof_ref
+    for size in ("32", "64"):
+        path = os.path.join(tmp, "classes%s.etl" % size)
+        subprocess.run([GEN, "classes" + size, path], check=True)
+        want = list(mof_ref.events(path))
+        got = [json.loads(line) for line in run("etl", "events", "--stream", "-f", "jsonl",
+                                                 path).stdout.splitlines()][1:]
+        check(len(got) == 31 and [r["fields"] for r in got] == want and
+              not any(r["decode_error"] for r in got),
+              "%s-bit: 31 kernel events of 23 classes and versions decode as mof_ref says (%d, %d)"
+              % (size, len(got), len(want)))
+        perfinfo = [r for r in got if r["kind"] == "perfinfo"]
+        check(len(perfinfo) == 14 and all(
+            r["pid"] == (r["fields"].get("PID") or r["fields"].get("ProcessId")) for r in perfinfo),
+            "%s-bit: PERFINFO Process, TcpIp, UdpIp and VirtualAlloc events take the pid from the "
+            "payload, ISR has none" % size)
+        names = [r["event"] for r in got]
+        check("Alpc/WaitForNewMessage" in names and "TcpIp/AcceptIPV6" in names and
+              "Registry/Open" in names and "PageFault/VirtualAlloc" in names, "event names")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_shared()
         test_events()
         test_generated(tmp)
+        test_kernel_classes(tmp)
         test_real_ring(tmp)
         test_pipeline(tmp)
         test_usage(tmp)

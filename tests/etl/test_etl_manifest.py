@@ -2,12 +2,14 @@
 """`etl events --manifest`, through the real binary: every CLR event of the
 shared PerfView traces decoded with ClrEtwAll.man and compared, field by
 field, with the independent decoder mf_ref.py (which reads the payloads
-from --hex); names, stats, and manifests that do not load."""
+from --hex); names, stats, level and keyword names and the --level and
+--keywords filters, and manifests that do not load."""
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mf_ref  # noqa: E402
@@ -109,6 +111,79 @@ def test_names():
     check("GarbageCollectionPrivate/GCPerHeapHistory" in table and "!manifest event at offset" in table,
           "a lying template: the event shown with the reason in the table")
 
+# winmeta.xml's standard levels and keyword bits 48..55, written out here.
+STD_LEVELS = ["win:LogAlways", "win:Critical", "win:Error", "win:Warning", "win:Informational",
+              "win:Verbose"]
+STD_KEYWORDS = {1 << 48: "win:ResponseTime", 1 << 49: "win:WDIContext", 1 << 50: "win:WDIDiag",
+                1 << 51: "win:SQM", 1 << 52: "win:AuditFailure", 1 << 53: "win:AuditSuccess",
+                1 << 54: "win:CorrelationHint", 1 << 55: "win:EventlogClassic"}
+
+
+def manifest_keywords(path):
+    """{provider guid: {mask: name}} read from the XML with ElementTree."""
+    out = {}
+    for prov in ET.parse(path).getroot().iter():
+        if prov.tag.endswith("}provider") or prov.tag == "provider":
+            out[prov.get("guid").strip("{}").lower()] = {
+                int(k.get("mask"), 0): k.get("name") for k in prov.iter()
+                if k.tag.endswith("keyword") and k.get("mask")}
+    return out
+
+
+def keyword_names(kw, names):
+    got, rest = [], 0
+    for b in range(64):
+        bit = 1 << b
+        if kw & bit:
+            name = names.get(bit) or STD_KEYWORDS.get(bit)
+            if name:
+                got.append(name)
+            else:
+                rest |= bit
+    return ",".join(got + (["0x%x" % rest] if rest else []))
+
+
+def test_levels_keywords(tmp):
+    net = os.path.join(DATA, "net.4.5.2.x64.etl")
+    kws = manifest_keywords(MAN)
+    evs = [r for r in rows(net) if r["kind"] == "event"]
+    bad = [r for r in evs if r["level_name"] != (STD_LEVELS[r["level"]] if r["level"] < 6 else None)
+           or r["keyword_names"] != keyword_names(int(r["keyword"], 16),
+                                                  kws.get(r["provider_guid"], {}))]
+    clr = sum(1 for r in evs if r["provider_guid"] in CLR and "Keyword" in r["keyword_names"])
+    check(evs and not bad and clr > 50000,
+          "level and keyword names of %d events (%d CLR ones with the manifest's keywords) as the "
+          "XML and winmeta give them (%d differ, first %s)" % (len(evs), clr, len(bad), bad[:1]))
+    gc = sum(1 for r in evs if int(r["keyword"], 16) & 1)
+    warn = sum(1 for r in evs if r["level"] <= 3)
+    for args, want in ((["--keywords", "GCKeyword"], gc), (["--keywords", "0x1"], gc),
+                       (["--keywords", "gckeyword,win:ResponseTime"],
+                        sum(1 for r in evs if int(r["keyword"], 16) & (1 | 1 << 48))),
+                       (["--level", "win:Warning"], warn), (["--level", "warning"], warn),
+                       (["--level", "3"], warn)):
+        got = len(rows(*args, net))
+        check(got == want, "%s: %d events, %d expected" % (" ".join(args), got, want))
+    # A provider's own level and keyword names come first.
+    man = os.path.join(tmp, "solar.man")
+    open(man, "w").write(SOLAR)
+    out = run("etl", "events", "--format", "jsonl", "--manifest", man, "--level", "Deep",
+              os.path.join(DATA, "primitive-types.etl")).stdout.splitlines()
+    got = [json.loads(line) for line in out]
+    check(len(got) == 5 and all(r["level_name"] == "Deep" for r in got),
+          "a manifest's <level> names the level and filters by it: %s" % got[:1])
+    for arg in ("--level", "--keywords"):
+        p = run("etl", "events", arg, "NoSuchName", net, expect=2)
+        check("NoSuchName" in p.stderr, "%s with an unknown name: a usage error" % arg)
+
+
+SOLAR = """<instrumentationManifest xmlns="http://schemas.microsoft.com/win/2004/08/events">
+<instrumentation><events>
+<provider name="solar_system" guid="{d3dd3dd4-aac2-4e2a-8dd4-a8fb61b77615}" symbol="S">
+<levels><level name="Deep" value="5"/></levels>
+<keywords><keyword name="Planets" mask="0x10"/></keywords>
+</provider></events></instrumentation></instrumentationManifest>
+"""
+
 
 def test_bad_manifests(tmp):
     cases = [("broken.man", "<instrumentationManifest>\n<events>\n<provider name='x' guid='nope'/>",
@@ -131,6 +206,7 @@ def main():
     test_names()
     with tempfile.TemporaryDirectory() as tmp:
         test_bad_manifests(tmp)
+        test_levels_keywords(tmp)
     finish()
 
 

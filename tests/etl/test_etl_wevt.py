@@ -118,6 +118,31 @@ def test_bad(tmp, blob, msgs):
     check("no WEVT_TEMPLATE" in p.stderr, "a binary without WEVT_TEMPLATE: %s" % p.stderr.strip())
 
 
+def test_levels(tmp):
+    """LEVL and KEYW: a provider's own level names, as from its XML."""
+    man = os.path.join(tmp, "solar.man")
+    open(man, "w").write(SOLAR)
+    w = wevt_writer.Writer(man)
+    dll = os.path.join(tmp, "solar.dll")
+    wevt_writer.link(w.write(), w.message_table(), dll, RC, LINK)
+    for how, path in (("--manifest", man), ("--manifest-from", dll)):
+        got = rows(how, path, os.path.join(DATA, "primitive-types.etl"))
+        deep = [r for r in got if r["level_name"] == "Deep"]
+        check(len(deep) == 5, "%s: the provider's <level> names 5 events (%d)" % (how, len(deep)))
+    p = run("etl", "events", "--manifest-from", dll, "--keywords", "Planets,Deep",
+              os.path.join(DATA, "primitive-types.etl"), expect=2)
+    check("'Deep'" in p.stderr, "a level name is no keyword")
+
+
+SOLAR = """<instrumentationManifest xmlns="http://schemas.microsoft.com/win/2004/08/events">
+<instrumentation><events>
+<provider name="solar_system" guid="{d3dd3dd4-aac2-4e2a-8dd4-a8fb61b77615}" symbol="S">
+<levels><level name="Deep" value="5"/></levels>
+<keywords><keyword name="Planets" mask="0x10"/></keywords>
+</provider></events></instrumentation></instrumentationManifest>
+"""
+
+
 def main():
     w = wevt_writer.Writer(MAN)
     blob = w.write()
@@ -127,6 +152,7 @@ def main():
         wevt_writer.link(blob, msgs, dll, RC, LINK)
         test_same(dll)
         test_bad(tmp, blob, msgs)
+        test_levels(tmp)
     finish()
 
 

@@ -151,7 +151,7 @@ static void test_scheduler_32(void)
     CHECK_EQ_STR(out, "SysCallNtStatus=0xc0000022");
     for (uint8_t op = 66; op <= 69; op++) {
         if (op == 67)
-            continue; /* ISR: not decoded */
+            continue; /* ISR: its own layout (test_etl_cli's generated classes) */
         CHECK_EQ_INT(decode(0x0F, op, 2, dpc, sizeof dpc, out, sizeof out), 0);
         CHECK_EQ_STR(out, "InitialTime=1 Routine=0x80401000");
     }
@@ -175,8 +175,50 @@ static void test_opcode_names(void)
     CHECK(ntl_etl_opcode_name(0xff, 255) == NULL);
 }
 
+/* Fixed-size char16 arrays, a trailing string list, and what cuts them. */
+static void test_config_bounds(void)
+{
+    uint8_t cpu[20 + 512 + 268 + 4];
+    char out[2048];
+    memset(cpu, 0, sizeof cpu);
+    memcpy(cpu + 20, "P\0C\0", 4);
+    for (size_t i = 0; i < 134; i++) /* a DomainName without its NUL: all 134 units */
+        cpu[532 + 2 * i] = 'd';
+    CHECK_EQ_INT(decode(0x0B, 10, 2, cpu, sizeof cpu, out, sizeof out), 0);
+    CHECK(strstr(out, "ComputerName=PC DomainName=dddd") != NULL);
+    CHECK(strstr(out, "HyperThreadingFlag=0x00000000") != NULL);
+    CHECK_EQ_INT(decode(0x0B, 10, 2, cpu, sizeof cpu - 5, out, sizeof out), NTL_ERR_TRUNCATED);
+    CHECK_EQ_INT(decode(0x0B, 10, 2, cpu, 300, out, sizeof out), NTL_ERR_TRUNCATED);
+
+    uint8_t pnp[24 + 5 * 2 + 6];
+    memset(pnp, 0, sizeof pnp);
+    ntl_put_le32(pnp + 20, 1); /* LowerFilterCount */
+    memcpy(pnp + 34, "f\0s\0", 4);
+    CHECK_EQ_INT(decode(0x0B, 22, 4, pnp, sizeof pnp - 2, out, sizeof out), NTL_ERR_FORMAT);
+    CHECK_EQ_INT(decode(0x0B, 22, 4, pnp, sizeof pnp, out, sizeof out), 0);
+    CHECK(strstr(out, "ServiceName= Filters=[1 Filters=fs Filters=]") != NULL);
+}
+
+/* winmeta.xml's names, which need no manifest. */
+static void test_standard_names(void)
+{
+    CHECK_EQ_STR(ntl_etl_level_name(2), "win:Error");
+    CHECK_EQ_STR(ntl_etl_level_name(5), "win:Verbose");
+    CHECK(ntl_etl_level_name(6) == NULL);
+    CHECK_EQ_INT(ntl_etl_level_parse("informational"), 4);
+    CHECK_EQ_INT(ntl_etl_level_parse("win:Critical"), 1);
+    CHECK_EQ_INT(ntl_etl_level_parse("Loud"), -1);
+    CHECK_EQ_STR(ntl_etl_keyword_name((uint64_t)1 << 48), "win:ResponseTime");
+    CHECK_EQ_STR(ntl_etl_keyword_name((uint64_t)1 << 55), "win:EventlogClassic");
+    CHECK(ntl_etl_keyword_name(1) == NULL && ntl_etl_keyword_name(3ull << 48) == NULL);
+    CHECK(ntl_etl_keyword_parse("AuditFailure") == (uint64_t)1 << 52);
+    CHECK(ntl_etl_keyword_parse("win:nope") == 0);
+}
+
 int main(void)
 {
+    test_config_bounds();
+    test_standard_names();
     test_stack_udp_32();
     test_scheduler_32();
     test_opcode_names();

@@ -211,6 +211,21 @@ class Writer:
             return len(ops)
         return [self.element(b"TASK", task_defs), self.element(b"OPCO", opcode_defs)]
 
+    def keywords_levels(self, prov):
+        """KEYW (mask, message, name: 16 bytes each) and LEVL (value, message, name: 12)."""
+        o = self.o
+
+        def defs(group, tag, fmt, key):
+            def write():
+                es = [e for g in kids(prov, group) for e in kids(g, tag)]
+                for e in es:
+                    at = o.put(fmt, num(e.get(key)), 0xffffffff, 0)
+                    o.string_ref(at + struct.calcsize("<" + fmt) - 4, e.get("name"))
+                return len(es)
+            return write
+        return [self.element(b"KEYW", defs("keywords", "keyword", "QII", "mask")),
+                self.element(b"LEVL", defs("levels", "level", "III", "value"))]
+
     def events(self, prov):
         o = self.o
 
@@ -238,9 +253,10 @@ class Writer:
     def provider(self, prov, desc_at):
         o = self.o
         o.patch(desc_at + 16, o.here())
-        wevt = o.put("4sIIII", b"WEVT", 0, self.message(prov.get("name")), 5, 0)
-        slots = [o.put("II", 0, 0) for _ in range(5)]
-        elements = [self.maps(prov), self.templates(prov), *self.tasks(prov), self.events(prov)]
+        wevt = o.put("4sIIII", b"WEVT", 0, self.message(prov.get("name")), 7, 0)
+        slots = [o.put("II", 0, 0) for _ in range(7)]
+        elements = [self.maps(prov), self.templates(prov), *self.tasks(prov), self.events(prov),
+                    *self.keywords_levels(prov)]
         for slot, at in zip(slots, elements):
             o.patch(slot, at)
         o.patch(wevt + 4, o.here() - wevt)

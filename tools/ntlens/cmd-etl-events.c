@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "etl-common.h"
 #include "etl-fields.h"
+#include "etl-keywords.h"
 #include "etl-merge.h"
 #include "ntlens/etl_fields.h"
 
@@ -46,6 +47,7 @@ struct filter {
     bool level_set;
     uint64_t level;    /* events of this level or more severe (a lower number) */
     uint64_t keywords; /* 0: any; else events with one of these keyword bits */
+    const char *level_arg, *keywords_arg; /* names resolved once manifests are loaded */
     bool start_set, end_set;
     struct etl_time start, end;
     uint64_t start_ft, end_ft; /* FILETIMEs, once the trace is open */
@@ -253,6 +255,8 @@ static void record_columns(struct out *o, bool hex, bool raw)
     }
     if (!raw) {
         out_column(o, "event", NULL, OUT_LEFT);
+        out_column(o, "level_name", NULL, OUT_LEFT);
+        out_column(o, "keyword_names", NULL, OUT_LEFT);
         out_column(o, "fields", NULL, OUT_LEFT);
         out_column(o, "decode_error", NULL, OUT_LEFT);
     }
@@ -306,6 +310,21 @@ static void provider_cells(struct out *o, const struct ntl_etl_event *ev)
     event ? cell_extended_types(o, ev) : out_null(o);
 }
 
+/* The level's and keywords' names (EVENT_HEADER events only). */
+static void cell_level_keywords(struct out *o, const struct etl_fields *f,
+                                const struct ntl_etl_event *ev)
+{
+    char buf[512];
+    const char *level = ev->kind == NTL_ETL_KIND_EVENT ? etl_level_name(f, ev) : NULL;
+    level ? out_str(o, level) : out_null(o);
+    if (ev->kind != NTL_ETL_KIND_EVENT) {
+        out_null(o);
+        return;
+    }
+    etl_keyword_names(f, ev, buf, sizeof buf);
+    out_str(o, buf);
+}
+
 static int record_row(struct out *o, struct etl_cli *c, const struct ntl_etl_event *ev,
                       const struct events_opts *eo)
 {
@@ -327,6 +346,7 @@ static int record_row(struct out *o, struct etl_cli *c, const struct ntl_etl_eve
     out_u64(o, ev->offset);
     if (!eo->raw) {
         f->event ? out_str(o, f->event) : out_null(o);
+        cell_level_keywords(o, f, ev);
         cell_fields(o, f);
         f->error[0] ? out_str(o, f->error) : out_null(o);
     }
@@ -400,6 +420,22 @@ static int time_cb(const struct opt *o, const char *arg, void *ctx)
     return 0;
 }
 
+/* --level and --keywords by name: known once the manifests are loaded. */
+static int resolve_level_keywords(struct events_opts *eo)
+{
+    struct filter *flt = &eo->flt;
+    const char *bad;
+    if (flt->level_arg && etl_level_parse(&eo->fields, flt->level_arg, &flt->level) < 0)
+        return opt_usage_error(&events_command, "--level: '%s' is no level 0..255 or level name",
+                               flt->level_arg);
+    flt->level_set = flt->level_arg != NULL;
+    if (flt->keywords_arg &&
+        etl_keywords_parse(&eo->fields, flt->keywords_arg, &flt->keywords, &bad) < 0)
+        return opt_usage_error(&events_command, "--keywords: '%s' is no mask or keyword name",
+                               bad);
+    return CLI_CONTINUE;
+}
+
 static int parse_args(int argc, char **argv, struct etl_cli *c, struct events_opts *eo)
 {
     const char *kinds[NTL_ETL_KIND_COUNT + 1] = {NULL};
@@ -419,11 +455,13 @@ static int parse_args(int argc, char **argv, struct etl_cli *c, struct events_op
         OPT_STRING(0, "event", &eo->flt.event, "NAME",
                    "only events of this name, as the event column shows it\n"
                    "(Process/DCStart, GarbageCollection/Start, PrimitiveTypesTest)"),
-        OPT_U64(0, "level", &eo->flt.level, "LEVEL", 0, 255,
-                "only events of this level or a more severe one (1 critical,\n"
-                "2 error, 3 warning, 4 information, 5 verbose; EVENT_HEADER events)"),
-        OPT_U64(0, "keywords", &eo->flt.keywords, "MASK", 0, UINT64_MAX,
-                "only events with one of these keyword bits (EVENT_HEADER events)"),
+        OPT_STRING(0, "level", &eo->flt.level_arg, "LEVEL",
+                   "only events of this level or a more severe one: 1 or win:Critical,\n"
+                   "2 Error, 3 Warning, 4 Informational, 5 Verbose, or a level a\n"
+                   "manifest names (EVENT_HEADER events)"),
+        OPT_STRING(0, "keywords", &eo->flt.keywords_arg, "KEYWORDS",
+                   "only events with one of these keyword bits: MASK or NAME[,NAME...]\n"
+                   "(a manifest's keyword like GCKeyword, or win:ResponseTime ...)"),
         OPT_CALLBACK(0, "start", "TIME", time_cb, &eo->flt,
                      "only events at or after TIME: +SECONDS from the trace's start,\n"
                      "or an ISO 8601 UTC time"),
@@ -457,7 +495,6 @@ static int parse_args(int argc, char **argv, struct etl_cli *c, struct events_op
     eo->nfiles = n;
     eo->flt.pid_set = opt_given(opts, "pid");
     eo->flt.tid_set = opt_given(opts, "tid");
-    eo->flt.level_set = opt_given(opts, "level");
     if (eo->stream && c->sorted)
         return opt_usage_error(&events_command, "--stream and --sorted ask for different orders");
     c->sort_if_fits = !eo->stream;
@@ -478,6 +515,11 @@ int cmd_etl_events(int argc, char **argv)
         (rc = etl_fields_load_binaries(&eo.fields, &eo.binaries, argv[0])) ||
         (rc = etl_merge_open(&m, &c, argv + 1, (size_t)eo.nfiles))) {
         etl_fields_free(&eo.fields);
+        return rc;
+    }
+    if ((rc = resolve_level_keywords(&eo)) != CLI_CONTINUE) {
+        etl_fields_free(&eo.fields);
+        etl_merge_close(&m);
         return rc;
     }
     /* Offsets in --start and --end count from the first trace's start. */

@@ -1,0 +1,210 @@
+/* A trace with one event or more of each kernel class no shared trace
+ * records (Registry, TcpIp v2, UdpIp Fail, ALPC, PageFault faults and
+ * VirtualAlloc, ISR, SystemConfig CPU v2, Video, IRQ, PnP v2, and the
+ * versions 0 and 1 of Registry, TcpIp, UdpIp, ISR and DPC), their
+ * payloads laid out field by field from Microsoft's class pages, in either
+ * pointer size. Classes with a process id in the payload come in PERFINFO
+ * headers, which carry none, so the tool must take it from the payload. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "etl_gen.h"
+
+struct pb {
+    uint8_t b[4096];
+    size_t n;
+    int psz;
+};
+
+static void le(struct pb *p, uint64_t v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        p->b[p->n++] = (uint8_t)(v >> (8 * i));
+}
+
+static void be16(struct pb *p, unsigned v)
+{
+    p->b[p->n++] = (uint8_t)(v >> 8);
+    p->b[p->n++] = (uint8_t)v;
+}
+
+static void ptr(struct pb *p, uint64_t v)
+{
+    le(p, v, (size_t)p->psz);
+}
+
+/* ASCII text as UTF-16, NUL-terminated, or padded with NULs to units. */
+static void wstr(struct pb *p, const char *s, size_t units)
+{
+    size_t n = strlen(s);
+    for (size_t i = 0; i < (units ? units : n + 1); i++)
+        le(p, i < n ? (uint8_t)s[i] : 0, 2);
+}
+
+static void ip_head(struct pb *p, uint32_t pid, bool v6)
+{
+    static const uint8_t a6[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+    le(p, pid, 4);
+    le(p, 1460, 4);
+    for (int i = 0; i < 2; i++) {
+        if (v6) {
+            memcpy(p->b + p->n, a6, 16);
+            p->b[p->n + 15] = (uint8_t)(2 - i);
+            p->n += 16;
+        } else {
+            le(p, i ? 0x0100000a : 0x0200000a, 4); /* 10.0.0.2, 10.0.0.1 */
+        }
+    }
+    be16(p, 443);
+    be16(p, 50000);
+}
+
+static void tcp_options(struct pb *p)
+{
+    le(p, 1460, 2); le(p, 1, 2); le(p, 0, 2); le(p, 1, 2); /* mss, sackopt, tsopt, wsopt */
+    le(p, 65535, 4);
+    le(p, (uint16_t)-1, 2); /* rcvwinscale -1 */
+    le(p, 8, 2);
+}
+
+static void emit(struct gen *g, bool perfinfo, uint8_t group, uint8_t opcode, uint16_t version,
+                 struct pb *p)
+{
+    static uint64_t ts = 1000;
+    uint16_t hook = (uint16_t)(group << 8 | opcode);
+    bool is64 = p->psz == 8;
+    ts += 10;
+    if (perfinfo)
+        gen_perfinfo(g, is64, version, hook, ts, NULL, 0, p->b, p->n);
+    else
+        gen_system(g, false, is64, version, hook, 77, 500, ts, NULL, 0, p->b, p->n);
+    p->n = 0;
+}
+
+static void network(struct gen *g, struct pb *p)
+{
+    ip_head(p, 1234, false); le(p, 100, 4); le(p, 130, 4); le(p, 7, 4); ptr(p, 0xabc0);
+    emit(g, true, 0x06, 10, 2, p);                             /* SendIPV4 */
+    ip_head(p, 1234, false); le(p, 8, 4); ptr(p, 0xabc0);
+    emit(g, true, 0x06, 11, 2, p);                             /* RecvIPV4 */
+    ip_head(p, 1234, false); tcp_options(p); le(p, 9, 4); ptr(p, 0xabc0);
+    emit(g, true, 0x06, 12, 2, p);                             /* ConnectIPV4 */
+    ip_head(p, 1235, true); le(p, 10, 4); ptr(p, 0xabc8);
+    emit(g, true, 0x06, 29, 2, p);                             /* DisconnectIPV6 */
+    ip_head(p, 1235, true); tcp_options(p); le(p, 11, 4); ptr(p, 0xabc8);
+    emit(g, true, 0x06, 31, 2, p);                             /* AcceptIPV6 */
+    le(p, 6, 2); le(p, 0x2740, 2);
+    emit(g, false, 0x06, 17, 2, p);                            /* TcpIp Fail */
+    le(p, 17, 2); le(p, 0x2741, 2);
+    emit(g, false, 0x08, 17, 2, p);                            /* UdpIp Fail */
+}
+
+static void system_classes(struct gen *g, struct pb *p)
+{
+    le(p, (uint64_t)-5000, 8); le(p, 0xc0000034, 4); le(p, 0, 4); ptr(p, 0xffffc00012340000ull);
+    wstr(p, "\\REGISTRY\\MACHINE\\SOFTWARE\\ntlens", 0);
+    emit(g, false, 0x09, 11, 2, p);                            /* Registry Open */
+    le(p, 0x1001, 4);
+    emit(g, false, 0x1A, 33, 2, p);                            /* ALPC send */
+    le(p, 1, 4);
+    memcpy(p->b + p->n, "\\RPC Control\\ntlens", 20);
+    p->n += 20;
+    emit(g, false, 0x1A, 36, 2, p);                            /* ALPC wait for new message */
+    le(p, 0x102, 4);
+    emit(g, false, 0x1A, 37, 2, p);                            /* ALPC unwait */
+    ptr(p, 0x7ff612340000ull); ptr(p, 0x7ff612341234ull);
+    emit(g, false, 0x02, 10, 2, p);                            /* TransitionFault */
+    ptr(p, 0x1f0000); ptr(p, 0x20000); le(p, 4321, 4); le(p, 0x3000, 4);
+    emit(g, true, 0x02, 98, 2, p);                             /* VirtualAlloc */
+    le(p, 123456789, 8); ptr(p, 0xfffff80312345678ull); le(p, 1, 1); le(p, 0x91, 1); le(p, 0, 2);
+    emit(g, true, 0x0F, 67, 2, p);                             /* ISR */
+}
+
+static void config(struct gen *g, struct pb *p)
+{
+    le(p, 2400, 4); le(p, 4, 4); le(p, 8192, 4); le(p, 4096, 4); le(p, 65536, 4);
+    wstr(p, "NTLENS-PC", 256); wstr(p, "WORKGROUP", 134); ptr(p, 1);
+    emit(g, false, 0x0B, 10, 2, p);                            /* CPU v2 */
+    le(p, 4096, 4); le(p, 1920, 4); le(p, 1080, 4); le(p, 32, 4); le(p, 60, 4);
+    wstr(p, "Chip", 256); wstr(p, "DAC", 256); wstr(p, "Adapter", 256); wstr(p, "Bios", 256);
+    wstr(p, "PCI\\VEN_1234", 256); le(p, 5, 4);
+    emit(g, false, 0x0B, 14, 2, p);                            /* Video */
+    le(p, 0xf, 8); le(p, 9, 4); le(p, 5, 4); wstr(p, "ACPI", 0);
+    emit(g, false, 0x0B, 21, 2, p);                            /* IRQ */
+    le(p, 8, 4); le(p, 5, 4); le(p, 0, 4); wstr(p, "ROOT\\X\\0", 0); wstr(p, "Thing", 0);
+    wstr(p, "", 0);
+    emit(g, false, 0x0B, 22, 2, p);                            /* PnP v2 */
+}
+
+/* The Windows XP/2003 versions (0 and 1) of Registry, TcpIp, UdpIp, ISR, DPC. */
+static void old_versions(struct gen *g, struct pb *p)
+{
+    ptr(p, 0xc0000034); ptr(p, 0x8123); le(p, 42, 8); le(p, 3, 4); wstr(p, "\\REGISTRY\\USER", 0);
+    emit(g, false, 0x09, 11, 1, p);                            /* Registry v1 Open */
+    le(p, 0x0200000a, 4); le(p, 0x0100000a, 4); be16(p, 80); be16(p, 1025); le(p, 512, 4);
+    le(p, 1236, 4);
+    emit(g, true, 0x06, 10, 0, p);                             /* TcpIp v0 Send */
+    ip_head(p, 1237, false); le(p, 1, 4); le(p, 2, 4); le(p, 0x55, 4); le(p, 12, 4);
+    emit(g, true, 0x06, 10, 1, p);                             /* TcpIp v1 Send */
+    ip_head(p, 1237, false); le(p, 0x55, 4); le(p, 13, 4);
+    emit(g, true, 0x06, 20, 1, p);                             /* TcpIp v1 FullACK */
+    ip_head(p, 1237, false); tcp_options(p); le(p, 0x55, 4); le(p, 14, 4);
+    emit(g, true, 0x06, 15, 1, p);                             /* TcpIp v1 Accept */
+    le(p, 6, 4);
+    emit(g, false, 0x06, 17, 1, p);                            /* TcpIp v1 Fail */
+    ptr(p, 0x8888); le(p, 0x0100000a, 4); be16(p, 53); le(p, 40, 2); le(p, 0x0200000a, 4);
+    be16(p, 5353); le(p, 32, 2);
+    emit(g, false, 0x08, 11, 0, p);                            /* UdpIp v0 Recv */
+    ip_head(p, 1238, false);
+    emit(g, true, 0x08, 10, 1, p);                             /* UdpIp v1 Send */
+    le(p, 99, 8); ptr(p, 0x80501234); le(p, 1, 4);
+    emit(g, false, 0x0F, 67, 1, p);                            /* ISR v1 */
+    le(p, 98, 8); ptr(p, 0x80505678);
+    emit(g, false, 0x0F, 69, 1, p);                            /* TimerDPC v1 */
+}
+
+/* A WmiSid: TOKEN_USER (Sid pointer, Attributes: two pointers' worth) and S-1-5-18. */
+static void wmisid(struct pb *p)
+{
+    static const uint8_t sid[] = {1, 1, 0, 0, 0, 0, 0, 5, 18, 0, 0, 0};
+    ptr(p, 0x1234);
+    ptr(p, 0);
+    memcpy(p->b + p->n, sid, sizeof sid);
+    p->n += sizeof sid;
+}
+
+/* Process v2 and v3 and Thread v2 (Vista, 7): the shared traces have v4/v5 and v3. */
+static void process_thread(struct gen *g, struct pb *p)
+{
+    ptr(p, 0x85a00000); le(p, 600, 4); le(p, 4, 4); le(p, 0, 4); le(p, 0, 4); wmisid(p);
+    memcpy(p->b + p->n, "smss.exe", 9);
+    p->n += 9;
+    wstr(p, "\\SystemRoot\\System32\\smss.exe", 0);
+    emit(g, true, 0x03, 3, 2, p);                              /* Process v2 DCStart */
+    ptr(p, 0x85b00000); le(p, 700, 4); le(p, 600, 4); le(p, 1, 4); le(p, 259, 4);
+    ptr(p, 0x1ab000); le(p, 0, 4);
+    memcpy(p->b + p->n, "csrss.exe", 10);
+    p->n += 10;
+    wstr(p, "csrss", 0);
+    emit(g, true, 0x03, 1, 3, p);                              /* Process v3 Start, no SID */
+    le(p, 700, 4); le(p, 704, 4);
+    for (uint64_t i = 1; i <= 7; i++)
+        ptr(p, 0x1000 * i);
+    le(p, 0, 4);
+    emit(g, false, 0x05, 1, 2, p);                             /* Thread v2 Start */
+}
+
+void gen_classes_file(struct gen *g, int pointer_size)
+{
+    struct pb *p = calloc(1, sizeof *p);
+    gen_init(g, 0x10000, pointer_size, 0, 1000, 10000000, 132500000000000000ull, 1, "classes",
+             "C:\\classes.etl");
+    p->psz = pointer_size;
+    network(g, p);
+    system_classes(g, p);
+    config(g, p);
+    old_versions(g, p);
+    process_thread(g, p);
+    gen_finish(g);
+    free(p);
+}
