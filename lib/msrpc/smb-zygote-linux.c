@@ -122,7 +122,7 @@ static _Noreturn void zygote_run(void)
     signal(SIGCHLD, SIG_DFL); /* no automatic reaping: a pid stays ours until waited */
     /* Once here, so the helpers share its relocated pages; a failure is
      * the program's to report (it loaded the library before asking). */
-    ntl_smbclient_load(NULL);
+    ntl_smbclient_load();
     for (;;) {
         struct pollfd pfd = {.fd = NTL_SMB_HELPER_FD, .events = POLLIN};
         uint8_t req;

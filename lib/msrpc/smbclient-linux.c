@@ -5,14 +5,12 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <string.h>
 
 #define SONAME "libsmbclient.so.0"
 
 static struct ntl_smbclient api;
 static const struct ntl_smbclient *loaded;
-static char why[512];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 /* Each field's symbol name and place in the table, in one list so that a
@@ -31,16 +29,13 @@ static const struct {
 
 static void load(void)
 {
-    void *h = dlopen(SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        snprintf(why, sizeof why, "remote sources need libsmbclient (Debian: libsmbclient): %s",
-                 dlerror());
+    /* Global, as when the program linked it: Samba's plugins see its symbols. */
+    void *h = dlopen(SONAME, RTLD_NOW | RTLD_GLOBAL);
+    if (!h)
         return;
-    }
     for (size_t i = 0; i < sizeof functions / sizeof functions[0]; i++) {
         void *f = dlsym(h, functions[i].name);
         if (!f) {
-            snprintf(why, sizeof why, "%s lacks %s: %s", SONAME, functions[i].name, dlerror());
             dlclose(h);
             return;
         }
@@ -51,10 +46,8 @@ static void load(void)
     loaded = &api;
 }
 
-const struct ntl_smbclient *ntl_smbclient_load(struct ntl_error *err)
+const struct ntl_smbclient *ntl_smbclient_load(void)
 {
     pthread_once(&once, load);
-    if (!loaded && err)
-        ntl_error_set(err, NTL_ERR_UNSUPPORTED, NULL, NTL_NO_OFFSET, "%s", why);
     return loaded;
 }

@@ -6,8 +6,6 @@
 
 #include <libsmbclient.h>
 
-#include "ntlens/error.h"
-
 /* The libsmbclient functions transport-linux.c calls, by their names. */
 struct ntl_smbclient {
     __typeof__(smbc_new_context) *new_context;
@@ -31,8 +29,9 @@ struct ntl_smbclient {
 };
 
 /* Loads libsmbclient.so.0 once per process (thread-safe); later calls
- * return the same table. The table, or NULL with err (may be NULL) set to
- * NTL_ERR_UNSUPPORTED naming the library or function that is missing. */
-const struct ntl_smbclient *ntl_smbclient_load(struct ntl_error *err);
+ * return the same table. The table, or NULL when the library or one of
+ * its functions is missing (the helper then answers ENOSYS, which the
+ * caller reports as a missing libsmbclient). */
+const struct ntl_smbclient *ntl_smbclient_load(void);
 
 #endif

@@ -205,6 +205,10 @@ static int open_error(struct ntl_smb_pipe *p, int e, bool logon, bool kerberos,
                              "access denied to \\PIPE\\%s at %s (on Windows, remote "
                              "performance data needs an administrator and the RemoteRegistry "
                              "service)", name, p->where);
+    case ENOSYS: /* what the helper says when it could not load libsmbclient */
+        return ntl_error_set(err, NTL_ERR_UNSUPPORTED, NULL, NTL_NO_OFFSET,
+                             "remote sources need libsmbclient (libsmbclient.so.0, Debian "
+                             "package libsmbclient), which could not be loaded");
     case ENOENT:
     case ENODEV:
         return ntl_error_set(err, NTL_ERR_NOT_FOUND, NULL, NTL_NO_OFFSET,
@@ -239,7 +243,7 @@ static int open_error(struct ntl_smb_pipe *p, int e, bool logon, bool kerberos,
 /* Options for the child's context. NULL when libsmbclient cannot start. */
 static SMBCCTX *make_context(struct child_args *c)
 {
-    if (!(smb = ntl_smbclient_load(NULL))) {
+    if (!(smb = ntl_smbclient_load())) {
         errno = ENOSYS;
         return NULL;
     }
@@ -478,6 +482,10 @@ static int spawn_helper(struct ntl_smb_pipe *p, int sock)
 {
     if (!single_threaded())
         return (p->pidfd = ntl_smb_zygote_spawn(sock)) < 0 ? -1 : 0;
+    /* Loaded before the fork, once, so that later helpers find it loaded
+     * (a threaded program leaves it to the zygote and keeps its own
+     * memory and first probe free of it). */
+    ntl_smbclient_load();
     p->child = fork();
     if (p->child == 0) {
         if (sock != HELPER_FD) {
@@ -530,12 +538,6 @@ int ntl_smb_pipe_open(const struct ntl_smb_target *t, const char *name,
     p->replying = true;
     snprintf(p->where, sizeof p->where, v6 ? "[%s]:%u" : "%s:%u", t->host, port);
 
-    /* Loaded here, before any fork, so every helper shares the relocated
-     * libraries and a missing libsmbclient is said in the parent. */
-    if (!ntl_smbclient_load(err)) {
-        rc = err ? err->status : NTL_ERR_UNSUPPORTED;
-        goto fail;
-    }
     if ((rc = probe_tcp(t->host, port, connect_ms, p->where, err)) < 0)
         goto fail;
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
