@@ -2,16 +2,21 @@
  * a symbol table of 2,000 functions, and 1,000,000 samples (an ip and an
  * 8-deep stack, skewed toward a few hot modules and functions as real
  * profiles are) from 64 threads. Times, separately: building the symbol
- * tables, adding the samples, Kernrate's report (modules, processes,
- * threads, then functions and buckets of every module) and naming every
- * frame of every sample (what --format folded and speedscope do), in CPU
- * seconds. The
+ * tables, adding the samples (without their stacks, as `ntlens profile`
+ * does for a report), Kernrate's report (modules, processes, threads, then
+ * functions and buckets of every module), and, on a second profile that
+ * keeps the stacks, naming every frame of every sample (what --format
+ * folded and speedscope do), in CPU seconds. The
  * rival, `perf report --stdio` on a perf.data of as many samples, runs in
- * bench/profile/profile.sh, which reads the "total" line.
- *   bench_profile [SAMPLES [MODULES]] */
+ * bench/profile/profile.sh, which reads the "total" line. The samples are
+ * drawn before the clock starts; the checksums (of every report row, and
+ * of every frame's name) tell whether two builds report the same.
+ *   bench_profile [SAMPLES [MODULES [--no-frames]]] */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <stdbool.h>
 #include <time.h>
 
 #include "ntlens/profile.h"
@@ -87,21 +92,72 @@ static void add_modules(struct ntl_profile *p, unsigned nmod)
     }
 }
 
-static void add_samples(struct ntl_profile *p, unsigned long nsamples, unsigned nmod)
+/* The input: every sample's ip, thread and stack, drawn before the clock
+ * starts, so that what is timed is the profile's work, not the draws. */
+struct input {
+    uint64_t *addrs;   /* per sample: the ip, then DEPTH return addresses */
+    uint32_t *tids;
+};
+
+static struct input draw(unsigned long nsamples, unsigned nmod)
+{
+    struct input in = {malloc(nsamples * (DEPTH + 1) * sizeof *in.addrs),
+                       malloc(nsamples * sizeof *in.tids)};
+    if (!in.addrs || !in.tids) {
+        fprintf(stderr, "bench_profile: out of memory\n");
+        exit(1);
+    }
+    for (unsigned long i = 0; i < nsamples; i++) {
+        uint64_t *a = in.addrs + i * (DEPTH + 1);
+        for (unsigned d = 0; d < DEPTH; d++)
+            a[1 + d] = addr(nmod) + 1;
+        a[0] = addr(nmod);
+        in.tids[i] = PID + 1 + (uint32_t)(next() % 64);
+    }
+    return in;
+}
+
+static void add_samples(struct ntl_profile *p, const struct input *in, unsigned long nsamples)
 {
     struct ntl_error err = {0};
-    uint64_t stack[DEPTH];
     for (unsigned t = 0; t < 64; t++)
         if (ntl_profile_set_thread(p, PID + 1 + t, PID, &err) < 0)
             die("thread", &err);
     for (unsigned long i = 0; i < nsamples; i++) {
-        for (unsigned d = 0; d < DEPTH; d++)
-            stack[d] = addr(nmod) + 1;
-        struct ntl_profile_sample s = {.ip = addr(nmod), .pid = PID,
-                                       .tid = PID + 1 + (uint32_t)(next() % 64),
-                                       .stack = stack, .depth = DEPTH};
+        const uint64_t *a = in->addrs + i * (DEPTH + 1);
+        struct ntl_profile_sample s = {.ip = a[0], .pid = PID, .tid = in->tids[i],
+                                       .stack = a + 1, .depth = DEPTH};
         if (ntl_profile_add_sample(p, &s, &err) < 0)
             die("sample", &err);
+    }
+}
+
+/* FNV-1a over a row's fields, so that runs of two builds can be compared. */
+static uint64_t sum;
+
+static void mix(const void *data, size_t n)
+{
+    const unsigned char *b = data;
+    for (size_t i = 0; i < n; i++)
+        sum = (sum ^ b[i]) * 0x100000001b3ull;
+}
+
+static void mix_u64(uint64_t v) { mix(&v, sizeof v); }
+static void mix_str(const char *s) { mix(s ? s : "", s ? strlen(s) + 1 : 1); }
+
+static void mix_rows(const struct ntl_profile_function_row *f, size_t nf,
+                     const struct ntl_profile_bucket_row *b, size_t nb)
+{
+    for (size_t i = 0; i < nf; i++) {
+        mix_str(f[i].symbol);
+        mix_u64(f[i].offset);
+        mix_u64(f[i].hits);
+    }
+    for (size_t i = 0; i < nb; i++) {
+        mix_str(b[i].symbol);
+        mix_u64(b[i].offset);
+        mix_u64(b[i].hits);
+        mix_u64(b[i].disp);
     }
 }
 
@@ -118,6 +174,10 @@ static size_t report(struct ntl_profile *p)
         ntl_profile_threads(p, &threads, &nt, &err) < 0)
         die("report", &err);
     rows = nm + np + nt;
+    for (size_t i = 0; i < nt; i++) {
+        mix_u64(threads[i].tid);
+        mix_u64(threads[i].hits);
+    }
     for (size_t i = 0; i < nm; i++) {
         struct ntl_profile_function_row *f;
         struct ntl_profile_bucket_row *b;
@@ -128,6 +188,9 @@ static size_t report(struct ntl_profile *p)
             ntl_profile_buckets(p, mods[i].range, &b, &nb, &err) < 0)
             die("functions", &err);
         rows += nf + nb;
+        mix_u64(mods[i].range);
+        mix_u64(mods[i].hits);
+        mix_rows(f, nf, b, nb);
         free(f);
         free(b);
     }
@@ -147,9 +210,11 @@ static uint64_t name_frames(struct ntl_profile *p)
     while (ntl_profile_stack_next(p, &pos, &s) > 0) {
         ntl_profile_symbolize(p, s.pid, s.ip, name, sizeof name);
         bytes += name[0] != 0;
+        mix_str(name);
         for (size_t d = 0; d < s.depth; d++) {
             ntl_profile_symbolize(p, s.pid, s.stack[d] - 1, name, sizeof name);
             bytes += name[0] != 0;
+            mix_str(name);
         }
     }
     return bytes;
@@ -159,30 +224,54 @@ int main(int argc, char **argv)
 {
     unsigned long nsamples = argc > 1 ? strtoul(argv[1], NULL, 10) : 1000000;
     unsigned nmod = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : 300;
+    bool frames = !(argc > 3 && !strcmp(argv[3], "--no-frames"));
     struct ntl_profile *p;
     struct ntl_error err = {0};
-    if (!nmod || ntl_profile_new(&p, &err) < 0)
+    if (!nmod)
         return 1;
+    struct input in = draw(nsamples, nmod);
+    /* The report, as `ntlens profile` makes it for a table: no stacks. */
+    if (ntl_profile_new(&p, &err) < 0)
+        die("profile", &err);
+    ntl_profile_keep_stacks(p, false);
     double t0 = now();
     add_modules(p, nmod);
     double t1 = now();
-    add_samples(p, nsamples, nmod);
+    add_samples(p, &in, nsamples);
     double t2 = now();
     size_t rows = report(p);
     double t3 = now();
-    uint64_t named = name_frames(p);
-    double t4 = now();
+    ntl_profile_free(p);
+    uint64_t report_sum = sum;
     printf("%lu samples (depth %u) over %u modules of %u functions\n", nsamples, DEPTH, nmod,
            FUNCTIONS);
     printf("symbol tables  %8.3f s\n", t1 - t0);
     printf("add samples    %8.3f s  %.1f M samples/s\n", t2 - t1, nsamples / (t2 - t1) / 1e6);
     printf("report         %8.3f s  %zu rows (modules, processes, threads, functions and "
            "buckets of every module)\n", t3 - t2, rows);
-    printf("name frames    %8.3f s  %.1f M frames/s (%" PRIu64 " frames)\n", t4 - t3,
-           named / (t4 - t3) / 1e6, named);
     printf("total          %8.3f s  (tables + samples + report)\n", t3 - t0);
-    printf("total stacks   %8.3f s  (tables + samples + every frame named)\n",
-           (t1 - t0) + (t2 - t1) + (t4 - t3));
-    ntl_profile_free(p);
+    /* Every frame named, as --format folded does: the stacks kept. */
+    sum = 0;
+    if (frames) {
+        if (ntl_profile_new(&p, &err) < 0)
+            die("profile", &err);
+        t0 = now();
+        add_modules(p, nmod);
+        t1 = now();
+        add_samples(p, &in, nsamples);
+        t2 = now();
+        uint64_t named = name_frames(p);
+        t3 = now();
+        ntl_profile_free(p);
+        printf("with stacks    %8.3f s  %.1f M samples/s\n", t2 - t1,
+               nsamples / (t2 - t1) / 1e6);
+        printf("name frames    %8.3f s  %.1f M frames/s (%" PRIu64 " frames)\n", t3 - t2,
+               named / (t3 - t2) / 1e6, named);
+        printf("total stacks   %8.3f s  (tables + samples with stacks + every frame named)\n",
+               t3 - t0);
+    }
+    printf("checksums      report %016" PRIx64 ", frames %016" PRIx64 "\n", report_sum, sum);
+    free(in.addrs);
+    free(in.tids);
     return 0;
 }

@@ -127,6 +127,13 @@ uint32_t ntl_profile_pid_of(const struct ntl_profile *p, uint32_t tid);
 int ntl_profile_add_sample(struct ntl_profile *p, const struct ntl_profile_sample *s,
                            struct ntl_error *err);
 
+/* Whether samples added from now on keep their stacks (the default: yes).
+ * A report of modules, functions and buckets does not read them, and for
+ * deep stacks they are most of the profile's memory and of the time to add
+ * a sample; without them ntl_profile_stack_next gives depth 0 and
+ * ntl_profile_set_stack keeps nothing. */
+void ntl_profile_keep_stacks(struct ntl_profile *p, bool keep);
+
 /* How many samples were added: the next one's index. */
 size_t ntl_profile_sample_count(const struct ntl_profile *p);
 /* Gives sample index the stack a producer learns after the sample (ETW's

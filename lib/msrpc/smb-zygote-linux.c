@@ -18,6 +18,7 @@
  * the program closes its end (or exits). */
 #define _GNU_SOURCE
 #include "smb-helper.h"
+#include "smbclient-linux.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -119,6 +120,9 @@ static _Noreturn void zygote_run(void)
     signal(SIGPIPE, SIG_IGN);
     signal(SIGINT, SIG_IGN); /* the program decides when to stop */
     signal(SIGCHLD, SIG_DFL); /* no automatic reaping: a pid stays ours until waited */
+    /* Once here, so the helpers share its relocated pages; a failure is
+     * the program's to report (it loaded the library before asking). */
+    ntl_smbclient_load();
     for (;;) {
         struct pollfd pfd = {.fd = NTL_SMB_HELPER_FD, .events = POLLIN};
         uint8_t req;

@@ -18,10 +18,10 @@
 #define _GNU_SOURCE
 #include "ntlens/msrpc.h"
 #include "smb-helper.h"
+#include "smbclient-linux.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libsmbclient.h>
 #include <netdb.h>
 #include <poll.h>
 #include <signal.h>
@@ -91,10 +91,14 @@ static void wipe(void *p, size_t n)
         *v++ = 0;
 }
 
+/* libsmbclient in the helper: loaded before the fork by the parent (or the
+ * zygote), so the helper only looks it up. */
+static const struct ntl_smbclient *smb;
+
 static void auth_fn(SMBCCTX *ctx, const char *srv, const char *shr, char *wg, int wglen,
                     char *un, int unlen, char *pw, int pwlen)
 {
-    struct child_args *p = smbc_getOptionUserData(ctx);
+    struct child_args *p = smb->getOptionUserData(ctx);
     (void)srv;
     (void)shr;
     if (p->domain[0])
@@ -201,6 +205,10 @@ static int open_error(struct ntl_smb_pipe *p, int e, bool logon, bool kerberos,
                              "access denied to \\PIPE\\%s at %s (on Windows, remote "
                              "performance data needs an administrator and the RemoteRegistry "
                              "service)", name, p->where);
+    case ENOSYS: /* what the helper says when it could not load libsmbclient */
+        return ntl_error_set(err, NTL_ERR_UNSUPPORTED, NULL, NTL_NO_OFFSET,
+                             "remote sources need libsmbclient (libsmbclient.so.0, Debian "
+                             "package libsmbclient), which could not be loaded");
     case ENOENT:
     case ENODEV:
         return ntl_error_set(err, NTL_ERR_NOT_FOUND, NULL, NTL_NO_OFFSET,
@@ -235,23 +243,27 @@ static int open_error(struct ntl_smb_pipe *p, int e, bool logon, bool kerberos,
 /* Options for the child's context. NULL when libsmbclient cannot start. */
 static SMBCCTX *make_context(struct child_args *c)
 {
-    SMBCCTX *ctx = smbc_new_context();
+    if (!(smb = ntl_smbclient_load())) {
+        errno = ENOSYS;
+        return NULL;
+    }
+    SMBCCTX *ctx = smb->new_context();
     if (!ctx)
         return NULL;
-    smbc_setDebug(ctx, 3);
-    smbc_setLogCallback(ctx, NULL, log_fn);
-    smbc_setOptionUserData(ctx, c);
-    smbc_setFunctionAuthDataWithContext(ctx, auth_fn);
-    smbc_setTimeout(ctx, (int)c->call_ms);
-    smbc_setPort(ctx, c->port);
-    smbc_setOptionProtocols(ctx, "SMB2_02", "SMB3");
+    smb->setDebug(ctx, 3);
+    smb->setLogCallback(ctx, NULL, log_fn);
+    smb->setOptionUserData(ctx, c);
+    smb->setFunctionAuthDataWithContext(ctx, auth_fn);
+    smb->setTimeout(ctx, (int)c->call_ms);
+    smb->setPort(ctx, c->port);
+    smb->setOptionProtocols(ctx, "SMB2_02", "SMB3");
     /* Signing and encryption follow the server: libsmbclient signs, and
      * encrypts (SMB3 AES-GCM) where the server requires it. */
-    smbc_setOptionNoAutoAnonymousLogin(ctx, c->user[0] != '\0' || c->kerberos);
-    smbc_setOptionUseKerberos(ctx, c->kerberos);
-    smbc_setOptionFallbackAfterKerberos(ctx, !c->kerberos);
-    if (!smbc_init_context(ctx)) {
-        smbc_free_context(ctx, 1);
+    smb->setOptionNoAutoAnonymousLogin(ctx, c->user[0] != '\0' || c->kerberos);
+    smb->setOptionUseKerberos(ctx, c->kerberos);
+    smb->setOptionFallbackAfterKerberos(ctx, !c->kerberos);
+    if (!smb->init_context(ctx)) {
+        smb->free_context(ctx, 1);
         return NULL;
     }
     return ctx;
@@ -322,7 +334,7 @@ static _Noreturn void child_main(int sock, struct child_args *c)
     for (int attempt = 0; c->ctx && attempt < PIPE_OPEN_TRIES; attempt++) {
         logon_failed = false;
         errno = 0;
-        c->file = smbc_getFunctionOpen(c->ctx)(c->ctx, c->url, O_RDWR, 0);
+        c->file = smb->getFunctionOpen(c->ctx)(c->ctx, c->url, O_RDWR, 0);
         e = errno;
         if (c->file)
             break;
@@ -359,7 +371,7 @@ static _Noreturn void child_main(int sock, struct child_args *c)
             m.op_or_status = 0;
             while (done < req.len) {
                 errno = 0;
-                n = smbc_getFunctionWrite(c->ctx)(c->ctx, c->file, buf + done, req.len - done);
+                n = smb->getFunctionWrite(c->ctx)(c->ctx, c->file, buf + done, req.len - done);
                 if (n <= 0) {
                     m.op_or_status = -(errno ? errno : EPIPE);
                     break;
@@ -375,7 +387,7 @@ static _Noreturn void child_main(int sock, struct child_args *c)
             m.op_or_status = 0;
             while (done < req.len) {
                 errno = 0;
-                n = smbc_getFunctionRead(c->ctx)(c->ctx, c->file, buf + done, req.len - done);
+                n = smb->getFunctionRead(c->ctx)(c->ctx, c->file, buf + done, req.len - done);
                 if (n <= 0) {
                     m.op_or_status = n == 0 ? -EPIPE : -(errno ? errno : EIO);
                     break;
@@ -389,8 +401,8 @@ static _Noreturn void child_main(int sock, struct child_args *c)
             break;
         }
     }
-    smbc_getFunctionClose(c->ctx)(c->ctx, c->file);
-    smbc_free_context(c->ctx, 1);
+    smb->getFunctionClose(c->ctx)(c->ctx, c->file);
+    smb->free_context(c->ctx, 1);
     _exit(0);
 }
 
@@ -470,6 +482,10 @@ static int spawn_helper(struct ntl_smb_pipe *p, int sock)
 {
     if (!single_threaded())
         return (p->pidfd = ntl_smb_zygote_spawn(sock)) < 0 ? -1 : 0;
+    /* Loaded before the fork, once, so that later helpers find it loaded
+     * (a threaded program leaves it to the zygote and keeps its own
+     * memory and first probe free of it). */
+    ntl_smbclient_load();
     p->child = fork();
     if (p->child == 0) {
         if (sock != HELPER_FD) {

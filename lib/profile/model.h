@@ -13,6 +13,8 @@
 #define MODEL_MAX_IDS (1u << 24)
 #define MODEL_MAX_STACK_BYTES ((size_t)8 << 30)
 #define MODEL_MAX_SAMPLES ((size_t)1 << 30)
+/* Bucket hits in flight (struct ntl_profile's pending). */
+#define MODEL_PENDING_HITS 16u
 
 struct model_range {
     struct ntl_profile_range pub;
@@ -66,11 +68,19 @@ struct ntl_profile {
     size_t nspaces, cap_spaces;
     struct u64map space_of;    /* pid -> index in spaces */
     struct u64map buckets;     /* range << 32 | bucket -> hits */
-    /* The keys of buckets sorted, so a range's buckets are one run found by
-     * binary search (the report asks for every range's). Keys are never
-     * removed, so the index is current while it holds buckets.count keys. */
-    uint64_t *bucket_keys;
-    size_t nbucket_keys;
+    uint64_t bucket_adds;      /* ntl_profile_add_hits calls that counted */
+    /* Hits not yet in buckets, oldest at pending_at: each waits while
+     * MODEL_PENDING_HITS later ones arrive, its slot prefetched meanwhile,
+     * so a profile of scattered buckets does not stall on every sample.
+     * buckets has room for them all (reserved), so applying cannot fail. */
+    struct u64map_slot pending[MODEL_PENDING_HITS];
+    unsigned npending, pending_at;
+    /* The buckets as (key, hits) sorted by key, so a range's buckets are
+     * one run found by binary search (the report asks for every range's);
+     * current while bucket_adds is still indexed_adds. */
+    struct u64map_slot *bucket_index;
+    size_t nbucket_index;
+    uint64_t indexed_adds;
     struct model_proc *procs;
     size_t nprocs, cap_procs;
     struct u64map proc_of;     /* pid -> index in procs */
@@ -83,6 +93,7 @@ struct ntl_profile {
     struct model_sample *samples;
     size_t nsamples, cap_samples;
     struct ntl_buf frames;     /* the samples' stacks, u64 addresses */
+    bool no_stacks;            /* ntl_profile_keep_stacks(p, false) */
 };
 
 /* The index of the active range of pid's space holding addr, or -1. */
@@ -96,6 +107,16 @@ long model_range_any(const struct ntl_profile *p, uint32_t pid, uint64_t addr);
  * NTL_ERR_LIMIT, NTL_ERR_NOMEM with err set. */
 int model_keep_sample(struct ntl_profile *p, const struct ntl_profile_sample *s, uint32_t pid,
                       uint64_t weight, bool placed, struct ntl_error *err);
+
+/* The symbol holding offset, as ntl_profile_symtab_lookup finds it, for
+ * offsets asked in ascending order: *at (0 before the first) carries the
+ * walk from one to the next, so a run of offsets costs one pass over the
+ * table rather than a search each. */
+const struct ntl_profile_symbol *model_symtab_walk(struct ntl_profile_symtab *t, uint64_t offset,
+                                                  uint64_t *disp, size_t *at);
+
+/* Puts the hits still pending into buckets (before reading them). */
+void model_flush_hits(struct ntl_profile *p);
 
 /* Grows an array of elem-sized items to hold n + 1. 0, or -1 out of memory. */
 int model_reserve(void **v, size_t *cap, size_t n, size_t elem);

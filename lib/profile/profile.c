@@ -57,7 +57,7 @@ void ntl_profile_free(struct ntl_profile *p)
     free(p->symtabs);
     u64map_free(&p->space_of);
     u64map_free(&p->buckets);
-    free(p->bucket_keys);
+    free(p->bucket_index);
     u64map_free(&p->proc_of);
     u64map_free(&p->thread_of);
     ntl_buf_free(&p->frames);
@@ -225,10 +225,51 @@ const struct ntl_profile_range *ntl_profile_range(const struct ntl_profile *p, s
     return index < p->nranges ? &p->ranges[index].pub : NULL;
 }
 
+/* Adds count to key's bucket, which has its slot (reserved). */
+static void apply_hits(struct ntl_profile *p, uint64_t key, uint64_t count)
+{
+    int limited;
+    *u64map_slot(&p->buckets, key, &limited) += count;
+}
+
+void model_flush_hits(struct ntl_profile *p)
+{
+    for (; p->npending; p->npending--, p->pending_at = (p->pending_at + 1) % MODEL_PENDING_HITS)
+        apply_hits(p, p->pending[p->pending_at].key, p->pending[p->pending_at].val);
+}
+
+/* Queues count hits for key, applying the oldest queued when the queue is
+ * full. Near the bucket limit, the queue is applied and key counted at
+ * once, so the call that goes past the limit is the one that fails. */
+static int queue_hits(struct ntl_profile *p, uint64_t key, uint64_t count, struct ntl_error *err)
+{
+    if (p->buckets.count + p->npending >= MODEL_MAX_BUCKETS) {
+        int limited;
+        model_flush_hits(p);
+        uint64_t *v = u64map_slot(&p->buckets, key, &limited);
+        if (!v)
+            return limited ? ntl_error_set(err, NTL_ERR_LIMIT, "profile bucket", NTL_NO_OFFSET,
+                                           "more than %u buckets hit", MODEL_MAX_BUCKETS)
+                           : nomem(err, "profile bucket");
+        *v += count;
+        return 0;
+    }
+    if (u64map_reserve(&p->buckets, p->buckets.count + p->npending + 1) < 0)
+        return nomem(err, "profile bucket");
+    if (p->npending == MODEL_PENDING_HITS) {
+        apply_hits(p, p->pending[p->pending_at].key, p->pending[p->pending_at].val);
+        p->pending_at = (p->pending_at + 1) % MODEL_PENDING_HITS;
+        p->npending--;
+    }
+    u64map_prefetch(&p->buckets, key);
+    p->pending[(p->pending_at + p->npending++) % MODEL_PENDING_HITS] =
+        (struct u64map_slot){key, count};
+    return 0;
+}
+
 int ntl_profile_add_hits(struct ntl_profile *p, size_t range, uint64_t bucket, uint64_t count,
                          struct ntl_error *err)
 {
-    int limited;
     if (range >= p->nranges ||
         bucket >= ntl_profile_bucket_count(p->ranges[range].pub.size,
                                            p->ranges[range].pub.bucket_shift))
@@ -236,12 +277,10 @@ int ntl_profile_add_hits(struct ntl_profile *p, size_t range, uint64_t bucket, u
                              "no bucket %llu in range %zu", (unsigned long long)bucket, range);
     if (!count)
         return 0;
-    uint64_t *v = u64map_slot(&p->buckets, (uint64_t)range << 32 | bucket, &limited);
-    if (!v)
-        return limited ? ntl_error_set(err, NTL_ERR_LIMIT, "profile bucket", NTL_NO_OFFSET,
-                                       "more than %u buckets hit", MODEL_MAX_BUCKETS)
-                       : nomem(err, "profile bucket");
-    *v += count;
+    int rc = queue_hits(p, (uint64_t)range << 32 | bucket, count, err);
+    if (rc < 0)
+        return rc;
+    p->bucket_adds++;
     p->ranges[range].pub.hits += count;
     p->total += count;
     return 0;

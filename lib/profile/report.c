@@ -92,37 +92,30 @@ int ntl_profile_threads(const struct ntl_profile *p, struct ntl_profile_thread_r
     return 0;
 }
 
-static int key_cmp(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Brings the sorted index of bucket keys up to date. 0, or -1 out of memory. */
+/* Brings the sorted index of the buckets up to date. 0, or -1 out of
+ * memory. */
 static int index_buckets(struct ntl_profile *p)
 {
-    if (p->bucket_keys && p->nbucket_keys == p->buckets.count)
+    if (p->bucket_index && p->indexed_adds == p->bucket_adds)
         return 0;
-    uint64_t *k = realloc(p->bucket_keys, (p->buckets.count ? p->buckets.count : 1) * sizeof *k);
-    if (!k)
+    model_flush_hits(p);
+    struct u64map_slot *v;
+    if (u64map_sorted(&p->buckets, &v) < 0)
         return -1;
-    size_t n = 0;
-    for (size_t i = 0; i < p->buckets.cap; i++)
-        if (p->buckets.keys[i] != U64MAP_EMPTY)
-            k[n++] = p->buckets.keys[i];
-    qsort(k, n, sizeof *k, key_cmp);
-    p->bucket_keys = k;
-    p->nbucket_keys = n;
+    free(p->bucket_index);
+    p->bucket_index = v;
+    p->nbucket_index = p->buckets.count;
+    p->indexed_adds = p->bucket_adds;
     return 0;
 }
 
-/* The first index of the sorted keys at or after key. */
-static size_t lower_bound(const uint64_t *k, size_t n, uint64_t key)
+/* The first index of the sorted buckets at or after key. */
+static size_t lower_bound(const struct u64map_slot *v, size_t n, uint64_t key)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (k[mid] < key)
+        if (v[mid].key < key)
             lo = mid + 1;
         else
             hi = mid;
@@ -139,21 +132,21 @@ int ntl_profile_buckets(struct ntl_profile *p, size_t range, struct ntl_profile_
     if (index_buckets(p) < 0)
         return nomem(err);
     struct model_range *r = &p->ranges[range];
-    size_t first = lower_bound(p->bucket_keys, p->nbucket_keys, (uint64_t)range << 32);
-    size_t end = first;
-    while (end < p->nbucket_keys && p->bucket_keys[end] >> 32 == range)
+    const struct u64map_slot *ix = p->bucket_index;
+    size_t first = lower_bound(ix, p->nbucket_index, (uint64_t)range << 32);
+    size_t end = first, at = 0;
+    while (end < p->nbucket_index && ix[end].key >> 32 == range)
         end++;
     struct ntl_profile_bucket_row *v = alloc_rows(end - first, sizeof *v);
     if (!v)
         return nomem(err);
-    /* In key order: by offset. */
+    /* In key order: by offset, so the symbols are one walk. */
     for (size_t i = first; i < end; i++) {
-        uint64_t key = p->bucket_keys[i];
-        uint64_t off = (key & UINT32_MAX) << r->pub.bucket_shift, disp = 0;
+        uint64_t off = (ix[i].key & UINT32_MAX) << r->pub.bucket_shift, disp = 0;
         const struct ntl_profile_symbol *s =
-            r->syms ? ntl_profile_symtab_lookup(r->syms, off, &disp) : NULL;
-        v[i - first] = (struct ntl_profile_bucket_row){off, *u64map_get(&p->buckets, key),
-                                                       s ? s->name : NULL, s ? disp : 0};
+            r->syms ? model_symtab_walk(r->syms, off, &disp, &at) : NULL;
+        v[i - first] = (struct ntl_profile_bucket_row){off, ix[i].val, s ? s->name : NULL,
+                                                       s ? disp : 0};
     }
     *rows = v;
     *n = end - first;

@@ -19,7 +19,9 @@ static int frames_add(struct ntl_profile *p, const uint64_t *stack, size_t depth
 int model_keep_sample(struct ntl_profile *p, const struct ntl_profile_sample *s, uint32_t pid,
                       uint64_t weight, bool placed, struct ntl_error *err)
 {
-    size_t depth = s->depth > NTL_PROFILE_MAX_DEPTH ? NTL_PROFILE_MAX_DEPTH : s->depth, off = 0;
+    size_t depth = p->no_stacks ? 0 : s->depth > NTL_PROFILE_MAX_DEPTH ? NTL_PROFILE_MAX_DEPTH
+                                                                        : s->depth;
+    size_t off = 0;
     int rc;
     if (p->nsamples >= MODEL_MAX_SAMPLES)
         return ntl_error_set(err, NTL_ERR_LIMIT, "profile sample", NTL_NO_OFFSET,
@@ -34,6 +36,8 @@ int model_keep_sample(struct ntl_profile *p, const struct ntl_profile_sample *s,
     return 0;
 }
 
+void ntl_profile_keep_stacks(struct ntl_profile *p, bool keep) { p->no_stacks = !keep; }
+
 size_t ntl_profile_sample_count(const struct ntl_profile *p) { return p->nsamples; }
 
 int ntl_profile_set_stack(struct ntl_profile *p, size_t sample, const uint64_t *stack,
@@ -44,6 +48,8 @@ int ntl_profile_set_stack(struct ntl_profile *p, size_t sample, const uint64_t *
     if (sample >= p->nsamples)
         return ntl_error_set(err, NTL_ERR_ARGUMENT, "profile sample", NTL_NO_OFFSET,
                              "no sample %zu", sample);
+    if (p->no_stacks)
+        return 0;
     if (depth > NTL_PROFILE_MAX_DEPTH)
         depth = NTL_PROFILE_MAX_DEPTH;
     if (depth && (rc = frames_add(p, stack, depth, &off, err)) < 0)

@@ -75,6 +75,24 @@ static void sort(struct ntl_profile_symtab *t)
     t->sorted = true;
 }
 
+/* The symbol for offset given lo, the number of symbols starting at or
+ * before it: the first alias at the last such offset, if it covers offset. */
+static const struct ntl_profile_symbol *holder(const struct ntl_profile_symtab *t, size_t lo,
+                                               uint64_t offset, uint64_t *disp)
+{
+    /* Aliases sort together; take the first of the run at that offset. */
+    while (lo > 1 && t->v[lo - 2].offset == t->v[lo - 1].offset)
+        lo--;
+    if (!lo)
+        return NULL;
+    const struct ntl_profile_symbol *s = &t->v[lo - 1];
+    /* An unsized last symbol covers the rest of the module. */
+    if (s->size && offset - s->offset >= s->size)
+        return NULL;
+    *disp = offset - s->offset;
+    return s;
+}
+
 const struct ntl_profile_symbol *ntl_profile_symtab_lookup(struct ntl_profile_symtab *t,
                                                            uint64_t offset, uint64_t *disp)
 {
@@ -88,17 +106,21 @@ const struct ntl_profile_symbol *ntl_profile_symtab_lookup(struct ntl_profile_sy
         else
             hi = mid;
     }
-    /* Aliases sort together; take the first of the run at that offset. */
-    while (lo > 1 && t->v[lo - 2].offset == t->v[lo - 1].offset)
-        lo--;
-    if (!lo)
-        return NULL;
-    const struct ntl_profile_symbol *s = &t->v[lo - 1];
-    /* An unsized last symbol covers the rest of the module. */
-    if (s->size && offset - s->offset >= s->size)
-        return NULL;
-    *disp = offset - s->offset;
-    return s;
+    return holder(t, lo, offset, disp);
+}
+
+const struct ntl_profile_symbol *model_symtab_walk(struct ntl_profile_symtab *t, uint64_t offset,
+                                                  uint64_t *disp, size_t *at)
+{
+    if (!t->sorted)
+        sort(t);
+    size_t lo = *at <= t->n ? *at : 0;
+    if (lo && t->v[lo - 1].offset > offset)
+        lo = 0; /* asked out of order: start over */
+    while (lo < t->n && t->v[lo].offset <= offset)
+        lo++;
+    *at = lo;
+    return holder(t, lo, offset, disp);
 }
 
 int ntl_profile_symtab_from_pe(const void *data, size_t size, struct ntl_profile_symtab **out,

@@ -1,14 +1,19 @@
 /* A map from 64-bit keys to 64-bit values (open addressing, linear
  * probing), for the profile's buckets, processes and threads. Key
- * UINT64_MAX is reserved as the empty slot. */
+ * UINT64_MAX is reserved as the empty slot. A key and its value share a
+ * slot, so a lookup in a table larger than the cache costs one miss. */
 #ifndef NTLENS_PROFILE_U64MAP_H
 #define NTLENS_PROFILE_U64MAP_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+struct u64map_slot {
+    uint64_t key, val;
+};
+
 struct u64map {
-    uint64_t *keys, *vals;
+    struct u64map_slot *slots;
     size_t cap;    /* a power of two, or 0 */
     size_t count;
     size_t limit;  /* most entries allowed */
@@ -23,5 +28,13 @@ void u64map_free(struct u64map *m);
 uint64_t *u64map_slot(struct u64map *m, uint64_t key, int *limited);
 /* The value of key, or NULL when absent. */
 const uint64_t *u64map_get(const struct u64map *m, uint64_t key);
+/* Room for n entries without growing. 0, or -1 out of memory. */
+int u64map_reserve(struct u64map *m, size_t n);
+/* Starts loading key's first slot into the cache, for a lookup soon after
+ * (a table larger than the cache costs a miss a lookup otherwise). */
+void u64map_prefetch(const struct u64map *m, uint64_t key);
+/* Every entry, sorted by key, in a new array of m->count (free it). 0, or
+ * -1 out of memory. */
+int u64map_sorted(const struct u64map *m, struct u64map_slot **out);
 
 #endif

@@ -109,6 +109,74 @@ static void test_stacks(void)
     ntl_profile_free(p);
 }
 
+/* A report that does not read them keeps no stacks (ntl_profile_keep_stacks). */
+static void test_stacks_dropped(void)
+{
+    struct ntl_profile *p;
+    struct ntl_error err = {0};
+    uint64_t st[3] = {0x10, 0x20, 0x30};
+    struct ntl_profile_sample s = {.ip = 5, .pid = 3, .tid = 4, .stack = st, .depth = 3}, got;
+    size_t pos = 0;
+    CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
+    ntl_profile_keep_stacks(p, false);
+    CHECK_EQ_INT(ntl_profile_add_sample(p, &s, &err), 0);
+    CHECK_EQ_INT(ntl_profile_set_stack(p, 0, st, 3, &err), 0);
+    CHECK_EQ_INT(ntl_profile_set_stack(p, 1, st, 3, &err), NTL_ERR_ARGUMENT);
+    ntl_profile_keep_stacks(p, true);
+    CHECK_EQ_INT(ntl_profile_add_sample(p, &s, &err), 0);
+    CHECK_EQ_INT(ntl_profile_stack_next(p, &pos, &got), 1);
+    CHECK_EQ_U64(got.ip, 5);          /* the sample is kept, its stack is not */
+    CHECK_EQ_U64(got.depth, 0);
+    CHECK_EQ_INT(ntl_profile_stack_next(p, &pos, &got), 1);
+    CHECK_EQ_U64(got.depth, 3);
+    CHECK_EQ_U64(ntl_profile_total(p), 2);
+    ntl_profile_free(p);
+}
+
+/* Bucket rows: in offset order across every radix digit of the key, hits
+ * summed over more adds than the queue holds, and current after hits
+ * that added no bucket. */
+static void test_bucket_rows(void)
+{
+    static const uint64_t buckets[] = {(1u << 29) - 1, 0, 2048, 1u << 22, 2047, 1, 4095,
+                                       (1u << 22) + 3};
+    const size_t nb = sizeof buckets / sizeof buckets[0];
+    struct ntl_profile *p;
+    struct ntl_profile_bucket_row *rows;
+    struct ntl_error err = {0};
+    size_t n;
+    CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
+    for (unsigned r = 0; r < 3; r++)
+        CHECK_EQ_INT(ntl_profile_add_range(p, 1, "m", "", (uint64_t)(r + 1) << 32, 1u << 31, 2,
+                                           &err), (int)r);
+    for (unsigned round = 0; round < 5; round++)
+        for (size_t i = 0; i < nb; i++)
+            for (unsigned r = 0; r < 3; r += 2)
+                CHECK_EQ_INT(ntl_profile_add_hits(p, r, buckets[i], i + 1, &err), 0);
+    CHECK_EQ_U64(ntl_profile_total(p), 2 * 5 * nb * (nb + 1) / 2);
+    for (unsigned r = 0; r < 3; r++) {
+        CHECK_EQ_INT(ntl_profile_buckets(p, r, &rows, &n, &err), 0);
+        CHECK_EQ_U64(n, (r == 1 ? 0 : nb));
+        for (size_t i = 0; i < n; i++) {
+            if (i)
+                CHECK(rows[i - 1].offset < rows[i].offset);
+            size_t k = 0;
+            while (k < nb && buckets[k] << 2 != rows[i].offset)
+                k++;
+            CHECK(k < nb);
+            CHECK_EQ_U64(rows[i].hits, 5 * (k + 1));
+        }
+        free(rows);
+    }
+    CHECK_EQ_INT(ntl_profile_add_hits(p, 2, 0, 100, &err), 0);
+    CHECK_EQ_INT(ntl_profile_buckets(p, 2, &rows, &n, &err), 0);
+    CHECK_EQ_U64(n, nb);
+    CHECK_EQ_U64(rows[0].offset, 0);
+    CHECK_EQ_U64(rows[0].hits, 5 * 2 + 100);
+    free(rows);
+    ntl_profile_free(p);
+}
+
 static void test_symbols_and_report(void)
 {
     struct ntl_profile *p;
@@ -194,6 +262,8 @@ int main(int argc, char **argv)
     test_bucket_count();
     test_ranges();
     test_stacks();
+    test_stacks_dropped();
+    test_bucket_rows();
     test_symbols_and_report();
     test_elf(argv[0]);
     return check_exit();

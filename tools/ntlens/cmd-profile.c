@@ -363,6 +363,8 @@ int cmd_profile(int argc, char **argv)
         return rc;
     if (ntl_profile_new(&p, &err) < 0)
         return cli_fail(argv[0], &err, NULL);
+    /* Only the flame-graph formats read the stacks. */
+    ntl_profile_keep_stacks(p, po.ro.fmt == PROFILE_FOLDED || po.ro.fmt == PROFILE_SPEEDSCOPE);
     rc = po.etl ? from_trace(&c, p, &po) : from_live(argv[0], p, &po);
     if (rc == EXIT_OK)
         rc = po.ro.fmt == PROFILE_FOLDED       ? profile_folded(argv[0], p)
