@@ -589,4 +589,5 @@ def main():
     finish()
 
 
-main()
+if __name__ == "__main__":
+    main()
