@@ -234,6 +234,12 @@ static int krb5_check(struct loader *l, const char *path, yaml_node_t *v, struct
         return 0;
     if (a->password[0] || a->anonymous)
         return fail(l, v, path, "a Kerberos set takes no password and is not anonymous");
+    /* libsmbclient logs on anonymously without a user name, ticket or not. */
+    if (!a->user[0] && k->ccache[0])
+        return fail(l, v, path, "a ccache set needs user (the ticket's principal name)");
+    if (!a->user[0])
+        snprintf(a->user, sizeof a->user, "%.*s", (int)strcspn(k->principal, "@"),
+                 k->principal);
     a->kerberos = true;
     if (!(a->krb5 = exp_krb5_new(a->name, k->keytab, k->principal,
                                  k->ccache[0] ? k->ccache : NULL,
