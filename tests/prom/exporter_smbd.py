@@ -120,7 +120,7 @@ def check_example_config(d):
     root = os.path.join(os.path.dirname(__file__), "..", "..")
     with open(os.path.join(root, "docs", "exporter.example.yml")) as f:
         text = f.read()
-    for name in ("corp.password", "lab.auth"):
+    for name in ("corp.password", "lab.auth", "monitor.keytab"):
         with open(os.path.join(d, name), "w") as f:
             f.write("username=u\npassword=p\n" if name.endswith(".auth") else "p\n")
         text = text.replace("/etc/ntlens/" + name, os.path.join(d, name))
