@@ -280,9 +280,12 @@ static void *connect_thread(void *arg)
     int rc = connect_target(j, &err);
 
     if (rc < 0) {
-        if (strstr(err.message, "Kerberos") && !strstr(err.message, "credential set"))
+        if (strstr(err.message, "Kerberos") && !strstr(err.message, "credential set")) {
+            char why[sizeof err.message];
+            snprintf(why, sizeof why, "%s", err.message);
             ntl_error_set(&err, rc, NULL, NTL_NO_OFFSET, "credential set '%s': %.300s", j->auth,
-                          err.message);
+                          why);
+        }
         exp_log("warn", "connect failed", "target", g->host, "module", j->module,
                 "error_kind", error_kind(rc), "err", err.message, (char *)NULL);
         ntl_source_close(g->src);
