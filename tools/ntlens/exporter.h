@@ -89,7 +89,9 @@ struct exp_stats {
     size_t connected;
 };
 
-struct exp_targets *exp_targets_new(void);
+/* setups: connection setups at once (the others queue; their probes answer
+ * "connecting" meanwhile). */
+struct exp_targets *exp_targets_new(unsigned setups);
 void exp_targets_free(struct exp_targets *t);
 /* Closes every source (a reload: modules and credentials may have changed).
  * The caller makes sure no probe runs meanwhile (exp_server's rwlock, which
