@@ -142,10 +142,16 @@ try:
               "one core, %.0f target-scrapes per CPU-second"
               % (100 * cpu, ntargets / interval / max(cpu, 1e-9)))
 finally:
-    if prom:
-        prom.terminate()
-        prom.wait(timeout=30)
-    exp.terminate()
-    exp.wait(timeout=60)
+    # Both stop even when one is slow to (or the run was interrupted).
+    for proc in (prom, exp):
+        if proc:
+            proc.terminate()
+    for proc in (prom, exp):
+        if proc:
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
     if os.environ.get("LOAD_LOG"):
         print(open(os.path.join(d, "exporter.log")).read()[-6000:])
