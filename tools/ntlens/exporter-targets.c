@@ -223,12 +223,14 @@ struct connect_job {
     char spec[700], module[128], password[256], auth[128];
     struct ntl_source_options opt;
     struct exp_krb5 *krb5;         /* a reference, or NULL */
+    struct ntl_source *src;        /* the target's only once the setup is done */
     unsigned collectors;
     bool generic;
 };
 
 /* The title database, once per target: a reconnection keeps it. */
-static int load_titles(struct target *g, bool help, struct ntl_error *err)
+static int load_titles(struct target *g, struct ntl_source *src, bool help,
+                       struct ntl_error *err)
 {
     bool missing = false;
     int rc;
@@ -236,20 +238,21 @@ static int load_titles(struct target *g, bool help, struct ntl_error *err)
         return 0;
     if (!(g->titles = ntl_perf_titles_new()))
         return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
-    rc = ntl_source_load_titles(g->src, NTL_TITLES_COUNTER, NTL_PERF_LANG_ENGLISH,
+    rc = ntl_source_load_titles(src, NTL_TITLES_COUNTER, NTL_PERF_LANG_ENGLISH,
                                 NTL_SOURCE_TITLES_OWN, g->titles, &missing, err);
     if (rc == 0 && missing)
         rc = ntl_perf_titles_add_standard(g->titles);
     if (rc == 0 && help) /* help texts only serve the generic mapping's HELP lines */
-        ntl_source_load_titles(g->src, NTL_TITLES_HELP, NTL_PERF_LANG_ENGLISH,
+        ntl_source_load_titles(src, NTL_TITLES_HELP, NTL_PERF_LANG_ENGLISH,
                                NTL_SOURCE_TITLES_OWN, g->titles, NULL, NULL);
     if (rc < 0)
         drop_titles(g);
     return rc;
 }
 
-/* Opens the source and reads what each scrape reuses. Runs without the
- * target's lock (the target is marked connecting). */
+/* Opens the source (j->src) and reads what each scrape reuses. Runs without
+ * the target's lock: while it is marked connecting, no probe touches its
+ * titles or os facts, and the source becomes the target's at the end. */
 static int connect_target(struct connect_job *j, struct ntl_error *err)
 {
     struct target *g = j->g;
@@ -259,7 +262,7 @@ static int connect_target(struct connect_job *j, struct ntl_error *err)
     if (j->krb5 && exp_krb5_ticket(j->krb5, &j->opt.krb5_ccache, msg, sizeof msg) < 0)
         return ntl_error_set(err, NTL_ERR_AUTH, NULL, NTL_NO_OFFSET, "credential set '%s': %s",
                              j->auth, msg);
-    if ((rc = ntl_msrpc_source_open(j->spec, &j->opt, &g->src, err)) < 0) {
+    if ((rc = ntl_msrpc_source_open(j->spec, &j->opt, &j->src, err)) < 0) {
         if (rc == NTL_ERR_AUTH && j->krb5)
             exp_krb5_failed(j->krb5); /* a fresh ticket for the next attempt */
         return rc;
@@ -267,10 +270,10 @@ static int connect_target(struct connect_job *j, struct ntl_error *err)
     if ((j->collectors & NTL_PROM_OS) && strcmp(g->host, "local") != 0) {
         if (!g->os && !(g->os = malloc(sizeof *g->os)))
             return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
-        if ((rc = exp_os_read(g->src, g->os, err)) < 0)
+        if ((rc = exp_os_read(j->src, g->os, err)) < 0)
             return rc;
     }
-    return load_titles(g, j->generic, err);
+    return load_titles(g, j->src, j->generic, err);
 }
 
 static void grow_backoff(struct target *g)
@@ -305,10 +308,11 @@ static void *connect_thread(void *arg)
         }
         exp_log("warn", "connect failed", "target", g->host, "module", j->module,
                 "error_kind", error_kind(rc), "err", err.message, (char *)NULL);
-        ntl_source_close(g->src);
-        g->src = NULL;
+        ntl_source_close(j->src);
+        j->src = NULL;
     }
     pthread_mutex_lock(&g->lock);
+    g->src = j->src;
     g->connecting = false;
     g->connect_rc = rc;
     snprintf(g->connect_msg, sizeof g->connect_msg, "%s", rc < 0 ? err.message : "");
@@ -425,7 +429,7 @@ static int ensure_connected(struct exp_targets *t, struct target *g,
                             struct ntl_error *err)
 {
     int rc;
-    if (g->src)
+    if (g->src && !g->connecting)
         return 0;
     if (!g->connecting && now() < g->retry_at) {
         snprintf(kind, 32, "%s", g->error_kind[0] ? g->error_kind : "connect");
