@@ -99,9 +99,11 @@ void exp_targets_free(struct exp_targets *t);
 void exp_targets_reset(struct exp_targets *t);
 /* Appends one target's page to out: probe_success, probe_duration_seconds,
  * and, on success, the module's metrics. host NULL is this machine
- * ("local"). timeout_s > 0 bounds the whole probe (connecting, waiting for
- * another scrape of the same target, the query) besides the module's
- * timeouts; a probe that runs out fails with error_kind timeout. Never fails the page for a target error: it shows as
+ * ("local"). timeout_s > 0 bounds the whole probe (waiting for the
+ * connection's setup, for another scrape of the same target, the query)
+ * besides the module's timeouts: a setup still running then fails the probe
+ * with error_kind connecting and carries on; a query that runs out fails
+ * with error_kind timeout. A target error never fails the page: it shows as
  * probe_success 0 with an error_kind label. Returns 0, or -1 when out of
  * memory or the page limit was hit. */
 int exp_targets_probe(struct exp_targets *t, const struct exp_module *m, const char *host,
