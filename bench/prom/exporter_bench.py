@@ -3,70 +3,18 @@
 module per simulated target (each module a distinct connection to the same
 smbd), then measures. argv: NTLENS DIR SMBD_PORT TARGETS DIRECT_RATE."""
 import os
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tests", "prom"))
+from proctree import cpu_s, free_port, rollup, tree  # noqa: E402
+
 ntlens, d, smbd_port, ntargets, direct = sys.argv[1], sys.argv[2], int(sys.argv[3]), \
     int(sys.argv[4]), float(sys.argv[5])
 target = "127.0.0.1:%d" % smbd_port
-HZ = os.sysconf("SC_CLK_TCK")
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def tree(pid):
-    """pid and every descendant (the SMB helper processes)."""
-    kids = {}
-    for e in os.listdir("/proc"):
-        if e.isdigit():
-            try:
-                with open("/proc/%s/stat" % e) as f:
-                    st = f.read()
-                kids.setdefault(int(st[st.rindex(")") + 2:].split()[1]), []).append(int(e))
-            except (OSError, ValueError):
-                pass
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo += kids.get(p, [])
-    return out
-
-
-def cpu_s(pids):
-    t = 0
-    for p in pids:
-        try:
-            with open("/proc/%d/stat" % p) as f:
-                st = f.read()
-            fields = st[st.rindex(")") + 2:].split()
-            t += int(fields[11]) + int(fields[12])
-        except (OSError, ValueError):
-            pass
-    return t / HZ
-
-
-def pss_mb(pids):
-    t = 0
-    for p in pids:
-        try:
-            with open("/proc/%d/smaps_rollup" % p) as f:
-                for line in f:
-                    if line.startswith("Pss:"):
-                        t += int(line.split()[1])
-        except OSError:
-            pass
-    return t / 1024
 
 
 def scrape(port, module):
@@ -93,7 +41,7 @@ try:
             break
         except OSError:
             time.sleep(0.1)
-    base_pss = pss_mb(tree(exp.pid))
+    base_pss = rollup(tree(exp.pid), "Pss")
     scrape(port, "m0")
     n = 200
     c0, t0 = cpu_s(tree(exp.pid)), time.monotonic()
@@ -107,7 +55,7 @@ try:
     with ThreadPoolExecutor(16) as ex:
         ok = sum(ex.map(lambda i: scrape(port, "m%d" % i), range(ntargets)))
     pids = tree(exp.pid)
-    total = pss_mb(pids)
+    total = rollup(pids, "Pss")
     print("%d targets connected (%d ok): %d processes, %.1f MB PSS in all, %.2f MB per target "
           "(idle exporter %.1f MB)" % (ntargets, ok, len(pids), total,
                                       (total - base_pss) / ntargets, base_pss))
@@ -117,7 +65,7 @@ try:
         ok = sum(ex.map(lambda i: scrape(port, "m%d" % (i % ntargets)),
                         range(rounds * ntargets)))
     took, cpu = time.monotonic() - t0, cpu_s(tree(exp.pid)) - c0
-    after = pss_mb(tree(exp.pid))
+    after = rollup(tree(exp.pid), "Pss")
     print("%d targets x %d rounds, 16 in parallel: %.0f target-scrapes/s, %.0f per CPU-second "
           "(exporter and helpers; smbd not counted), %d ok" % (
               ntargets, rounds, rounds * ntargets / took, rounds * ntargets / max(cpu, 1e-9), ok))

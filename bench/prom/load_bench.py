@@ -3,96 +3,18 @@
 INTERVAL SMBD_PORT... Target i is module m<i> against smbd i % len(ports)."""
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
 import urllib.parse
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tests", "prom"))
+from proctree import children, cpu_s, free_port, page_tables, rollup, tree  # noqa: E402
+
 ntlens, d = sys.argv[1], sys.argv[2]
 ntargets, seconds, interval = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 ports = [int(p) for p in sys.argv[6:]]
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def tree(pid):
-    """pid and every descendant (zygote and SMB helpers)."""
-    kids = {}
-    for e in os.listdir("/proc"):
-        if e.isdigit():
-            try:
-                with open("/proc/%s/stat" % e) as f:
-                    st = f.read()
-                kids.setdefault(int(st[st.rindex(")") + 2:].split()[1]), []).append(int(e))
-            except (OSError, ValueError):
-                pass
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo += kids.get(p, [])
-    return out
-
-
-def children(pid):
-    out = []
-    for e in os.listdir("/proc"):
-        if e.isdigit():
-            try:
-                with open("/proc/%s/stat" % e) as f:
-                    st = f.read()
-                if int(st[st.rindex(")") + 2:].split()[1]) == pid:
-                    out.append(int(e))
-            except (OSError, ValueError):
-                pass
-    return out
-
-
-def rollup(pids, key):
-    t = 0
-    for p in pids:
-        try:
-            with open("/proc/%d/smaps_rollup" % p) as f:
-                for line in f:
-                    if line.startswith(key + ":"):
-                        t += int(line.split()[1])
-        except OSError:
-            pass
-    return t / 1024
-
-
-def page_tables(pids):
-    t = 0
-    for p in pids:
-        try:
-            with open("/proc/%d/status" % p) as f:
-                for line in f:
-                    if line.startswith("VmPTE:"):
-                        t += int(line.split()[1])
-        except OSError:
-            pass
-    return t / 1024
-
-
-def cpu_s(pids):
-    t = 0
-    for p in pids:
-        try:
-            with open("/proc/%d/stat" % p) as f:
-                st = f.read()
-            fields = st[st.rindex(")") + 2:].split()
-            t += int(fields[11]) + int(fields[12])
-        except (OSError, ValueError):
-            pass
-    return t / os.sysconf("SC_CLK_TCK")
 
 
 def get(port, path):
@@ -197,15 +119,39 @@ try:
           "zygotes=%d pss_connected=%.1f pss_end=%.1f per_target=%.3f" % (
               ntargets, reported, scrapes, missed, up[0][1] if up else 0, ok[0][1] if ok else 0,
               read[0][1] if read else 0, last[1], len(zygotes), full[2], last[2], (last[2] - idle) / ntargets))
+    # Where the missed scrapes went: the exporter answers every request it
+    # gets (its own count), so scrapes Prometheus never sent show as its
+    # scrape loops running late (interval quantiles) while it ingests
+    # (head series, its own CPU).
+    own = lambda page, name: sum(float(x.split()[-1]) for x in page.splitlines()  # noqa: E731
+                                 if x.startswith(name + " ") or x.startswith(name + "{"))
+    epage, ppage = get(eport, "/metrics"), get(pport, "/metrics")
+    print("exporter: %d probes served, %d failed; Prometheus: %d head series, %.0f samples a "
+          "scrape, scrape interval p99 %.2f s, CPU %.0f s over the run" % (
+              own(epage, "ntlens_exporter_probes_total"),
+              own(epage, "ntlens_exporter_probe_failures_total"),
+              own(ppage, "prometheus_tsdb_head_series"),
+              own(ppage, "scrape_samples_scraped") or
+              (sum(v for _, v in q("scrape_samples_scraped")) / max(reported, 1)),
+              max([float(x.split()[-1]) for x in ppage.splitlines() if x.startswith(
+                  "prometheus_target_interval_length_seconds{") and 'quantile="0.99"' in x]
+                  or [0]),
+              own(ppage, "process_cpu_seconds_total")))
     if cpu is not None:
         print("CPU once all were connected (exporter + helpers, smbd not counted): %.1f%% of "
               "one core, %.0f target-scrapes per CPU-second"
               % (100 * cpu, ntargets / interval / max(cpu, 1e-9)))
 finally:
-    if prom:
-        prom.terminate()
-        prom.wait(timeout=30)
-    exp.terminate()
-    exp.wait(timeout=60)
+    # Both stop even when one is slow to (or the run was interrupted).
+    for proc in (prom, exp):
+        if proc:
+            proc.terminate()
+    for proc in (prom, exp):
+        if proc:
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
     if os.environ.get("LOAD_LOG"):
         print(open(os.path.join(d, "exporter.log")).read()[-6000:])

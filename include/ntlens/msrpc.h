@@ -110,6 +110,7 @@ struct ntl_smb_target {
     const char *user;         /* NULL or "": anonymous unless kerberos */
     const char *password;     /* never copied into errors */
     bool kerberos;
+    const char *krb5_ccache;  /* kerberos: the helper's KRB5CCNAME; NULL: inherited */
     unsigned connect_timeout_ms;  /* 0: 10 s */
     unsigned call_timeout_ms;     /* 0: 30 s */
 };

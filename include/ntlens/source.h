@@ -34,6 +34,7 @@ struct ntl_source_options {
     const char *password;         /* never copied into errors or descriptions */
     bool kerberos;
     bool anonymous;
+    const char *krb5_ccache;      /* kerberos: the ticket cache ("FILE:..."); NULL: KRB5CCNAME */
 };
 
 enum ntl_title_kind {

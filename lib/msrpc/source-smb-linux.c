@@ -211,6 +211,7 @@ int ntl_msrpc_smb_open(const char *spec, const struct ntl_source_options *opt,
     t.user = user;
     t.password = opt->anonymous ? NULL : opt->password;
     t.kerberos = opt->kerberos;
+    t.krb5_ccache = opt->krb5_ccache;
     t.connect_timeout_ms = opt->connect_timeout_ms;
     t.call_timeout_ms = opt->call_timeout_ms;
 

@@ -64,6 +64,7 @@ struct child_args {
     char domain[256];
     char user[256];
     char password[256];
+    char ccache[512];         /* KRB5CCNAME for this helper; "": inherited */
 };
 
 #define HELPER_FD NTL_SMB_HELPER_FD
@@ -328,6 +329,10 @@ static _Noreturn void child_main(int sock, struct child_args *c)
     size_t cap = 0;
     int e = 0;
 
+    /* The caller's ticket cache for this pipe (an exporter's credential
+     * set), read by libsmbclient's Kerberos code from the environment. */
+    if (c->kerberos && c->ccache[0])
+        setenv("KRB5CCNAME", c->ccache, 1);
     c->ctx = make_context(c);
     if (!c->ctx)
         e = errno ? errno : ENOMEM;
@@ -549,6 +554,7 @@ int ntl_smb_pipe_open(const struct ntl_smb_target *t, const char *name,
     args.call_ms = call_ms;
     args.port = port;
     args.kerberos = t->kerberos;
+    copy(args.ccache, sizeof args.ccache, t->krb5_ccache);
     copy(args.domain, sizeof args.domain, t->domain);
     copy(args.user, sizeof args.user, t->user);
     copy(args.password, sizeof args.password, t->password);

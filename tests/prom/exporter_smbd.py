@@ -21,10 +21,12 @@ import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
+sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "msrpc"))
 from checks import check, finish  # noqa: E402
 import smbd_tests  # noqa: E402
+from proctree import children, zombie  # noqa: E402
 
 NTLENS = os.environ["NTLENS"]
 
@@ -120,7 +122,7 @@ def check_example_config(d):
     root = os.path.join(os.path.dirname(__file__), "..", "..")
     with open(os.path.join(root, "docs", "exporter.example.yml")) as f:
         text = f.read()
-    for name in ("corp.password", "lab.auth"):
+    for name in ("corp.password", "lab.auth", "monitor.keytab"):
         with open(os.path.join(d, name), "w") as f:
             f.write("username=u\npassword=p\n" if name.endswith(".auth") else "p\n")
         text = text.replace("/etc/ntlens/" + name, os.path.join(d, name))
@@ -403,20 +405,6 @@ def scrape_timeout_test(port, srv, conn, target):
           "a hung probe holds up no other connection (16 probes in %.2fs)" % took)
 
 
-def children(pid):
-    out = []
-    for e in os.listdir("/proc"):
-        if e.isdigit():
-            try:
-                with open("/proc/%s/stat" % e) as f:
-                    st = f.read()
-                if int(st[st.rindex(")") + 2:].split()[1]) == pid:
-                    out.append(int(e))
-            except (OSError, ValueError):
-                pass
-    return out
-
-
 def helper_test(port, p, target):
     """The exporter's SMB helpers are forked by one zygote: a helper that
     dies costs only its own target (which reconnects), and a zygote that
@@ -463,15 +451,6 @@ def until(cond, seconds):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.2)
-
-
-def zombie(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            st = f.read()
-        return st[st.rindex(")") + 2] == "Z"
-    except OSError:
-        return True
 
 
 def main():
@@ -589,4 +568,5 @@ def main():
     finish()
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -114,7 +114,7 @@ int cmd_exporter(int argc, char **argv)
     pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
     pthread_rwlock_init(&s.lock, &attr);
     pthread_rwlockattr_destroy(&attr);
-    if (!(s.targets = exp_targets_new())) {
+    if (!(s.targets = exp_targets_new((unsigned)conc))) {
         exp_config_free(&s.cfg);
         return cli_failf(argv[0], "out of memory");
     }

@@ -2,14 +2,22 @@
  * so every error names FILE:LINE and the key). Secrets are read here from
  * password and authentication files and never copied into a message. */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <yaml.h>
 
 #include "exporter.h"
 #include "ntlens/prom.h"
+
+/* The Kerberos keys of the credential set being read. */
+struct krb5_keys {
+    char keytab[PATH_MAX], principal[256], ccache[PATH_MAX];
+    unsigned renew_s;
+};
 
 struct loader {
     yaml_document_t doc;
@@ -17,6 +25,7 @@ struct loader {
     char *msg;
     size_t size;
     struct exp_config *cfg;
+    struct krb5_keys krb5;
 };
 
 static int fail(struct loader *l, const yaml_node_t *n, const char *key, const char *fmt, ...)
@@ -156,6 +165,31 @@ static int read_auth_file(struct loader *l, const char *path, yaml_node_t *v, st
     return 0;
 }
 
+/* keytab (must be readable now: kinit reads it at the first probe),
+ * principal, ccache, ticket_renew (seconds). */
+static int krb5_key(struct loader *l, const char *path, const char *key, yaml_node_t *v,
+                    struct exp_auth *a)
+{
+    struct krb5_keys *k = &l->krb5;
+    long x;
+    (void)a;
+    if (!strcmp(key, "ticket_renew")) {
+        if (get_long(l, path, v, 60, 86400, &x) < 0)
+            return -1;
+        k->renew_s = (unsigned)x;
+        return 0;
+    }
+    if (!strcmp(key, "principal"))
+        return copy(l, path, v, k->principal, sizeof k->principal);
+    if (!strcmp(key, "ccache"))
+        return copy(l, path, v, k->ccache, sizeof k->ccache);
+    if (copy(l, path, v, k->keytab, sizeof k->keytab) < 0)
+        return -1;
+    if (access(k->keytab, R_OK) != 0)
+        return fail(l, v, path, "cannot read the keytab: %s", strerror(errno));
+    return 0;
+}
+
 static int auth_key(struct loader *l, const char *path, const char *key, yaml_node_t *v,
                     void *arg)
 {
@@ -177,8 +211,41 @@ static int auth_key(struct loader *l, const char *path, const char *key, yaml_no
         return get_bool(l, path, v, &a->anonymous);
     if (!strcmp(key, "password"))
         return fail(l, v, path, "passwords do not belong in the config: use password_file");
+    if (!strcmp(key, "keytab") || !strcmp(key, "ccache") || !strcmp(key, "principal") ||
+        !strcmp(key, "ticket_renew"))
+        return krb5_key(l, path, key, v, a);
     return fail(l, v, path, "unknown key (user, password_file, authentication_file, "
-                            "kerberos, anonymous)");
+                            "kerberos, keytab, principal, ccache, ticket_renew, anonymous)");
+}
+
+/* A Kerberos set's keytab/principal or ccache, checked together once the
+ * set is read. */
+static int krb5_check(struct loader *l, const char *path, yaml_node_t *v, struct exp_auth *a)
+{
+    struct krb5_keys *k = &l->krb5;
+    if (k->keytab[0] && k->ccache[0])
+        return fail(l, v, path, "keytab and ccache exclude each other (kinit fills a cache of "
+                                "its own from the keytab)");
+    if (k->keytab[0] && !k->principal[0])
+        return fail(l, v, path, "a keytab needs principal (e.g. monitor@EXAMPLE.COM)");
+    if (!k->keytab[0] && (k->principal[0] || k->renew_s))
+        return fail(l, v, path, "principal and ticket_renew go with keytab");
+    if (!k->keytab[0] && !k->ccache[0])
+        return 0;
+    if (a->password[0] || a->anonymous)
+        return fail(l, v, path, "a Kerberos set takes no password and is not anonymous");
+    /* libsmbclient logs on anonymously without a user name, ticket or not. */
+    if (!a->user[0] && k->ccache[0])
+        return fail(l, v, path, "a ccache set needs user (the ticket's principal name)");
+    if (!a->user[0])
+        snprintf(a->user, sizeof a->user, "%.*s", (int)strcspn(k->principal, "@"),
+                 k->principal);
+    a->kerberos = true;
+    if (!(a->krb5 = exp_krb5_new(a->name, k->keytab, k->principal,
+                                 k->ccache[0] ? k->ccache : NULL,
+                                 k->renew_s ? k->renew_s : 3600)))
+        return fail(l, v, path, "out of memory");
+    return 0;
 }
 
 static int add_auth(struct loader *l, const char *path, const char *key, yaml_node_t *v,
@@ -191,7 +258,10 @@ static int add_auth(struct loader *l, const char *path, const char *key, yaml_no
     if (!(a->name = strdup(key)))
         return fail(l, v, path, "out of memory");
     c->nauths++;
-    return each_pair(l, v, path, auth_key, a);
+    memset(&l->krb5, 0, sizeof l->krb5);
+    if (each_pair(l, v, path, auth_key, a) < 0)
+        return -1;
+    return krb5_check(l, path, v, a);
 }
 
 static int find_auth(struct loader *l, const char *path, yaml_node_t *v,
@@ -440,6 +510,7 @@ void exp_config_free(struct exp_config *cfg)
 {
     for (size_t i = 0; i < cfg->nauths; i++) {
         free(cfg->auths[i].name);
+        exp_krb5_unref(cfg->auths[i].krb5);
         memset(&cfg->auths[i], 0, sizeof cfg->auths[i]);
     }
     for (size_t i = 0; i < cfg->nmodules; i++) {

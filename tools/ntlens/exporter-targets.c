@@ -1,8 +1,16 @@
 /* One long-lived source per (module, host). libsmbclient is not thread-safe,
  * but every remote source runs in its own helper process (lib/msrpc/
  * transport-linux.c), so targets scrape in parallel on the HTTP server's
- * threads, each under its own lock. */
+ * threads, each under its own lock.
+ *
+ * Connecting (TCP, SMB session, winreg, the os facts and the title
+ * database: seconds against a slow host) runs on a thread of its own: a
+ * probe waits for it only while its scrape has time left, then answers
+ * probe_success 0 (error_kind connecting) and the connection carries on
+ * for the next scrape. */
+#include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +36,13 @@ struct target {
     double retry_at;          /* monotonic seconds; no attempt before */
     unsigned backoff_ms;
     char error_kind[32];      /* of the last failure */
+    /* While connecting, src, titles and os are the connecting thread's;
+     * it clears the flag (under lock) and signals `connected`. */
+    bool connecting;
+    bool orphaned;            /* dropped by a reload while connecting: the thread frees it */
+    pthread_cond_t connected;
+    int connect_rc;           /* of the last connection attempt */
+    char connect_msg[sizeof ((struct ntl_error *)0)->message];
     struct target *next;
 };
 
@@ -36,6 +51,11 @@ struct exp_targets {
     struct target *list;
     struct exp_stats stats;
     atomic_size_t connected;  /* targets with a source, kept without the lock */
+    /* Setups at once. Unbounded, a fleet's first minute (1,000 targets
+     * connecting within one scrape interval) ran ~500 setups at once, each
+     * so slow on a loaded machine that half the fleet stayed unconnected. */
+    sem_t setups;
+    atomic_int inflight;      /* connecting threads, which use setups */
 };
 
 static double now(void)
@@ -45,9 +65,13 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-struct exp_targets *exp_targets_new(void)
+struct exp_targets *exp_targets_new(unsigned setups)
 {
     struct exp_targets *t = calloc(1, sizeof *t);
+    if (t && sem_init(&t->setups, 0, setups ? setups : 1) != 0) {
+        free(t);
+        return NULL;
+    }
     if (t)
         pthread_mutex_init(&t->lock, NULL);
     return t;
@@ -70,17 +94,29 @@ static void drop_titles(struct target *g)
     g->titles = NULL;
 }
 
+static void free_target(struct target *g)
+{
+    drop_titles(g);
+    free(g->os);
+    pthread_cond_destroy(&g->connected);
+    pthread_mutex_destroy(&g->lock);
+    free(g->module);
+    free(g->host);
+    free(g);
+}
+
+/* A target still connecting is left to its connecting thread. */
 static void free_list(struct exp_targets *t, struct target *g)
 {
     while (g) {
         struct target *next = g->next;
-        disconnect(t, g);
-        drop_titles(g);
-        free(g->os);
-        pthread_mutex_destroy(&g->lock);
-        free(g->module);
-        free(g->host);
-        free(g);
+        pthread_mutex_lock(&g->lock);
+        g->orphaned = g->connecting;
+        pthread_mutex_unlock(&g->lock);
+        if (!g->orphaned) {
+            disconnect(t, g);
+            free_target(g);
+        }
         g = next;
     }
 }
@@ -98,6 +134,9 @@ void exp_targets_free(struct exp_targets *t)
     if (!t)
         return;
     free_list(t, t->list);
+    if (atomic_load(&t->inflight)) /* orphaned setups still use t; the program exits */
+        return;
+    sem_destroy(&t->setups);
     pthread_mutex_destroy(&t->lock);
     free(t);
 }
@@ -135,7 +174,12 @@ static struct target *find(struct exp_targets *t, const char *module, const char
             free(g);
             g = NULL;
         } else {
+            pthread_condattr_t ca;
+            pthread_condattr_init(&ca);
+            pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
             pthread_mutex_init(&g->lock, NULL);
+            pthread_cond_init(&g->connected, &ca);
+            pthread_condattr_destroy(&ca);
             g->next = t->list;
             t->list = g;
         }
@@ -171,47 +215,167 @@ static unsigned bound_ms(unsigned setting, unsigned dflt, unsigned left)
     return left && left < ms ? left : ms;
 }
 
-static int connect_target(struct target *g, const struct exp_module *m, unsigned left_ms,
-                          atomic_size_t *connected, struct ntl_error *err)
+/* What a connecting thread needs, copied: the config it came from may be
+ * reloaded (and freed) before it ends. */
+struct connect_job {
+    struct exp_targets *t;
+    struct target *g;
+    char spec[700], module[128], password[256], auth[128];
+    struct ntl_source_options opt;
+    struct exp_krb5 *krb5;         /* a reference, or NULL */
+    struct ntl_source *src;        /* the target's only once the setup is done */
+    unsigned collectors;
+    bool generic;
+};
+
+/* The title database, once per target: a reconnection keeps it. */
+static int load_titles(struct target *g, struct ntl_source *src, bool help,
+                       struct ntl_error *err)
 {
-    struct ntl_source_options opt = {0};
-    char spec[700];
     bool missing = false;
     int rc;
-
-    opt.connect_timeout_ms = bound_ms(m->connect_timeout_ms, DEFAULT_CONNECT_MS, left_ms);
-    opt.call_timeout_ms = bound_ms(m->call_timeout_ms, DEFAULT_CALL_MS, left_ms);
-    if (m->auth) {
-        opt.password = m->auth->password[0] ? m->auth->password : NULL;
-        opt.kerberos = m->auth->kerberos;
-        opt.anonymous = m->auth->anonymous;
-    } else {
-        opt.anonymous = true;
-    }
-    make_spec(m, g->host, spec, sizeof spec);
-    if ((rc = ntl_msrpc_source_open(spec, &opt, &g->src, err)) < 0)
-        return rc;
-    atomic_fetch_add(connected, 1);
-    if ((m->collectors & NTL_PROM_OS) && strcmp(g->host, "local") != 0) {
-        if (!g->os && !(g->os = malloc(sizeof *g->os)))
-            return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
-        if ((rc = exp_os_read(g->src, g->os, err)) < 0)
-            return rc;
-    }
     if (g->titles)
         return 0;
     if (!(g->titles = ntl_perf_titles_new()))
         return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
-    rc = ntl_source_load_titles(g->src, NTL_TITLES_COUNTER, NTL_PERF_LANG_ENGLISH,
+    rc = ntl_source_load_titles(src, NTL_TITLES_COUNTER, NTL_PERF_LANG_ENGLISH,
                                 NTL_SOURCE_TITLES_OWN, g->titles, &missing, err);
     if (rc == 0 && missing)
         rc = ntl_perf_titles_add_standard(g->titles);
-    if (rc == 0 && m->generic) /* help texts only serve the generic mapping's HELP lines */
-        ntl_source_load_titles(g->src, NTL_TITLES_HELP, NTL_PERF_LANG_ENGLISH,
+    if (rc == 0 && help) /* help texts only serve the generic mapping's HELP lines */
+        ntl_source_load_titles(src, NTL_TITLES_HELP, NTL_PERF_LANG_ENGLISH,
                                NTL_SOURCE_TITLES_OWN, g->titles, NULL, NULL);
     if (rc < 0)
         drop_titles(g);
     return rc;
+}
+
+/* Opens the source (j->src) and reads what each scrape reuses. Runs without
+ * the target's lock: while it is marked connecting, no probe touches its
+ * titles or os facts, and the source becomes the target's at the end. */
+static int connect_target(struct connect_job *j, struct ntl_error *err)
+{
+    struct target *g = j->g;
+    char msg[400];
+    int rc;
+
+    if (j->krb5 && exp_krb5_ticket(j->krb5, &j->opt.krb5_ccache, msg, sizeof msg) < 0)
+        return ntl_error_set(err, NTL_ERR_AUTH, NULL, NTL_NO_OFFSET, "credential set '%s': %s",
+                             j->auth, msg);
+    if ((rc = ntl_msrpc_source_open(j->spec, &j->opt, &j->src, err)) < 0) {
+        if (rc == NTL_ERR_AUTH && j->krb5)
+            exp_krb5_failed(j->krb5); /* a fresh ticket for the next attempt */
+        return rc;
+    }
+    if ((j->collectors & NTL_PROM_OS) && strcmp(g->host, "local") != 0) {
+        if (!g->os && !(g->os = malloc(sizeof *g->os)))
+            return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
+        if ((rc = exp_os_read(j->src, g->os, err)) < 0)
+            return rc;
+    }
+    return load_titles(g, j->src, j->generic, err);
+}
+
+static void grow_backoff(struct target *g)
+{
+    g->backoff_ms = g->backoff_ms ? g->backoff_ms * 2 : BACKOFF_MIN_MS;
+    if (g->backoff_ms > BACKOFF_MAX_MS)
+        g->backoff_ms = BACKOFF_MAX_MS;
+    g->retry_at = now() + g->backoff_ms / 1000.0;
+}
+
+static const char *error_kind(int rc);
+
+/* The connecting thread: connects, hands the result to the target (or
+ * frees a target a reload dropped meanwhile), wakes the waiting probes. */
+static void *connect_thread(void *arg)
+{
+    struct connect_job *j = arg;
+    struct target *g = j->g;
+    struct ntl_error err = {0};
+    while (sem_wait(&j->t->setups) != 0)
+        ;
+    int rc = connect_target(j, &err);
+    sem_post(&j->t->setups);
+    struct exp_targets *t = j->t;
+
+    if (rc < 0) {
+        if (strstr(err.message, "Kerberos") && !strstr(err.message, "credential set")) {
+            char why[sizeof err.message];
+            snprintf(why, sizeof why, "%s", err.message);
+            ntl_error_set(&err, rc, NULL, NTL_NO_OFFSET, "credential set '%s': %.300s", j->auth,
+                          why);
+        }
+        exp_log("warn", "connect failed", "target", g->host, "module", j->module,
+                "error_kind", error_kind(rc), "err", err.message, (char *)NULL);
+        ntl_source_close(j->src);
+        j->src = NULL;
+    }
+    pthread_mutex_lock(&g->lock);
+    g->src = j->src;
+    g->connecting = false;
+    g->connect_rc = rc;
+    snprintf(g->connect_msg, sizeof g->connect_msg, "%s", rc < 0 ? err.message : "");
+    if (rc < 0) {
+        grow_backoff(g);
+        snprintf(g->error_kind, sizeof g->error_kind, "%s", error_kind(rc));
+    } else if (!g->orphaned) {
+        atomic_fetch_add(&j->t->connected, 1);
+    }
+    pthread_cond_broadcast(&g->connected);
+    bool orphaned = g->orphaned;
+    pthread_mutex_unlock(&g->lock);
+    if (orphaned) {
+        ntl_source_close(g->src);
+        free_target(g);
+    }
+    exp_krb5_unref(j->krb5);
+    memset(j->password, 0, sizeof j->password);
+    free(j);
+    atomic_fetch_sub(&t->inflight, 1); /* the last use of t */
+    return NULL;
+}
+
+/* Starts connecting g with m's settings (the module's own timeouts: the
+ * connection outlives the scrape). Called with g->lock held. */
+static int start_connect(struct exp_targets *t, struct target *g, const struct exp_module *m,
+                         struct ntl_error *err)
+{
+    struct connect_job *j = calloc(1, sizeof *j);
+    pthread_attr_t attr;
+    pthread_t th;
+    if (!j)
+        return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
+    j->t = t;
+    j->g = g;
+    make_spec(m, g->host, j->spec, sizeof j->spec);
+    snprintf(j->module, sizeof j->module, "%s", m->name);
+    j->opt.connect_timeout_ms = m->connect_timeout_ms ? m->connect_timeout_ms : DEFAULT_CONNECT_MS;
+    j->opt.call_timeout_ms = m->call_timeout_ms ? m->call_timeout_ms : DEFAULT_CALL_MS;
+    j->opt.anonymous = !m->auth || m->auth->anonymous;
+    if (m->auth) {
+        snprintf(j->auth, sizeof j->auth, "%s", m->auth->name);
+        snprintf(j->password, sizeof j->password, "%s", m->auth->password);
+        j->opt.password = j->password[0] ? j->password : NULL;
+        j->opt.kerberos = m->auth->kerberos;
+        j->krb5 = exp_krb5_ref(m->auth->krb5);
+    }
+    j->collectors = m->collectors;
+    j->generic = m->generic;
+    g->connecting = true;
+    atomic_fetch_add(&t->inflight, 1);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int e = pthread_create(&th, &attr, connect_thread, j);
+    pthread_attr_destroy(&attr);
+    if (e == 0)
+        return 0;
+    g->connecting = false;
+    atomic_fetch_sub(&t->inflight, 1);
+    exp_krb5_unref(j->krb5);
+    free(j);
+    return ntl_error_set(err, NTL_ERR_SYSTEM, NULL, NTL_NO_OFFSET, "cannot start a thread: %s",
+                         strerror(e));
 }
 
 /* The module's instance regex, matched against the name without "#N". */
@@ -248,42 +412,87 @@ static unsigned left_ms(double until)
     return until == 0 ? 0 : left < 0.001 ? 1 : (unsigned)(left * 1000);
 }
 
+/* An absolute CLOCK_MONOTONIC time (the targets' condition variables use
+ * that clock). */
+static struct timespec mono_at(double t)
+{
+    struct timespec ts = {(time_t)t, (long)((t - (double)(time_t)t) * 1e9)};
+    return ts;
+}
+
+/* g's connection: waits for its connecting thread (started here unless the
+ * backoff says wait) while the scrape has time left. Called and returns
+ * with g->lock held. Returns 0 with g->src set, or a negative status with
+ * kind (32 bytes) set to the failure's error_kind. */
+static int ensure_connected(struct exp_targets *t, struct target *g,
+                            const struct exp_module *m, double until, char *kind,
+                            struct ntl_error *err)
+{
+    int rc;
+    if (g->src && !g->connecting)
+        return 0;
+    if (!g->connecting && now() < g->retry_at) {
+        snprintf(kind, 32, "%s", g->error_kind[0] ? g->error_kind : "connect");
+        return ntl_error_set(err, NTL_ERR_CONNECT, NULL, NTL_NO_OFFSET,
+                             "waiting before reconnecting (last attempt: %.300s)",
+                             g->connect_msg);
+    }
+    if (!g->connecting && (rc = start_connect(t, g, m, err)) < 0) {
+        snprintf(kind, 32, "%s", error_kind(rc));
+        return rc;
+    }
+    struct timespec ts = mono_at(until);
+    while (g->connecting)
+        if (until ? pthread_cond_timedwait(&g->connected, &g->lock, &ts) == ETIMEDOUT
+                  : pthread_cond_wait(&g->connected, &g->lock) != 0)
+            break;
+    if (g->connecting) {
+        snprintf(kind, 32, "connecting");
+        return ntl_error_set(err, NTL_ERR_TIMEOUT, NULL, NTL_NO_OFFSET,
+                             "still connecting when the scrape timeout came (the connection "
+                             "carries on for the next scrape)");
+    }
+    if (g->src)
+        return 0;
+    snprintf(kind, 32, "%s", g->error_kind);
+    return ntl_error_set(err, g->connect_rc, NULL, NTL_NO_OFFSET, "%s", g->connect_msg);
+}
+
 /* Gathers one snapshot into page (a buffer of its own, so a failure halfway
  * leaves nothing of it in the answer), all of it before `until` (monotonic
- * seconds; 0: only the module's timeouts bound it). Returns 0 or a negative
- * status. */
+ * seconds; 0: only the module's timeouts bound it). Returns 0, or a
+ * negative status with kind set. */
 static int scrape(struct exp_targets *t, struct target *g, const struct exp_module *m,
-                  double until, struct ntl_buf *page, struct ntl_error *err)
+                  double until, struct ntl_buf *page, char *kind, struct ntl_error *err)
 {
     struct ntl_perf_block *b = NULL;
     struct ntl_buf raw;
-    int rc = 0;
-    if (!g->src) {
-        if (now() < g->retry_at)
-            return ntl_error_set(err, NTL_ERR_CONNECT, NULL, NTL_NO_OFFSET,
-                                 "waiting before reconnecting");
-        if ((rc = connect_target(g, m, left_ms(until), &t->connected, err)) < 0) {
-            disconnect(t, g);
-            return rc;
-        }
-    }
-    /* What the scrape has left bounds the query; the connection stays. */
-    if (until && now() >= until)
-        return ntl_error_set(err, NTL_ERR_TIMEOUT, NULL, NTL_NO_OFFSET,
-                             "the scrape timeout passed while connecting");
-    if (strcmp(g->host, "local") &&
-        (rc = ntl_msrpc_smb_set_call_timeout(
-             g->src, bound_ms(m->call_timeout_ms, DEFAULT_CALL_MS, left_ms(until)), err)) < 0)
+    int rc;
+    if ((rc = ensure_connected(t, g, m, until, kind, err)) < 0)
         return rc;
+    if (until && now() >= until) { /* the connection stays */
+        snprintf(kind, 32, "timeout");
+        return ntl_error_set(err, NTL_ERR_TIMEOUT, NULL, NTL_NO_OFFSET,
+                             "the scrape timeout passed while waiting for the connection");
+    }
+    if (strcmp(g->host, "local"))
+        rc = ntl_msrpc_smb_set_call_timeout(
+            g->src, bound_ms(m->call_timeout_ms, DEFAULT_CALL_MS, left_ms(until)), err);
     /* The raw block lives for this scrape only: a fleet's idle targets
      * hold no snapshot (hundreds of KB each on Windows). */
     ntl_buf_init(&raw, 0);
-    if ((rc = ntl_source_snapshot(g->src, "Global", &raw, &b, err)) == 0)
+    if (rc == 0 && (rc = ntl_source_snapshot(g->src, "Global", &raw, &b, err)) == 0)
         rc = write_metrics(m, g, b, page, err);
     ntl_perf_block_free(b);
     ntl_buf_free(&raw);
-    if (rc < 0 && rc != NTL_ERR_LIMIT)
+    if (rc < 0) {
+        snprintf(kind, 32, "%s", error_kind(rc));
+        snprintf(g->error_kind, sizeof g->error_kind, "%s", kind);
+    }
+    if (rc < 0 && rc != NTL_ERR_LIMIT) {
         disconnect(t, g); /* the connection may be broken: the next scrape reconnects */
+        grow_backoff(g);
+    }
     return rc;
 }
 
@@ -303,27 +512,6 @@ static const char *error_kind(int rc)
     case NTL_ERR_NOMEM: return "out_of_memory";
     default: return "other";
     }
-}
-
-static void note_result(struct target *g, int rc)
-{
-    if (rc == 0) {
-        g->backoff_ms = 0;
-        g->error_kind[0] = '\0';
-        return;
-    }
-    /* A scrape that found the target waiting to reconnect made no attempt:
-     * the backoff stays (scrapes in a row must not stretch it) and so does
-     * the kind of the failure behind it. */
-    bool waiting = !g->src && now() < g->retry_at;
-    if (!waiting && !g->src) {
-        g->backoff_ms = g->backoff_ms ? g->backoff_ms * 2 : BACKOFF_MIN_MS;
-        if (g->backoff_ms > BACKOFF_MAX_MS)
-            g->backoff_ms = BACKOFF_MAX_MS;
-        g->retry_at = now() + g->backoff_ms / 1000.0;
-    }
-    if (!waiting || !g->error_kind[0])
-        snprintf(g->error_kind, sizeof g->error_kind, "%s", error_kind(rc));
 }
 
 static int probe_lines(struct ntl_buf *out, bool ok, const char *kind, double seconds)
@@ -347,6 +535,7 @@ int exp_targets_probe(struct exp_targets *t, const struct exp_module *m, const c
     struct ntl_buf page;
     double start = now(), until = timeout_s > 0 ? start + timeout_s : 0;
     struct target *g = find(t, m->name, host ? host : "local");
+    char kind[32] = "";
     int rc;
 
     if (!g)
@@ -359,13 +548,16 @@ int exp_targets_probe(struct exp_targets *t, const struct exp_module *m, const c
         return probe_lines(out, false, "busy", now() - start);
     }
     ntl_buf_init(&page, out->limit);
-    rc = scrape(t, g, m, until, &page, &err);
-    note_result(g, rc);
+    rc = scrape(t, g, m, until, &page, kind, &err);
+    if (rc == 0) {
+        g->backoff_ms = 0;
+        g->error_kind[0] = '\0';
+    }
     double took = now() - start;
     if (rc < 0)
         exp_log("warn", "probe failed", "target", g->host, "module", m->name, "error_kind",
-                g->error_kind, "err", err.message, (char *)NULL);
-    int wrc = probe_lines(out, rc == 0, rc == 0 ? "" : g->error_kind, took);
+                kind, "err", err.message, (char *)NULL);
+    int wrc = probe_lines(out, rc == 0, rc == 0 ? "" : kind, took);
     if (wrc == 0 && rc == 0 && page.len && ntl_buf_append(out, page.data, page.len) < 0)
         wrc = -1;
     pthread_mutex_unlock(&g->lock);

@@ -24,6 +24,7 @@ struct exp_auth {
     char *name;
     char user[256], domain[256], password[256];
     bool kerberos, anonymous;
+    struct exp_krb5 *krb5;         /* kerberos with a keytab or a ccache; NULL: KRB5CCNAME */
 };
 
 struct exp_module {
@@ -88,7 +89,9 @@ struct exp_stats {
     size_t connected;
 };
 
-struct exp_targets *exp_targets_new(void);
+/* setups: connection setups at once (the others queue; their probes answer
+ * "connecting" meanwhile). */
+struct exp_targets *exp_targets_new(unsigned setups);
 void exp_targets_free(struct exp_targets *t);
 /* Closes every source (a reload: modules and credentials may have changed).
  * The caller makes sure no probe runs meanwhile (exp_server's rwlock, which
@@ -96,15 +99,39 @@ void exp_targets_free(struct exp_targets *t);
 void exp_targets_reset(struct exp_targets *t);
 /* Appends one target's page to out: probe_success, probe_duration_seconds,
  * and, on success, the module's metrics. host NULL is this machine
- * ("local"). timeout_s > 0 bounds the whole probe (connecting, waiting for
- * another scrape of the same target, the query) besides the module's
- * timeouts; a probe that runs out fails with error_kind timeout. Never fails the page for a target error: it shows as
+ * ("local"). timeout_s > 0 bounds the whole probe (waiting for the
+ * connection's setup, for another scrape of the same target, the query)
+ * besides the module's timeouts: a setup still running then fails the probe
+ * with error_kind connecting and carries on; a query that runs out fails
+ * with error_kind timeout. A target error never fails the page: it shows as
  * probe_success 0 with an error_kind label. Returns 0, or -1 when out of
  * memory or the page limit was hit. */
 int exp_targets_probe(struct exp_targets *t, const struct exp_module *m, const char *host,
                       double timeout_s, struct ntl_buf *out);
 void exp_targets_stats(struct exp_targets *t, struct exp_stats *s);
 void exp_targets_count_reload(struct exp_targets *t, bool ok);
+
+/* ------------------------------------------------------------------------
+ * Kerberos credential sets (exporter-krb5.c): the ticket cache each set's
+ * helpers use; with a keytab, kinit fills a private cache and fills it
+ * again after renew_s seconds or a failed logon.
+ * ------------------------------------------------------------------------ */
+struct exp_krb5;
+
+/* keytab and principal, or ccache (a path or "TYPE:NAME"). NULL when out
+ * of memory. Nothing runs until exp_krb5_ticket. */
+struct exp_krb5 *exp_krb5_new(const char *set, const char *keytab, const char *principal,
+                              const char *ccache, unsigned renew_s);
+struct exp_krb5 *exp_krb5_ref(struct exp_krb5 *k);
+/* The last reference removes the private cache. */
+void exp_krb5_unref(struct exp_krb5 *k);
+/* Sets *ccache to the cache to use, running kinit first when the set has a
+ * keytab and its ticket is missing, old or failed. Returns 0, or -1 with msg
+ * set (kinit's own words, the keytab's path left out). Thread-safe. */
+int exp_krb5_ticket(struct exp_krb5 *k, const char **ccache, char *msg, size_t size);
+/* A logon with the set's ticket failed: the next exp_krb5_ticket renews it. */
+void exp_krb5_failed(struct exp_krb5 *k);
+const char *exp_krb5_set(const struct exp_krb5 *k);
 
 /* ------------------------------------------------------------------------
  * The os collector's registry facts (exporter-os.c)
