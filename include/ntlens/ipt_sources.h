@@ -136,12 +136,14 @@ struct ntl_iptsrc_spaces_info {
 
 /* Fills s (and syms, may be NULL) as above; *info says what was found.
  * Returns the number of spaces made, or:
- *   ntl_etl_open_file's and ntl_etl_next's statuses (err names the file);
+ *   ntl_etl_open_file's statuses and those of ntl_etl_next that leave
+ *   nothing to skip to (err names the file);
  *   ntl_md_build's statuses (err names the module file);
  *   ntl_ipt_spaces_image's and ntl_iptsrc_add_dump_bytes's;
  *   NTL_ERR_LIMIT (a process with more than NTL_IPTSRC_MAX_PE modules);
  *   NTL_ERR_NOMEM.
- * Image and Process events that do not decode are skipped. */
+ * Image and Process events that do not decode, bad buffers and a cut at
+ * the end are skipped (as ntl_etl_images_load's keep_going). */
 int ntl_iptsrc_add_etl_spaces(struct ntl_ipt_spaces *s, struct ntl_iptsrc_syms *syms,
                               const struct ntl_iptsrc_spaces_options *o,
                               struct ntl_iptsrc_spaces_info *info, struct ntl_error *err);

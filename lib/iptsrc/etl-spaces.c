@@ -107,11 +107,18 @@ static int scan(struct scan *sc, const char *path, struct ntl_error *err)
     struct ntl_etl *t;
     struct ntl_etl_event ev;
     int rc = ntl_etl_open_file(path, NULL, &t, err);
-    if (rc < 0)
+    if (rc < 0) {
+        ntl_error_prefix(err, "%s", path);
         return rc;
-    while ((rc = ntl_etl_next(t, &ev, err)) > 0)
-        if ((rc = scan_event(sc, t, &ev, err)) < 0)
+    }
+    /* Bad buffers are skipped as the kernel modules' pass skips them (it
+     * tells the user: ntl_md_build's TRACE_SKIPPED note). */
+    while ((rc = ntl_etl_next(t, &ev, err)) != 0) {
+        if (rc < 0 && (rc == NTL_ETL_TRUNCATED || ntl_etl_can_continue(t)))
+            continue; /* after a cut, the next call ends the trace */
+        if (rc < 0 || (rc = scan_event(sc, t, &ev, err)) < 0)
             break;
+    }
     ntl_etl_close(t);
     if (rc < 0 && rc != NTL_ERR_NOMEM)
         ntl_error_prefix(err, "%s", path);

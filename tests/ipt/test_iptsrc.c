@@ -1,6 +1,7 @@
 /* lib/iptsrc's names for addresses (native and under Wine): modules as
  * ranges, the last added winning where they overlap, functions from a
- * lib/profile table, and the four ways a name is written. */
+ * lib/profile table, and the four ways a name is written; the processes
+ * and CR3s a real kernel trace had at a moment. */
 #include <string.h>
 
 #include "check.h"
@@ -65,9 +66,39 @@ static void test_bad_dump(void)
     ntl_ipt_image_free(img);
 }
 
+/* net.4.5.2.x64.etl (../shared/data/etl): 32 processes with a CR3 at its
+ * end (Process DCStart/DCEnd v4, Idle and System among them), and
+ * Test.x64.exe (pid 3676, CR3 0x558fb000) started at clock 1969940633 and
+ * ended at 2024631721, as `ntlens etl events --format jsonl` lists them. No
+ * folder: no module, so no space. */
+static void test_etl_processes(void)
+{
+    struct ntl_ipt_spaces *sp;
+    struct ntl_iptsrc_spaces_info info;
+    struct ntl_error err;
+    struct ntl_iptsrc_spaces_options o = {
+        .etl_path = check_data_path("etl/net.4.5.2.x64.etl"), .at = UINT64_MAX, .process = 3676};
+    static const uint64_t at[] = {UINT64_MAX, 2000000000, 1969940632, 2024631721};
+    static const size_t processes[] = {32, 33, 32, 32};
+    CHECK_EQ_INT(ntl_ipt_spaces_new(&sp, &err), 0);
+    for (size_t i = 0; i < sizeof at / sizeof *at; i++) {
+        o.at = at[i];
+        CHECK_EQ_INT(ntl_iptsrc_add_etl_spaces(sp, NULL, &o, &info, &err), 0);
+        CHECK_EQ_U64(info.processes, processes[i]);
+        CHECK(info.process_found == (i == 1));
+        CHECK_EQ_U64(info.process_cr3, i == 1 ? 0x558fb000 : 0);
+        CHECK_EQ_U64(info.spaces + info.modules, 0);
+    }
+    CHECK_EQ_U64(ntl_ipt_spaces_count(sp), 0);
+    o.etl_path = check_data_path("etl/no-such.etl");
+    CHECK(ntl_iptsrc_add_etl_spaces(sp, NULL, &o, &info, &err) < 0 && strstr(err.message, "no-such"));
+    ntl_ipt_spaces_free(sp);
+}
+
 int main(void)
 {
     test_names();
     test_bad_dump();
+    test_etl_processes();
     return check_exit();
 }
