@@ -40,12 +40,22 @@ int ntl_iptsrc_syms_new(struct ntl_iptsrc_syms **s, struct ntl_error *err);
 void ntl_iptsrc_syms_free(struct ntl_iptsrc_syms *s);
 
 /* Adds module name (its base name is kept) at [base, base + size) with its
- * functions t (offsets from base; NULL for none). s takes t over, also when
- * the call fails. A lookup finds the module added last among those holding
- * an address. Returns 0, or NTL_ERR_ARGUMENT (size 0 or past 2^64),
+ * functions t (offsets from base; NULL for none), in the address space
+ * ntl_iptsrc_syms_add_to chose. s takes t over, also when the call fails.
+ * A lookup finds the module added last among those holding an address in
+ * the current space. Returns 0, or NTL_ERR_ARGUMENT (size 0 or past 2^64),
  * NTL_ERR_NOMEM (err set). */
 int ntl_iptsrc_syms_add(struct ntl_iptsrc_syms *s, const char *name, uint64_t base,
                         uint64_t size, struct ntl_profile_symtab *t, struct ntl_error *err);
+
+/* Modules added from now on belong to the address space of cr3 when
+ * in_space (a process's: named only while a lookup is in that space),
+ * else to every space (the default: a kernel's). CR3s are compared without
+ * their low 12 bits, as ntl_ipt_spaces compares them. Cannot fail. */
+void ntl_iptsrc_syms_add_to(struct ntl_iptsrc_syms *s, bool in_space, uint64_t cr3);
+/* Lookups from now on in the address space of cr3 (a PIP's): its modules
+ * and every space's. Before the first, every space's only. Cannot fail. */
+void ntl_iptsrc_syms_switch(struct ntl_iptsrc_syms *s, uint64_t cr3);
 
 struct ntl_iptsrc_place {
     const char *module;      /* NULL when no module holds the address */
@@ -114,7 +124,8 @@ int ntl_iptsrc_add_pe(struct ntl_ipt_image *img, struct ntl_iptsrc_syms *syms,
  * (DirectoryTableBase) and that runs at time `at`, with its user-mode
  * modules loaded at `at` that dirs hold, mapped as the loader maps them
  * (one dump-build run per process, so that its imports bind) into the
- * image of its CR3's space. Kernel-mode modules are the default image's
+ * image of its CR3's space, and named in that space in syms
+ * (ntl_iptsrc_syms_add_to). Kernel-mode modules are the default image's
  * (ntl_iptsrc_add_pe), shared by every space. */
 struct ntl_iptsrc_spaces_options {
     const char *etl_path;

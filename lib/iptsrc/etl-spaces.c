@@ -176,8 +176,12 @@ static int map_modules(struct ntl_ipt_spaces *s, struct ntl_iptsrc_syms *syms,
     int rc = ntl_md_build(&bo, &b, err);
     if (rc < 0)
         return rc;
+    if (syms)
+        ntl_iptsrc_syms_add_to(syms, true, p->cr3);
     if ((rc = ntl_ipt_spaces_image(s, p->cr3, &img, err)) >= 0)
         rc = ntl_iptsrc_add_dump_bytes(img, syms, b.dump.data, b.dump.len, err);
+    if (syms)
+        ntl_iptsrc_syms_add_to(syms, false, 0);
     ntl_md_build_free(&b);
     if (rc < 0)
         ntl_error_prefix(err, "process %u (CR3 0x%llx)", p->pid, (unsigned long long)p->cr3);

@@ -13,6 +13,8 @@ through the real binary:
     process 100 after the event, and gone.dll, unloaded before it, are not
     mapped (an error at their address); without --event (the trace's end)
     late.dll is, and no space is current before the first PIP.
+  * --functions names each process's module (one.dll, two.dll at the same
+    address) while its space is current.
 
     flow_etl_spaces.py IPT_ENCODE MKIPT_ETL
 Exit 77 (skip) when clang-14 or lld-link-14 is missing."""
@@ -126,9 +128,9 @@ def main():
               f"without --event, the modules at the trace's end (late.dll too):\n{p.stdout}")
         p = run(NTLENS, "ipt", "flow", "--etl", t, "--event", "1", "--modules", tmp,
                 "--functions", "--format", "csv")
-        mods = sorted(line.split(",")[1] for line in p.stdout.splitlines()[1:])
-        check("kern.sys" in mods and ("one.dll" in mods or "two.dll" in mods),
-              f"--functions names the modules: {p.stdout}")
+        insns = {line.split(",")[1]: int(line.split(",")[2]) for line in p.stdout.splitlines()[1:]}
+        check(insns == {"one.dll": 4, "two.dll": 3, "kern.sys": 4},
+              f"--functions names each process's module in its own space: {p.stdout}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     finish()

@@ -53,6 +53,39 @@ static void test_names(void)
     ntl_iptsrc_syms_free(s);
 }
 
+/* Two processes' modules at one address, named in their own address space
+ * only (CR3s compared without the PCID); a kernel module in every one. */
+static void test_spaces(void)
+{
+    struct ntl_iptsrc_syms *s;
+    struct ntl_error err;
+    char name[64];
+    CHECK_EQ_INT(ntl_iptsrc_syms_new(&s, &err), 0);
+    CHECK_EQ_INT(ntl_iptsrc_syms_add(s, "ntoskrnl.exe", 0xfffff80000000000ull, 0x1000, NULL, &err), 0);
+    ntl_iptsrc_syms_add_to(s, true, 0x1aa000);
+    CHECK_EQ_INT(ntl_iptsrc_syms_add(s, "one.dll", 0x10000, 0x1000, NULL, &err), 0);
+    ntl_iptsrc_syms_add_to(s, true, 0x2bb000);
+    CHECK_EQ_INT(ntl_iptsrc_syms_add(s, "two.dll", 0x10000, 0x1000, NULL, &err), 0);
+    ntl_iptsrc_syms_add_to(s, false, 0);
+    ntl_iptsrc_syms_name(s, 0x10010, name, sizeof name);
+    CHECK_EQ_STR(name, "0x10010"); /* no space yet */
+    ntl_iptsrc_syms_switch(s, 0x1aa001);
+    ntl_iptsrc_syms_name(s, 0x10010, name, sizeof name);
+    CHECK_EQ_STR(name, "one.dll+0x10");
+    ntl_iptsrc_syms_switch(s, 0x2bb000);
+    ntl_iptsrc_syms_name(s, 0x10010, name, sizeof name);
+    CHECK_EQ_STR(name, "two.dll+0x10");
+    ntl_iptsrc_syms_name(s, 0xfffff80000000010ull, name, sizeof name);
+    CHECK_EQ_STR(name, "ntoskrnl.exe+0x10");
+    ntl_iptsrc_syms_switch(s, 0x1aa000);
+    ntl_iptsrc_syms_name(s, 0x10020, name, sizeof name);
+    CHECK_EQ_STR(name, "one.dll+0x20");
+    ntl_iptsrc_syms_switch(s, 0x3cc000);
+    ntl_iptsrc_syms_name(s, 0x10010, name, sizeof name);
+    CHECK_EQ_STR(name, "0x10010");
+    ntl_iptsrc_syms_free(s);
+}
+
 /* A dump that does not parse: the status, the offset. */
 static void test_bad_dump(void)
 {
@@ -98,6 +131,7 @@ static void test_etl_processes(void)
 int main(void)
 {
     test_names();
+    test_spaces();
     test_bad_dump();
     test_etl_processes();
     return check_exit();

@@ -10,10 +10,12 @@
 #include "dump-build.h"
 #include "ipt-flow.h"
 
-/* The image of the address space s names. */
+/* The image of the address space s names (and syms adds to it). */
 static int space_image(struct ipt_flow_opts *o, const struct ipt_image_spec *s,
                        struct ntl_ipt_image **img, struct ntl_error *err)
 {
+    /* Its names in the same space. */
+    ntl_iptsrc_syms_add_to(o->syms, s->in_space, s->cr3);
     if (!s->in_space) {
         *img = ntl_ipt_spaces_default(o->spaces);
         return 0;
@@ -121,8 +123,10 @@ static int load_etl_spaces(struct ipt_flow_opts *o, struct ntl_error *err)
     if (rc < 0)
         return rc;
     o->event_in_space = o->event && info.process_found;
-    if (o->event_in_space)
+    if (o->event_in_space) {
         ntl_ipt_spaces_switch(o->spaces, info.process_cr3);
+        ntl_iptsrc_syms_switch(o->syms, info.process_cr3);
+    }
     return 0;
 }
 
