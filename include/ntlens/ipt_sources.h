@@ -89,8 +89,9 @@ int ntl_iptsrc_add_dump_bytes(struct ntl_ipt_image *img, struct ntl_iptsrc_syms 
                               const uint8_t *data, size_t size, struct ntl_error *err);
 
 /* PE modules mapped as the loader maps them: the files at given bases
- * and/or every kernel module an ETW trace's image events leave loaded that
- * a folder holds, at its recorded address. */
+ * and/or every kernel module an ETW trace's image events leave loaded (at
+ * its end or at a given time) that a folder holds, at its recorded
+ * address. */
 struct ntl_iptsrc_pe_options {
     const char *const *files;   /* --pe FILE:BASE */
     const uint64_t *bases;
@@ -101,9 +102,10 @@ struct ntl_iptsrc_pe_options {
     bool import_optimization;   /* apply it from each module's DVRT (else imports
                                  * are only bound) */
     bool process_set;           /* with etl_path and dirs: also the user-mode modules */
-    uint32_t process;           /*   of this process (an IPT event's) loaded at time */
-    uint64_t at;                /*   `at` (a raw ETW timestamp; UINT64_MAX: the trace's
-                                 *   end) that dirs hold, at their addresses */
+    uint32_t process;           /*   of this process (an IPT event's) that dirs hold,
+                                 *   at their addresses */
+    bool at_set;                /* the trace's modules (kernel and process) loaded at */
+    uint64_t at;                /*   raw ETW time `at` (an IPT event's), not at its end */
 };
 
 /* Runs lib/minidump's dump-build pipeline on o and adds the dump it builds

@@ -65,7 +65,8 @@ int iptsrc_present(const void *list, size_t n, uint64_t at, iptsrc_life_fn get, 
 static void image_life(const void *list, size_t i, struct iptsrc_life_event *e)
 {
     const struct ntl_etl_image *img = (const struct ntl_etl_image *)list + i;
-    e->key_a = img->pid;
+    /* The kernel's half is every process's: its events may name any. */
+    e->key_a = img->kernel ? UINT64_MAX : img->pid;
     e->key_b = img->base;
     e->ts = img->timestamp;
     e->life = img->kind == NTL_ETL_IMAGE_UNLOAD  ? IPTSRC_GONE

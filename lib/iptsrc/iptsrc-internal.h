@@ -30,7 +30,8 @@ typedef void (*iptsrc_life_fn)(const void *list, size_t i, struct iptsrc_life_ev
 int iptsrc_present(const void *list, size_t n, uint64_t at, iptsrc_life_fn get, bool *present,
                    struct ntl_error *err);
 
-/* iptsrc_present over a trace's image events (key: process and base). */
+/* iptsrc_present over a trace's image events (key: process, or the
+ * kernel, and base). */
 int iptsrc_images_present(const struct ntl_etl_image *imgs, size_t n, uint64_t at, bool *present,
                           struct ntl_error *err);
 

@@ -50,7 +50,8 @@ static int process_modules(const struct ntl_iptsrc_pe_options *o, struct list *l
         return rc;
     }
     bool *present = malloc((count ? count : 1) * sizeof *present);
-    rc = present ? iptsrc_images_present(imgs, count, o->at, present, err) : nomem(err);
+    uint64_t at = o->at_set ? o->at : UINT64_MAX;
+    rc = present ? iptsrc_images_present(imgs, count, at, present, err) : nomem(err);
     for (size_t i = 0; i < count && rc >= 0; i++) {
         const struct ntl_etl_image *img = &imgs[i];
         if (img->kernel || img->pid != o->process || !img->name[0] || !present[i])
@@ -91,6 +92,8 @@ static int build(const struct ntl_iptsrc_pe_options *o, struct list *l, struct n
         .bases = l->bases,
         .base_count = l->n,
         .all_kernel = with_trace,
+        .at_set = with_trace && o->at_set,
+        .at = o->at,
         .import_optimization = o->import_optimization,
     };
     return ntl_md_build(&bo, b, err);

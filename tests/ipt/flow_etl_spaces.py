@@ -10,9 +10,10 @@ through the real binary:
     then switches with PIPs: the path must follow each process's code, and
     kern.sys's in both.
   * modules of the moment of the IPT event only: late.dll, loaded by
-    process 100 after the event, and gone.dll, unloaded before it, are not
-    mapped (an error at their address); without --event (the trace's end)
-    late.dll is, and no space is current before the first PIP.
+    process 100 after the event, latek.sys, a kernel module loaded after
+    it, and gone.dll, unloaded before it, are not mapped (an error at their
+    address); without --event (the trace's end) late.dll and latek.sys
+    are, and no space is current before the first PIP.
   * --functions names each process's module (one.dll, two.dll at the same
     address) while its space is current.
 
@@ -34,6 +35,7 @@ UBASE = 0x7FF712340000
 LATE = 0x7FF712380000
 GONE = 0x7FF7123C0000
 KBASE = 0xFFFFF80356780000
+LATEK = 0xFFFFF80356880000
 CR3 = {100: 0x1AA000, 200: 0x2BB000}
 # Each module's code at the start of its .text (RVA 0x1000).
 CODE = {"one": "nop\n ret", "two": "xorl %eax, %eax\n nop\n ret", "kern": "nop\n nop\n nop\n ret"}
@@ -67,6 +69,8 @@ def build(tmp):
     for copy in ("late", "gone"):
         shutil.copy(os.path.join(tmp, "one.dll"), os.path.join(tmp, copy + ".dll"))
         size[copy] = size["one"]
+    shutil.copy(os.path.join(tmp, "kern.sys"), os.path.join(tmp, "latek.sys"))
+    size["latek"] = size["kern"]
     return size
 
 
@@ -77,7 +81,8 @@ def trace(encode, tmp):
               f"pip {CR3[100]:#x}", f"pge {ue:#x}", "pgd -",
               f"pip {CR3[200]:#x}", f"pge {ke:#x}", "pgd -",
               f"pip {CR3[100]:#x}", f"pge {LATE + 0x1000:#x}", "pgd -",
-              "psb", "mode64", "psbend", f"pip {CR3[100]:#x}", f"pge {GONE + 0x1000:#x}", "pgd -", ""]
+              "psb", "mode64", "psbend", f"pip {CR3[100]:#x}", f"pge {GONE + 0x1000:#x}", "pgd -",
+              "psb", "mode64", "psbend", f"pge {LATEK + 0x1000:#x}", "pgd -", ""]
     pt = os.path.join(tmp, "spaces.pt")
     run(encode, pt, stdin="\n".join(script))
     return pt
@@ -92,7 +97,8 @@ def etl(mketl, tmp, pt, size):
         f"C:\\app\\gone.dll,{GONE:#x},{size['gone']},100",
         f"C:\\app\\gone.dll,{GONE:#x},{size['gone']},100,2",
         "ipt:100",
-        f"C:\\app\\late.dll,{LATE:#x},{size['late']},100")
+        f"C:\\app\\late.dll,{LATE:#x},{size['late']},100",
+        f"\\SystemRoot\\system32\\drivers\\latek.sys,{LATEK:#x},{size['latek']}")
     return out
 
 
@@ -115,16 +121,19 @@ def main():
               f"kernel's in 200's space:\n{p.stdout}")
         check(f"[paging, cr3: {CR3[200]:016x}]" in p.stdout, f"the PIPs are told: {p.stdout}")
         errs = [line for line in p.stdout.splitlines() if "error" in line]
-        check(len(errs) == 2 and all(e.endswith(": error: no memory mapped at this address]")
+        check(len(errs) == 3 and all(e.endswith(": error: no memory mapped at this address]")
                                      for e in errs)
-              and f", {LATE + 0x1000:x}: " in errs[0] and f", {GONE + 0x1000:x}: " in errs[1],
-              f"late.dll (loaded after the event) and gone.dll (unloaded before) unmapped: {errs}")
+              and f", {LATE + 0x1000:x}: " in errs[0] and f", {GONE + 0x1000:x}: " in errs[1]
+              and f", {LATEK + 0x1000:x}: " in errs[2],
+              f"late.dll and latek.sys (loaded after the event) and gone.dll (unloaded before) "
+              f"unmapped: {errs}")
         # Without --event no process is current before a PIP.
         late = os.path.join(tmp, "late.pt")
         run(encode, late, stdin=f"psb\nmode64\npsbend\npip {CR3[100]:#x}\npge {LATE + 0x1000:#x}\n"
-            "pgd -\n")
+            f"pgd -\npge {LATEK + 0x1000:#x}\npgd -\n")
         p = run(NTLENS, "ipt", "flow", "--etl", t, "--modules", tmp, "--no-inst", late)
-        check(addresses(p.stdout) == [LATE + 0x1000, LATE + 0x1001],
+        check(addresses(p.stdout) == [LATE + 0x1000, LATE + 0x1001] + [LATEK + 0x1000 + i
+                                                                      for i in range(4)],
               f"without --event, the modules at the trace's end (late.dll too):\n{p.stdout}")
         p = run(NTLENS, "ipt", "flow", "--etl", t, "--event", "1", "--modules", tmp,
                 "--functions", "--format", "csv")

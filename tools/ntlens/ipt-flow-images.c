@@ -81,7 +81,8 @@ static int load_pe(struct ipt_flow_opts *o, const char *cmd, size_t first, bool 
          * the trace gives it no address space. */
         .process_set = with_etl && o->event && !o->event_in_space,
         .process = o->event_process,
-        .at = o->event ? o->event_time : UINT64_MAX,
+        .at_set = o->event != 0,
+        .at = o->event_time,
     };
     struct ntl_md_build b;
     struct ntl_ipt_image *img;
