@@ -9,7 +9,8 @@
  * puts the IPT event there (of process PID) instead of after the rest,
  * and later events get later times. Built on tests/etl's byte-by-byte
  * generator.
- *     mkipt_etl OUT.etl TRACE.pt WRAP [NAME,BASE,SIZE[,PID[,OPCODE]] | proc:PID,CR3 | ipt[:PID]]... */
+ *     mkipt_etl OUT.etl TRACE.pt WRAP
+ *               [NAME,BASE,SIZE[,PID[,OPCODE]] | proc:PID,CR3 | ipt[:PID]]... */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -61,7 +61,8 @@ static void test_spaces(void)
     struct ntl_error err;
     char name[64];
     CHECK_EQ_INT(ntl_iptsrc_syms_new(&s, &err), 0);
-    CHECK_EQ_INT(ntl_iptsrc_syms_add(s, "ntoskrnl.exe", 0xfffff80000000000ull, 0x1000, NULL, &err), 0);
+    CHECK_EQ_INT(ntl_iptsrc_syms_add(s, "ntoskrnl.exe", 0xfffff80000000000ull, 0x1000, NULL, &err),
+                 0);
     ntl_iptsrc_syms_add_to(s, true, 0x1aa000);
     CHECK_EQ_INT(ntl_iptsrc_syms_add(s, "one.dll", 0x10000, 0x1000, NULL, &err), 0);
     ntl_iptsrc_syms_add_to(s, true, 0x2bb000);
@@ -124,7 +125,8 @@ static void test_etl_processes(void)
     }
     CHECK_EQ_U64(ntl_ipt_spaces_count(sp), 0);
     o.etl_path = check_data_path("etl/no-such.etl");
-    CHECK(ntl_iptsrc_add_etl_spaces(sp, NULL, &o, &info, &err) < 0 && strstr(err.message, "no-such"));
+    CHECK(ntl_iptsrc_add_etl_spaces(sp, NULL, &o, &info, &err) < 0 &&
+          strstr(err.message, "no-such"));
     ntl_ipt_spaces_free(sp);
 }
 
