@@ -5,6 +5,8 @@
  *     the load addresses an ETW trace's image events recorded, their imports
  *     bound and, if asked, the kernel's import optimization applied from
  *     their DVRT (lib/minidump's dump-build pipeline, run in memory);
+ *   - per-process address spaces (a CR3 each) of an ETW trace's processes
+ *     and their user-mode modules;
  *   - every memory range of a minidump (`ntlens dump build` writes them);
  *   - the N-th Intel PT trace of an ETW trace, unwrapped as `etl ipt` does;
  *   - names for addresses (ntl_iptsrc_syms): the module holding one (a dump's
@@ -38,12 +40,22 @@ int ntl_iptsrc_syms_new(struct ntl_iptsrc_syms **s, struct ntl_error *err);
 void ntl_iptsrc_syms_free(struct ntl_iptsrc_syms *s);
 
 /* Adds module name (its base name is kept) at [base, base + size) with its
- * functions t (offsets from base; NULL for none). s takes t over, also when
- * the call fails. A lookup finds the module added last among those holding
- * an address. Returns 0, or NTL_ERR_ARGUMENT (size 0 or past 2^64),
+ * functions t (offsets from base; NULL for none), in the address space
+ * ntl_iptsrc_syms_add_to chose. s takes t over, also when the call fails.
+ * A lookup finds the module added last among those holding an address in
+ * the current space. Returns 0, or NTL_ERR_ARGUMENT (size 0 or past 2^64),
  * NTL_ERR_NOMEM (err set). */
 int ntl_iptsrc_syms_add(struct ntl_iptsrc_syms *s, const char *name, uint64_t base,
                         uint64_t size, struct ntl_profile_symtab *t, struct ntl_error *err);
+
+/* Modules added from now on belong to the address space of cr3 when
+ * in_space (a process's: named only while a lookup is in that space),
+ * else to every space (the default: a kernel's). CR3s are compared without
+ * their low 12 bits, as ntl_ipt_spaces compares them. Cannot fail. */
+void ntl_iptsrc_syms_add_to(struct ntl_iptsrc_syms *s, bool in_space, uint64_t cr3);
+/* Lookups from now on in the address space of cr3 (a PIP's): its modules
+ * and every space's. Before the first, every space's only. Cannot fail. */
+void ntl_iptsrc_syms_switch(struct ntl_iptsrc_syms *s, uint64_t cr3);
 
 struct ntl_iptsrc_place {
     const char *module;      /* NULL when no module holds the address */
@@ -77,8 +89,9 @@ int ntl_iptsrc_add_dump_bytes(struct ntl_ipt_image *img, struct ntl_iptsrc_syms 
                               const uint8_t *data, size_t size, struct ntl_error *err);
 
 /* PE modules mapped as the loader maps them: the files at given bases
- * and/or every kernel module an ETW trace's image events leave loaded that
- * a folder holds, at its recorded address. */
+ * and/or every kernel module an ETW trace's image events leave loaded (at
+ * its end or at a given time) that a folder holds, at its recorded
+ * address. */
 struct ntl_iptsrc_pe_options {
     const char *const *files;   /* --pe FILE:BASE */
     const uint64_t *bases;
@@ -89,8 +102,10 @@ struct ntl_iptsrc_pe_options {
     bool import_optimization;   /* apply it from each module's DVRT (else imports
                                  * are only bound) */
     bool process_set;           /* with etl_path and dirs: also the user-mode modules */
-    uint32_t process;           /*   of this process (an IPT event's) loaded at the
-                                 *   trace's end that dirs hold, at their addresses */
+    uint32_t process;           /*   of this process (an IPT event's) that dirs hold,
+                                 *   at their addresses */
+    bool at_set;                /* the trace's modules (kernel and process) loaded at */
+    uint64_t at;                /*   raw ETW time `at` (an IPT event's), not at its end */
 };
 
 /* Runs lib/minidump's dump-build pipeline on o and adds the dump it builds
@@ -106,6 +121,46 @@ int ntl_iptsrc_add_pe(struct ntl_ipt_image *img, struct ntl_iptsrc_syms *syms,
                       const struct ntl_iptsrc_pe_options *o, struct ntl_md_build *b,
                       struct ntl_error *err);
 
+/* Per-process address spaces from an ETW trace: each process that its
+ * Process events (Start, DCStart, DCEnd; version 3 and later) give a CR3
+ * (DirectoryTableBase) and that runs at time `at`, with its user-mode
+ * modules loaded at `at` that dirs hold, mapped as the loader maps them
+ * (one dump-build run per process, so that its imports bind) into the
+ * image of its CR3's space, and named in that space in syms
+ * (ntl_iptsrc_syms_add_to). Kernel-mode modules are the default image's
+ * (ntl_iptsrc_add_pe), shared by every space. */
+struct ntl_iptsrc_spaces_options {
+    const char *etl_path;
+    const char *const *dirs;
+    size_t dir_count;
+    uint64_t at;                /* a raw ETW timestamp (an IPT event's); UINT64_MAX: the
+                                 * trace's end */
+    bool import_optimization;   /* as ntl_iptsrc_pe_options's */
+    uint32_t process;           /* the process whose CR3 *info reports (an IPT event's) */
+};
+
+struct ntl_iptsrc_spaces_info {
+    size_t processes;           /* with a CR3 at `at` */
+    size_t spaces;              /* of them, those with a module mapped */
+    size_t modules;             /* user-mode modules mapped, in all */
+    bool process_found;         /* o->process has a CR3 at `at`: */
+    uint64_t process_cr3;       /*   this one */
+};
+
+/* Fills s (and syms, may be NULL) as above; *info says what was found.
+ * Returns the number of spaces made, or:
+ *   ntl_etl_open_file's statuses and those of ntl_etl_next that leave
+ *   nothing to skip to (err names the file);
+ *   ntl_md_build's statuses (err names the module file);
+ *   ntl_ipt_spaces_image's and ntl_iptsrc_add_dump_bytes's;
+ *   NTL_ERR_LIMIT (a process with more than NTL_IPTSRC_MAX_PE modules);
+ *   NTL_ERR_NOMEM.
+ * Image and Process events that do not decode, bad buffers and a cut at
+ * the end are skipped (as ntl_etl_images_load's keep_going). */
+int ntl_iptsrc_add_etl_spaces(struct ntl_ipt_spaces *s, struct ntl_iptsrc_syms *syms,
+                              const struct ntl_iptsrc_spaces_options *o,
+                              struct ntl_iptsrc_spaces_info *info, struct ntl_error *err);
+
 /* Adds the ELF file at path as ntl_ipt_image_add_elf does, and, when syms
  * is not NULL, names its functions from its .symtab or .dynsym (none where
  * this build reads no ELF symbols). Returns 0, or ntl_ipt_image_add_elf's
@@ -120,6 +175,8 @@ struct ntl_iptsrc_etl_trace {
     uint64_t event_offset;      /* file offset of the ETW event */
     uint32_t process, thread;
     uint64_t ipt_option;
+    uint64_t timestamp;         /* the ETW event's raw time (what was loaded then:
+                                 * ntl_iptsrc_spaces_options's at) */
     bool wrapped;               /* a full ring buffer, unwrapped */
     unsigned count;             /* IPT events in the file up to this one */
 };

@@ -46,6 +46,8 @@ struct ntl_md_build_options {
     size_t base_count;
     bool all_kernel;           /* add every kernel module loaded at the trace's end that
                                 * search_dirs hold (needs etl_path and search_dirs) */
+    bool at_set;               /* the trace's modules as at raw ETW time `at` (an IPT */
+    uint64_t at;               /*   event's) instead: its image events after it ignored */
     bool import_optimization;  /* apply it (else only bind the imports) */
     bool code_only;            /* write only headers and executable sections */
     bool version_set;          /* use version[] instead of the trace's OS version */

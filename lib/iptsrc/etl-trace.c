@@ -61,6 +61,7 @@ int ntl_iptsrc_etl_trace(struct ntl_ipt_trace *t, const char *path, unsigned n,
         info->process = ipt.process;
         info->thread = ipt.thread;
         info->ipt_option = ipt.ipt_option;
+        info->timestamp = ev.timestamp;
         info->wrapped = ipt.wrapped;
         rc = take(t, &ipt, &ev, err);
         break;

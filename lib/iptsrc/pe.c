@@ -11,6 +11,8 @@
 #include "ntlens/ipt_sources.h"
 #include "ntlens/minidump.h"
 
+#include "iptsrc-internal.h"
+
 /* The modules given to the pipeline: the caller's files, then the
  * process's; paths[i] is owned when i >= owned_from. */
 struct list {
@@ -22,16 +24,6 @@ struct list {
 static int nomem(struct ntl_error *err)
 {
     return ntl_error_set(err, NTL_ERR_NOMEM, NULL, NTL_NO_OFFSET, "out of memory");
-}
-
-/* Whether image i of the trace is still loaded at its end: no later event
- * of its process at its base (an unload, or another load there). */
-static bool live(const struct ntl_etl_image *imgs, size_t count, size_t i)
-{
-    for (size_t j = i + 1; j < count; j++)
-        if (imgs[j].pid == imgs[i].pid && imgs[j].base == imgs[i].base)
-            return false;
-    return imgs[i].kind != NTL_ETL_IMAGE_UNLOAD;
 }
 
 static int add(struct list *l, const char *path, uint64_t base, struct ntl_error *err)
@@ -57,9 +49,12 @@ static int process_modules(const struct ntl_iptsrc_pe_options *o, struct list *l
         ntl_error_prefix(err, "%s", o->etl_path);
         return rc;
     }
+    bool *present = malloc((count ? count : 1) * sizeof *present);
+    uint64_t at = o->at_set ? o->at : UINT64_MAX;
+    rc = present ? iptsrc_images_present(imgs, count, at, present, err) : nomem(err);
     for (size_t i = 0; i < count && rc >= 0; i++) {
         const struct ntl_etl_image *img = &imgs[i];
-        if (img->kernel || img->pid != o->process || !img->name[0] || !live(imgs, count, i))
+        if (img->kernel || img->pid != o->process || !img->name[0] || !present[i])
             continue;
         char *path = ntl_md_find_file(o->dirs, o->dir_count, img->name);
         if (!path)
@@ -68,6 +63,7 @@ static int process_modules(const struct ntl_iptsrc_pe_options *o, struct list *l
         if (rc < 0)
             free(path);
     }
+    free(present);
     free(imgs);
     return rc < 0 ? rc : 0;
 }
@@ -96,6 +92,8 @@ static int build(const struct ntl_iptsrc_pe_options *o, struct list *l, struct n
         .bases = l->bases,
         .base_count = l->n,
         .all_kernel = with_trace,
+        .at_set = with_trace && o->at_set,
+        .at = o->at,
         .import_optimization = o->import_optimization,
     };
     return ntl_md_build(&bo, b, err);

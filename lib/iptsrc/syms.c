@@ -1,6 +1,7 @@
 /* Names for addresses: modules as ranges (the last added wins where they
  * overlap, so a file given after a dump's module names it), each with an
- * optional table of functions from lib/profile. */
+ * optional table of functions from lib/profile, and each in every address
+ * space or in one CR3's (two processes' modules at the same address). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,15 +10,25 @@
 #include "ntlens/ipt_sources.h"
 #include "ntlens/minidump.h"
 
+/* CR3's low 12 bits are the PCID (or flags), as ntl_ipt_spaces ignores them. */
+#define CR3_MASK (~(uint64_t)0xfff)
+
+struct space {
+    bool set;
+    uint64_t cr3;
+};
+
 struct module {
     char *name;
     uint64_t base, end;
     struct ntl_profile_symtab *t;
+    struct space space; /* not set: every space's */
 };
 
 struct ntl_iptsrc_syms {
     struct module *v;
     size_t n, cap;
+    struct space adding, current;
     size_t last;     /* the module the last lookup found: flows stay in one for long */
     bool overlapped; /* some modules overlap: a later one may hide part of last */
 };
@@ -67,9 +78,28 @@ int ntl_iptsrc_syms_add(struct ntl_iptsrc_syms *s, const char *name, uint64_t ba
         ntl_profile_symtab_free(t);
         return ntl_error_set(err, NTL_ERR_NOMEM, "symbols", NTL_NO_OFFSET, "out of memory");
     }
-    s->v[s->n++] = (struct module){.name = copy, .base = base, .end = base + size, .t = t};
+    s->v[s->n++] = (struct module){.name = copy, .base = base, .end = base + size, .t = t,
+                                   .space = s->adding};
     s->last = s->n - 1;
     return 0;
+}
+
+void ntl_iptsrc_syms_add_to(struct ntl_iptsrc_syms *s, bool in_space, uint64_t cr3)
+{
+    s->adding = (struct space){in_space, cr3 & CR3_MASK};
+}
+
+void ntl_iptsrc_syms_switch(struct ntl_iptsrc_syms *s, uint64_t cr3)
+{
+    s->current = (struct space){true, cr3 & CR3_MASK};
+}
+
+/* Whether module i holds addr in the current address space. */
+static bool holds(const struct ntl_iptsrc_syms *s, size_t i, uint64_t addr)
+{
+    const struct module *m = &s->v[i];
+    return addr >= m->base && addr < m->end &&
+           (!m->space.set || (s->current.set && m->space.cr3 == s->current.cr3));
 }
 
 /* The last added module holding addr: modules are few (hundreds in a
@@ -78,15 +108,14 @@ int ntl_iptsrc_syms_add(struct ntl_iptsrc_syms *s, const char *name, uint64_t ba
 static struct module *module_at(struct ntl_iptsrc_syms *s, uint64_t addr)
 {
     if (s->last < s->n) {
-        struct module *m = &s->v[s->last];
         bool later = false;
         for (size_t i = s->last + 1; s->overlapped && i < s->n && !later; i++)
-            later = addr >= s->v[i].base && addr < s->v[i].end;
-        if (addr >= m->base && addr < m->end && !later)
-            return m;
+            later = holds(s, i, addr);
+        if (holds(s, s->last, addr) && !later)
+            return &s->v[s->last];
     }
     for (size_t i = s->n; i-- > 0;) {
-        if (addr >= s->v[i].base && addr < s->v[i].end) {
+        if (holds(s, i, addr)) {
             s->last = i;
             return &s->v[i];
         }

@@ -74,13 +74,14 @@ static int add_path(struct run *r, char *p)
 }
 
 /* The module's load address from the trace: the last Load/DCStart/DCEnd
- * event naming it that is not followed by an Unload of the same base. */
+ * event naming it that is not followed by an Unload of the same base (at
+ * opt->at, when set: what was loaded then). */
 static const struct ntl_etl_image *trace_image(const struct run *r, const char *path)
 {
     const struct ntl_etl_image *best = NULL;
     for (size_t i = 0; i < r->nimgs; i++) {
         const struct ntl_etl_image *img = &r->imgs[i];
-        if (!ntl_md_same_module(img->name, path))
+        if ((r->opt->at_set && img->timestamp > r->opt->at) || !ntl_md_same_module(img->name, path))
             continue;
         if (img->kind == NTL_ETL_IMAGE_UNLOAD) {
             if (best && best->base == img->base)

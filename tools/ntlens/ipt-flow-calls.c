@@ -195,6 +195,9 @@ static int functions_insn(struct ipt_calls *c, uint64_t ip)
 int ipt_calls_item(struct ipt_calls *c, const struct ntl_ipt_flow_item *it)
 {
     switch (it->kind) {
+    case NTL_IPT_FL_PAGING: /* another process's modules from now on */
+        ntl_iptsrc_syms_switch(c->o->syms, it->a);
+        break;
     case NTL_IPT_FL_INSN:
         if (c->o->calls)
             calls_insn(c, it->ip);

@@ -10,10 +10,12 @@
 #include "dump-build.h"
 #include "ipt-flow.h"
 
-/* The image of the address space s names. */
+/* The image of the address space s names (and syms adds to it). */
 static int space_image(struct ipt_flow_opts *o, const struct ipt_image_spec *s,
                        struct ntl_ipt_image **img, struct ntl_error *err)
 {
+    /* Its names in the same space. */
+    ntl_iptsrc_syms_add_to(o->syms, s->in_space, s->cr3);
     if (!s->in_space) {
         *img = ntl_ipt_spaces_default(o->spaces);
         return 0;
@@ -75,9 +77,12 @@ static int load_pe(struct ipt_flow_opts *o, const char *cmd, size_t first, bool 
         .dirs = with_etl ? o->modules.items : NULL,
         .dir_count = with_etl ? o->modules.n : 0,
         .import_optimization = o->import_opt,
-        /* The event's process's own modules come with the kernel's. */
-        .process_set = with_etl && o->event,
+        /* The event's process's own modules come with the kernel's when
+         * the trace gives it no address space. */
+        .process_set = with_etl && o->event && !o->event_in_space,
         .process = o->event_process,
+        .at_set = o->event != 0,
+        .at = o->event_time,
     };
     struct ntl_md_build b;
     struct ntl_ipt_image *img;
@@ -105,12 +110,35 @@ static bool pe_done(const struct ipt_flow_opts *o, size_t i)
     return false;
 }
 
+/* --etl --modules: each process's user-mode modules in its CR3's space;
+ * the decode starts in the event's process's. */
+static int load_etl_spaces(struct ipt_flow_opts *o, struct ntl_error *err)
+{
+    struct ntl_iptsrc_spaces_options so = {
+        .etl_path = o->etl, .dirs = o->modules.items, .dir_count = o->modules.n,
+        .at = o->event ? o->event_time : UINT64_MAX,
+        .import_optimization = o->import_opt, .process = o->event_process,
+    };
+    struct ntl_iptsrc_spaces_info info;
+    int rc = ntl_iptsrc_add_etl_spaces(o->spaces, o->syms, &so, &info, err);
+    if (rc < 0)
+        return rc;
+    o->event_in_space = o->event && info.process_found;
+    if (o->event_in_space) {
+        ntl_ipt_spaces_switch(o->spaces, info.process_cr3);
+        ntl_iptsrc_syms_switch(o->syms, info.process_cr3);
+    }
+    return 0;
+}
+
 int ipt_flow_load_images(struct ipt_flow_opts *o, const char *cmd)
 {
     struct ntl_error err;
     bool default_pe = false;
     ntl_error_clear(&err);
     if (ntl_ipt_spaces_new(&o->spaces, &err) < 0 || ntl_iptsrc_syms_new(&o->syms, &err) < 0)
+        return cli_fail(cmd, &err, NULL);
+    if (o->modules.n && load_etl_spaces(o, &err) < 0)
         return cli_fail(cmd, &err, NULL);
     for (size_t i = 0; i < o->images.n; i++) {
         const struct ipt_image_spec *s = &o->images.v[i];
@@ -150,6 +178,7 @@ int ipt_flow_load_trace(struct ipt_flow_opts *o, const char *cmd, struct ntl_ipt
     if (ntl_iptsrc_etl_trace(t, o->etl, (unsigned)o->event, &info, &err) < 0)
         return cli_fail(cmd, &err, o->etl);
     o->event_process = info.process;
+    o->event_time = info.timestamp;
     return 0;
 }
 #endif

@@ -22,7 +22,9 @@ static const struct opt_command ipt_flow_command = {
         "FILE an ELF file's segments, --pages DIR a folder of ADDR.bin pages (kAFL's\n"
         "image/), --pe FILE:BASE a PE image mapped as Windows maps it, --dump FILE\n"
         "every memory range of a minidump, --etl TRACE --modules DIR the kernel\n"
-        "modules the ETW trace saw loaded, found in DIR. --cr3 CR3 puts the image\n"
+        "modules the ETW trace saw loaded, found in DIR, and each process's\n"
+        "user-mode modules in the address space of its CR3 (with --event, all\n"
+        "those loaded at the event's time). --cr3 CR3 puts the image\n"
         "options after it in that address space: a PIP (\"paging, cr3\") switches to\n"
         "it, and the default image serves what it lacks. --etl TRACE --event N\n"
         "decodes the trace of the N-th Intel PT event of TRACE (seed 002's workflow:\n"
@@ -147,8 +149,9 @@ int ipt_flow_parse_args(int argc, char **argv, struct ipt_flow_opts *o)
                      "load every memory range of a minidump (such as\n`ntlens dump build` writes; repeatable)"),
         OPT_STRING(0, "etl", &o->etl, "TRACE",
                    "an ETW trace: with --modules, map the kernel\n"
-                   "modules it saw loaded at their addresses (and\n"
-                   "with --event the event's process's); with\n--event, decode its Intel PT trace"),
+                   "modules it saw loaded at their addresses, and\n"
+                   "each process's in its CR3's address space;\n"
+                   "with --event, decode its Intel PT trace"),
         OPT_LIST(0, "modules", &o->modules, "DIR",
                  "where --etl's module files are (repeatable)"),
         OPT_U64(0, "event", &o->event, "N", 1, UINT32_MAX,

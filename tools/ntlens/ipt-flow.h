@@ -42,6 +42,8 @@ struct ipt_flow_opts {
     const char *etl;              /* --etl TRACE: the trace (--event) and/or modules */
     uint64_t event;               /* --event N: the trace is --etl's N-th IPT event */
     uint32_t event_process;       /* its process (ipt_flow_load_trace) */
+    uint64_t event_time;          /* its raw ETW time (what was loaded then) */
+    bool event_in_space;          /* its process has an address space of its own */
     struct opt_list modules;      /* --modules DIR */
     struct ipt_image_specs images; /* --raw, --elf, --pages, --pe, --dump */
     struct ntl_ipt_cpu cpu;
@@ -72,8 +74,8 @@ bool ipt_flow_split_elf(const char *arg, char *path, size_t n, uint64_t *base);
  * Returns 0, or EXIT_FAIL after printing what failed (cmd names the
  * command); warnings (modules not found) go to stderr. */
 int ipt_flow_load_images(struct ipt_flow_opts *o, const char *cmd);
-/* The trace: --pt/TRACE, or --etl's --event (its process into
- * o->event_process). Returns 0 or EXIT_FAIL after
+/* The trace: --pt/TRACE, or --etl's --event (its process and time into
+ * o->event_process, o->event_time). Returns 0 or EXIT_FAIL after
  * printing why. */
 int ipt_flow_load_trace(struct ipt_flow_opts *o, const char *cmd, struct ntl_ipt_trace *t);
 
