@@ -137,6 +137,49 @@ static inline int ntl_ipt_evd_next_tnt(struct ntl_ipt_evd *d, struct ntl_ipt_eve
     return 0;
 }
 
+/* ntl_ipt_evd_next's inline path for the IP packets (TIP, TIP.PGE,
+ * TIP.PGD, FUP), the rest of most of a trace: returns 1 with *ev the
+ * packet as ntl_ipt_evd_next gives it and the last IP updated, or 0 when
+ * the next packet is another kind, lies within 16 bytes of the end, or
+ * follows a resync or a PSB: then nothing moved. */
+static inline int ntl_ipt_evd_next_ip(struct ntl_ipt_evd *d, struct ntl_ipt_event *ev)
+{
+    static const uint64_t masks[8] = NTL_IPT_FAST_MASKS_;
+    /* Bits of the last IP each compression keeps (ntl_ipt_last_ip_update). */
+    static const uint64_t keep[8] = {0, ~0xffffull, ~0xffffffffull, 0, ~0xffffffffffffull,
+                                     0, 0, 0};
+    struct ntl_ipt_decoder *p = &d->pkt;
+    if (d->pending || d->in_psb || p->cur >= p->fast_end)
+        return 0;
+    const struct ntl_ipt_fast_ *e = &ntl_ipt_fast_table_[p->cur[0]];
+    if (!e->ip_kind)
+        return 0;
+    unsigned ipc = e->pkt.count;
+    struct ntl_ipt_last_ip *l = &d->last_ip;
+    ev->pkt = e->pkt;
+    ev->pkt.payload |= ntl_ipt_load64_(p->cur + 1) & masks[e->mask];
+    ev->offset = ntl_ipt_offset(p);
+    ev->fcr_status = ev->tcal_status = ev->time_status = 0;
+    p->cur += e->pkt.size;
+    if (ipc == NTL_IPT_IPC_SUPPRESSED) {
+        l->suppressed = true;
+        ev->ip = 0;
+        ev->ip_status = NTL_IPT_IP_SUPPRESSED;
+        ev->flags = 0;
+        return 1;
+    }
+    uint64_t raw = ev->pkt.payload;
+    if (ipc == NTL_IPT_IPC_SEXT_48)
+        raw = (uint64_t)((int64_t)(raw << 16) >> 16);
+    l->ip = (l->ip & keep[ipc]) | (raw & ~keep[ipc]);
+    l->have_ip = true;
+    l->suppressed = false;
+    ev->ip = l->ip;
+    ev->ip_status = 0;
+    ev->flags = NTL_IPT_EV_IP;
+    return 1;
+}
+
 /* The estimated TSC now. Returns 0, or NTL_ERR_NOT_FOUND before the first
  * TSC packet (or without NTL_IPT_CFG_TIME); *tsc is then the estimate so far
  * (from MTC and CYC alone, ptdump --no-wall-clock), 0 without any. */

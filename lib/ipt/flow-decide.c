@@ -20,19 +20,6 @@ void flow_dcache_clear(struct flow_dcache *c)
     c->evicted = 0;
 }
 
-static size_t hash(uint64_t ip, unsigned mode, unsigned bits, unsigned n)
-{
-    uint64_t h = (ip ^ (uint64_t)mode << 61 ^ (uint64_t)(bits << 5 | n) << 40) *
-                 0x9e3779b97f4a7c15ull;
-    return (size_t)(h >> 40);
-}
-
-static bool same(const struct flow_decision *d, uint64_t ip, unsigned mode, unsigned bits,
-                 unsigned n)
-{
-    return d->n == n + 1 && d->ip == ip && d->bits == bits && d->mode == mode;
-}
-
 /* The first table, or one twice the size when decisions keep pushing each
  * other out (a new table starts empty: they are made again as needed). */
 static int resize(struct flow_dcache *c)
@@ -141,20 +128,18 @@ static void build(struct flow_decision *d, struct flow_bcache *bc, struct flow_c
     }
 }
 
-int flow_decide(struct flow_dcache *c, struct flow_bcache *bc, struct flow_cache *ic,
-                ntl_ipt_read_fn read, void *ctx, uint64_t ip, unsigned mode, unsigned bits,
-                unsigned n, const struct flow_decision **out)
+int flow_decide_miss(struct flow_dcache *c, struct flow_bcache *bc, struct flow_cache *ic,
+                     ntl_ipt_read_fn read, void *ctx, uint64_t ip, unsigned mode, unsigned bits,
+                     unsigned n, const struct flow_decision **out)
 {
     if ((!c->slot || (c->evicted > c->mask / 2 && c->mask + 1 < FLOW_DCACHE_MAX)) &&
         resize(c) < 0)
         return NTL_ERR_NOMEM;
-    /* Two ways: a decision is in its slot or the one next to it, so two
-     * hot decisions whose hashes meet do not rebuild each other forever. */
-    size_t i = hash(ip, mode, bits, n) & c->mask;
+    size_t i = flow_decide_hash(ip, mode, bits, n) & c->mask;
     struct flow_decision *d = &c->slot[i];
-    if (!same(d, ip, mode, bits, n)) {
+    if (!flow_decide_same(d, ip, mode, bits, n)) {
         struct flow_decision *e = &c->slot[i ^ 1];
-        if (same(e, ip, mode, bits, n)) {
+        if (flow_decide_same(e, ip, mode, bits, n)) {
             *out = e;
             return 0;
         }

@@ -68,11 +68,44 @@ void flow_dcache_free(struct flow_dcache *c);
 /* Forgets every decision (the image changed). */
 void flow_dcache_clear(struct flow_dcache *c);
 
+static inline size_t flow_decide_hash(uint64_t ip, unsigned mode, unsigned bits, unsigned n)
+{
+    uint64_t h = (ip ^ (uint64_t)mode << 61 ^ (uint64_t)(bits << 5 | n) << 40) *
+                 0x9e3779b97f4a7c15ull;
+    return (size_t)(h >> 40);
+}
+
+static inline bool flow_decide_same(const struct flow_decision *d, uint64_t ip, unsigned mode,
+                                    unsigned bits, unsigned n)
+{
+    return d->n == n + 1 && d->ip == ip && d->bits == bits && d->mode == mode;
+}
+
+/* flow_decide's way when the decision is not in its first slot, or the
+ * table is to be made or doubled: the second slot, else a new decision. */
+int flow_decide_miss(struct flow_dcache *c, struct flow_bcache *bc, struct flow_cache *ic,
+                     ntl_ipt_read_fn read, void *ctx, uint64_t ip, unsigned mode, unsigned bits,
+                     unsigned n, const struct flow_decision **out);
+
 /* The decision for ip, mode and the n (0..FLOW_DECIDE_BITS) bits into
  * *out (a cache slot, valid until the next call). Returns 0, or
- * NTL_ERR_NOMEM. */
-int flow_decide(struct flow_dcache *c, struct flow_bcache *bc, struct flow_cache *ic,
-                ntl_ipt_read_fn read, void *ctx, uint64_t ip, unsigned mode, unsigned bits,
-                unsigned n, const struct flow_decision **out);
+ * NTL_ERR_NOMEM. Inline: the walk looks one up per TNT and per TIP, and
+ * most are in their first slot. Two ways: a decision is in its slot or the
+ * one next to it, so two hot decisions whose hashes meet do not rebuild
+ * each other forever. */
+static inline int flow_decide(struct flow_dcache *c, struct flow_bcache *bc,
+                              struct flow_cache *ic, ntl_ipt_read_fn read, void *ctx,
+                              uint64_t ip, unsigned mode, unsigned bits, unsigned n,
+                              const struct flow_decision **out)
+{
+    if (c->slot && !(c->evicted > c->mask / 2 && c->mask + 1 < FLOW_DCACHE_MAX)) {
+        const struct flow_decision *d = &c->slot[flow_decide_hash(ip, mode, bits, n) & c->mask];
+        if (flow_decide_same(d, ip, mode, bits, n)) {
+            *out = d;
+            return 0;
+        }
+    }
+    return flow_decide_miss(c, bc, ic, read, ctx, ip, mode, bits, n, out);
+}
 
 #endif

@@ -344,7 +344,9 @@ static int peek(struct ntl_ipt_flow *f, struct ntl_error *err)
             tnt_merge(f);
         else {
             f->tnt_nseg = 0;
-            rc = ntl_ipt_evd_next(&f->evd, &f->ev, err);
+            rc = ntl_ipt_evd_next_ip(&f->evd, &f->ev);
+            if (rc == 0)
+                rc = ntl_ipt_evd_next(&f->evd, &f->ev, err);
         }
         if (rc == 0) {
             f->at_end = true;
