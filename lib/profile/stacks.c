@@ -59,6 +59,11 @@ int ntl_profile_set_stack(struct ntl_profile *p, size_t sample, const uint64_t *
     return 0;
 }
 
+uint64_t ntl_profile_frame_address(const struct ntl_profile *p, uint64_t entry)
+{
+    return p->info.frames_as_is ? entry : entry - 1;
+}
+
 int ntl_profile_stack_next(const struct ntl_profile *p, size_t *pos,
                            struct ntl_profile_sample *s)
 {
