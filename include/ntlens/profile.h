@@ -134,8 +134,11 @@ int ntl_profile_add_sample(struct ntl_profile *p, const struct ntl_profile_sampl
 /* Whether samples added from now on keep their stacks (the default: yes).
  * A report of modules, functions and buckets does not read them, and for
  * deep stacks they are most of the profile's memory and of the time to add
- * a sample; without them ntl_profile_stack_next gives depth 0 and
- * ntl_profile_set_stack keeps nothing. */
+ * a sample. Without them a sample is kept only while ntl_profile_place_late
+ * may still move it (no range held its ip, or its process was not known):
+ * ntl_profile_stack_next gives those, with depth 0; ntl_profile_sample_count
+ * still counts every sample, and ntl_profile_set_stack keeps nothing (and
+ * fails once stacks are kept again, the indices no longer matching). */
 void ntl_profile_keep_stacks(struct ntl_profile *p, bool keep);
 
 /* How many samples were added: the next one's index. */
