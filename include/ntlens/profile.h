@@ -58,6 +58,10 @@ struct ntl_profile_info {
     uint64_t interval_ns;     /* between samples on one CPU; 0 when unknown */
     uint64_t duration_ns;     /* wall time profiled; 0 when unknown */
     uint32_t cpus;            /* 0 when unknown */
+    /* Stack entries are named at their own address, as perf names its
+     * callchains (set by ntl_profile_perf_feed), not at a return address's
+     * call (ntl_profile_frame_address). */
+    bool frames_as_is;
 };
 
 /* One sample: ip and the stack (stack[0] is the ip's caller chain's first
@@ -130,8 +134,11 @@ int ntl_profile_add_sample(struct ntl_profile *p, const struct ntl_profile_sampl
 /* Whether samples added from now on keep their stacks (the default: yes).
  * A report of modules, functions and buckets does not read them, and for
  * deep stacks they are most of the profile's memory and of the time to add
- * a sample; without them ntl_profile_stack_next gives depth 0 and
- * ntl_profile_set_stack keeps nothing. */
+ * a sample. Without them a sample is kept only while ntl_profile_place_late
+ * may still move it (no range held its ip, or its process was not known):
+ * ntl_profile_stack_next gives those, with depth 0; ntl_profile_sample_count
+ * still counts every sample, and ntl_profile_set_stack keeps nothing (and
+ * fails once stacks are kept again, the indices no longer matching). */
 void ntl_profile_keep_stacks(struct ntl_profile *p, bool keep);
 
 /* How many samples were added: the next one's index. */
@@ -165,6 +172,11 @@ uint64_t ntl_profile_unknown(const struct ntl_profile *p);
  * depth; pointers valid until the next add), 0 when there are no more. */
 int ntl_profile_stack_next(const struct ntl_profile *p, size_t *pos,
                            struct ntl_profile_sample *s);
+
+/* The address to name a stack entry by: a return address minus one, which
+ * lies in the call (a call that ends a function returns to the next one),
+ * or the entry itself when info.frames_as_is. */
+uint64_t ntl_profile_frame_address(const struct ntl_profile *p, uint64_t entry);
 
 #ifdef __cplusplus
 }

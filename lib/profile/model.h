@@ -92,6 +92,7 @@ struct ntl_profile {
     uint64_t total, unknown;
     struct model_sample *samples;
     size_t nsamples, cap_samples;
+    size_t ndropped;           /* samples added and not kept (model_keep_sample) */
     struct ntl_buf frames;     /* the samples' stacks, u64 addresses */
     bool no_stacks;            /* ntl_profile_keep_stacks(p, false) */
 };

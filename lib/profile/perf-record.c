@@ -133,6 +133,11 @@ static int sample(struct ntl_profile *p, const struct ntl_profile_perf_record *r
     }
     struct ntl_profile_sample s = {.ip = r->ip, .pid = r->pid, .tid = r->tid, .stack = stack,
                                    .depth = depth};
+    /* perf names every callchain entry at its address (add_callchain_ip
+     * looks up ip itself): the outermost entry a frame-pointer walk reads
+     * is often no return address at all (_start's address left on the
+     * stack), and the kernel's user-mode ip after a syscall is none. */
+    p->info.frames_as_is = true;
     int rc = ntl_profile_add_sample(p, &s, err);
     if (rc < 0)
         return rc;

@@ -23,12 +23,19 @@ int model_keep_sample(struct ntl_profile *p, const struct ntl_profile_sample *s,
                                                                         : s->depth;
     size_t off = 0;
     int rc;
-    if (p->nsamples >= MODEL_MAX_SAMPLES)
+    if (p->nsamples + p->ndropped >= MODEL_MAX_SAMPLES)
         return ntl_error_set(err, NTL_ERR_LIMIT, "profile sample", NTL_NO_OFFSET,
                              "more than 2^30 samples");
     if (model_reserve((void **)&p->samples, &p->cap_samples, p->nsamples, sizeof *p->samples) < 0)
         return ntl_error_set(err, NTL_ERR_NOMEM, "profile sample", NTL_NO_OFFSET,
                              "out of memory");
+    /* Without stacks, only ntl_profile_place_late reads a sample, and it
+     * leaves one a range held in a known process as it is: 40 bytes a
+     * sample not written (page faults were most of adding them). */
+    if (p->no_stacks && placed && pid != NTL_PROFILE_NO_PID) {
+        p->ndropped++;
+        return 0;
+    }
     if (depth && (rc = frames_add(p, s->stack, depth, &off, err)) < 0)
         return rc;
     p->samples[p->nsamples++] =
@@ -38,18 +45,24 @@ int model_keep_sample(struct ntl_profile *p, const struct ntl_profile_sample *s,
 
 void ntl_profile_keep_stacks(struct ntl_profile *p, bool keep) { p->no_stacks = !keep; }
 
-size_t ntl_profile_sample_count(const struct ntl_profile *p) { return p->nsamples; }
+size_t ntl_profile_sample_count(const struct ntl_profile *p)
+{
+    return p->nsamples + p->ndropped;
+}
 
 int ntl_profile_set_stack(struct ntl_profile *p, size_t sample, const uint64_t *stack,
                           size_t depth, struct ntl_error *err)
 {
     size_t off = 0;
     int rc;
-    if (sample >= p->nsamples)
+    if (sample >= p->nsamples + p->ndropped)
         return ntl_error_set(err, NTL_ERR_ARGUMENT, "profile sample", NTL_NO_OFFSET,
                              "no sample %zu", sample);
     if (p->no_stacks)
         return 0;
+    if (p->ndropped) /* indices no longer match the kept samples' */
+        return ntl_error_set(err, NTL_ERR_ARGUMENT, "profile sample", NTL_NO_OFFSET,
+                             "sample %zu: samples were added without stacks before", sample);
     if (depth > NTL_PROFILE_MAX_DEPTH)
         depth = NTL_PROFILE_MAX_DEPTH;
     if (depth && (rc = frames_add(p, stack, depth, &off, err)) < 0)
@@ -57,6 +70,11 @@ int ntl_profile_set_stack(struct ntl_profile *p, size_t sample, const uint64_t *
     p->samples[sample].off = off;
     p->samples[sample].depth = (uint32_t)depth;
     return 0;
+}
+
+uint64_t ntl_profile_frame_address(const struct ntl_profile *p, uint64_t entry)
+{
+    return p->info.frames_as_is ? entry : entry - 1;
 }
 
 int ntl_profile_stack_next(const struct ntl_profile *p, size_t *pos,

@@ -73,7 +73,7 @@ static void print_samples(struct ntl_profile *p, const uint64_t *times)
         ntl_profile_symbolize(p, s.pid, s.ip, name, sizeof name);
         printf("%" PRIu64 " %" PRIu32 " %s", times[n], s.tid, name);
         for (size_t i = 0; i < s.depth; i++) {
-            ntl_profile_symbolize(p, s.pid, s.stack[i] - 1, name, sizeof name);
+            ntl_profile_symbolize(p, s.pid, ntl_profile_frame_address(p, s.stack[i]), name, sizeof name);
             printf(";%s", name);
         }
         putchar('\n');

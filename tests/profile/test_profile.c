@@ -122,14 +122,23 @@ static void test_stacks_dropped(void)
     CHECK_EQ_INT(ntl_profile_add_sample(p, &s, &err), 0);
     CHECK_EQ_INT(ntl_profile_set_stack(p, 0, st, 3, &err), 0);
     CHECK_EQ_INT(ntl_profile_set_stack(p, 1, st, 3, &err), NTL_ERR_ARGUMENT);
+    /* A sample a range held in a known process is counted, not kept:
+     * ntl_profile_place_late would leave it as it is. */
+    CHECK_EQ_INT(ntl_profile_add_range(p, 3, "m", "", 0x1000, 0x1000, 2, &err), 0);
+    struct ntl_profile_sample in = {.ip = 0x1004, .pid = 3, .tid = 4, .stack = st, .depth = 3};
+    CHECK_EQ_INT(ntl_profile_add_sample(p, &in, &err), 1);
+    CHECK_EQ_U64(ntl_profile_sample_count(p), 2);
+    CHECK_EQ_INT(ntl_profile_set_stack(p, 1, st, 3, &err), 0);
     ntl_profile_keep_stacks(p, true);
     CHECK_EQ_INT(ntl_profile_add_sample(p, &s, &err), 0);
+    CHECK_EQ_INT(ntl_profile_set_stack(p, 2, st, 3, &err), NTL_ERR_ARGUMENT);
     CHECK_EQ_INT(ntl_profile_stack_next(p, &pos, &got), 1);
-    CHECK_EQ_U64(got.ip, 5);          /* the sample is kept, its stack is not */
+    CHECK_EQ_U64(got.ip, 5);          /* the unknown sample is kept, its stack is not */
     CHECK_EQ_U64(got.depth, 0);
     CHECK_EQ_INT(ntl_profile_stack_next(p, &pos, &got), 1);
     CHECK_EQ_U64(got.depth, 3);
-    CHECK_EQ_U64(ntl_profile_total(p), 2);
+    CHECK_EQ_INT(ntl_profile_stack_next(p, &pos, &got), 0);
+    CHECK_EQ_U64(ntl_profile_total(p), 3);
     ntl_profile_free(p);
 }
 

@@ -81,6 +81,8 @@ static void test_records(struct ntl_buf *b)
     size_t pos = 0;
     int rc, records = 0;
     CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
+    /* Until perf records come, a caller is named in its call... */
+    CHECK_EQ_U64(ntl_profile_frame_address(p, 0x401100), 0x4010ff);
     while ((rc = ntl_profile_perf_next(b->data, b->len, &pos, 0, &r, &err)) > 0) {
         records++;
         CHECK_EQ_INT(ntl_profile_perf_feed(p, &r, 2, &st, &err), 0);
@@ -108,6 +110,10 @@ static void test_records(struct ntl_buf *b)
     CHECK_EQ_U64(s.depth, 2);
     CHECK_EQ_U64(s.stack[0], 0x401100);
     CHECK_EQ_U64(s.stack[1], 0x7f0000001234);
+    /* ...then at its address, as perf names a callchain: _start's first
+     * byte read as the outermost entry is _start, not what precedes it. */
+    CHECK(ntl_profile_info(p)->frames_as_is);
+    CHECK_EQ_U64(ntl_profile_frame_address(p, 0x401100), 0x401100);
     /* The second's chain does not start with its ip: all of it is kept. */
     CHECK_EQ_INT(ntl_profile_stack_next(p, &sp, &s), 1);
     CHECK_EQ_U64(s.depth, 1);

@@ -7,7 +7,9 @@ kernel); perf_stacks puts the records of that perf.data through lib/profile
 sample's stack; perf script prints the same samples' callchains. Every
 sample must be there (matched by time and thread) with the same depth, and
 every frame ntlens names must carry perf's name for it (glibc's internal
-aliases aside: getppid is __GI___getppid). An address no module holds is
+aliases aside: getppid is __GI___getppid). Each entry is named at its own
+address, as perf names it (an outermost entry that is _start's first byte is
+_start, not the padding before it). An address no module holds is
 perf's [unknown]. ntlens names functions from
 .symtab/.dynsym only; perf also reads debug files and names PLT entries
 from relocations (getppid@plt), so ntlens leaves a frame as module+0xOFFSET

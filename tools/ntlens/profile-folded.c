@@ -17,8 +17,8 @@ static int by_pid(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The stack of s, root first: the process, the callers (a return address
- * minus one lies in the call), the sampled function. */
+/* The stack of s, root first: the process, the callers (named as
+ * ntl_profile_frame_address says), the sampled function. */
 static void fold(struct ntl_profile *p, const struct ntl_profile_sample *s,
                  const struct ntl_profile_process_row *procs, size_t nprocs, char *line)
 {
@@ -31,7 +31,7 @@ static void fold(struct ntl_profile *p, const struct ntl_profile_sample *s,
     else
         len = (size_t)snprintf(line, FOLDED_LINE_MAX, "%" PRIu32, s->pid);
     for (size_t i = s->depth; i-- > 0;) {
-        ntl_profile_symbolize(p, s->pid, s->stack[i] - 1, frame, sizeof frame);
+        ntl_profile_symbolize(p, s->pid, ntl_profile_frame_address(p, s->stack[i]), frame, sizeof frame);
         len = folded_append(line, len, frame);
     }
     ntl_profile_symbolize(p, s->pid, s->ip, frame, sizeof frame);

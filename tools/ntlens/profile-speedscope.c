@@ -144,8 +144,8 @@ static long frame_of_addr(struct ntl_profile *p, struct frames *f, uint32_t pid,
     return fr;
 }
 
-/* Appends the frames of s, root first: the callers (a return address minus
- * one lies in the call), then the sampled instruction. */
+/* Appends the frames of s, root first: the callers (named as
+ * ntl_profile_frame_address says), then the sampled instruction. */
 static int add_sample(struct ntl_profile *p, struct frames *f, struct stacks *st,
                       const struct ntl_profile_sample *s)
 {
@@ -156,7 +156,7 @@ static int add_sample(struct ntl_profile *p, struct frames *f, struct stacks *st
     *sp = (struct span){.first = st->n, .depth = s->depth + 1, .pid = s->pid,
                         .weight = s->weight ? s->weight : 1};
     for (size_t i = s->depth + 1; i-- > 0;) {
-        long fr = frame_of_addr(p, f, s->pid, i ? s->stack[i - 1] - 1 : s->ip);
+        long fr = frame_of_addr(p, f, s->pid, i ? ntl_profile_frame_address(p, s->stack[i - 1]) : s->ip);
         if (fr < 0)
             return -1;
         st->frame[st->n++] = (uint32_t)fr;
