@@ -7,6 +7,7 @@
  * byte stream. Codes are canonical and at most 15 bits long. */
 #include <string.h>
 
+#include "lz_copy.h"
 #include "ntlens/compress.h"
 #include "ntlens/reader.h"
 
@@ -20,15 +21,26 @@
 #define TABLE_SIZE (ROOT_SIZE + SYMBOLS * SUB_SIZE)
 #define SUBTABLE 0x8000u
 #define BLOCK 65536u
+#define SYM_SHIFT 5
+#define MATCH_BIT (0x100u << SYM_SHIFT)   /* the symbol is not a literal */
+/* Bits no code starts with: symbol 256 (not a literal) of length 0. */
+#define NO_CODE MATCH_BIT
+
+static void fill_no_code(uint16_t *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        t[i] = NO_CODE;
+}
 
 /* Two levels, so a block's table costs 2,048 entries, not 32,768 (a
  * 64 KiB block decoded at a gigabyte a second cannot afford a 64 KiB
- * table). Entry: symbol in bits 0-8, code length in bits 9-12, 0 = no
- * code; a root entry with SUBTABLE set holds the index of the 16 entries
- * that the next 4 bits choose among. */
+ * table). Entry: code length in bits 0-4 (so the shift that consumes it
+ * needs no mask on x86), symbol in bits 5-13, NO_CODE where no code
+ * starts; a root entry with SUBTABLE set holds the index of the 16
+ * entries that the next 4 bits choose among. */
 static void put_code(uint16_t *table, size_t *subs, unsigned sym, unsigned len, unsigned code)
 {
-    uint16_t e = (uint16_t)(sym | (len << 9));
+    uint16_t e = (uint16_t)(len | (sym << SYM_SHIFT));
     if (len <= ROOT_BITS) {
         unsigned first = code << (ROOT_BITS - len), n = 1u << (ROOT_BITS - len);
         for (unsigned k = 0; k < n; k++)
@@ -37,7 +49,7 @@ static void put_code(uint16_t *table, size_t *subs, unsigned sym, unsigned len, 
     }
     unsigned root = code >> (len - ROOT_BITS);
     if (!(table[root] & SUBTABLE)) {
-        memset(table + *subs, 0, SUB_SIZE * sizeof *table);
+        fill_no_code(table + *subs, SUB_SIZE);
         table[root] = (uint16_t)(SUBTABLE | *subs);
         *subs += SUB_SIZE;
     }
@@ -73,7 +85,7 @@ static int build_table(const uint8_t *lens_packed, uint16_t *table, uint64_t ori
         next[l] = code;
     }
     /* An incomplete code leaves entries that no valid stream reaches. */
-    memset(table, 0, ROOT_SIZE * sizeof *table);
+    fill_no_code(table, ROOT_SIZE);
     size_t subs = ROOT_SIZE;
     for (unsigned s = 0; s < SYMBOLS; s++)
         if (len[s])
@@ -130,18 +142,19 @@ long ntl_xpress_huff_decompress(const uint8_t *in, size_t in_size, uint8_t *out,
             uint16_t e = table[b.next >> (32 - ROOT_BITS)];
             if (e & SUBTABLE)
                 e = table[(e & ~SUBTABLE) + ((b.next >> (32 - MAX_BITS)) & (SUB_SIZE - 1))];
-            unsigned len = e >> 9;
-            unsigned sym = e & 511;
+            unsigned len = e & 31;
+            unsigned sym = e >> SYM_SHIFT;
+            if (!(e & MATCH_BIT)) { /* NO_CODE is not a literal: one test on this path */
+                consume(&b, len);
+                out[op++] = (uint8_t)sym;
+                continue;
+            }
             if (len == 0) {
                 rc = ntl_error_set(err, NTL_ERR_FORMAT, "XPRESS Huffman stream", origin + b.pos,
                                    "bits match no code");
                 return rc;
             }
             consume(&b, len);
-            if (sym < 256) {
-                out[op++] = (uint8_t)sym;
-                continue;
-            }
             /* Past the input only zeros are read in; a stream that needs them
              * beyond its two lookahead words is cut short (checked here and
              * when the block ends, to keep it off the literal path). */
@@ -208,18 +221,8 @@ long ntl_xpress_huff_decompress(const uint8_t *in, size_t in_size, uint8_t *out,
                                    "match past the end of the output");
                 return rc;
             }
-            if (offset >= 8 && out_size - op >= mlen + 8) {
-                /* Eight bytes at a time, overshooting into room that the
-                 * next symbols overwrite. */
-                uint8_t *d = out + op;
-                const uint8_t *src = d - offset;
-                for (size_t i = 0; i < mlen; i += 8)
-                    memcpy(d + i, src + i, 8);
-                op += mlen;
-            } else {
-                for (size_t i = 0; i < mlen; i++, op++)
-                    out[op] = out[op - offset];
-            }
+            lz_copy(out + op, offset, mlen, out_size - op);
+            op += mlen;
         }
         if (b.pos > in_size + 4) {
             rc = ntl_error_set(err, NTL_ERR_TRUNCATED, "XPRESS Huffman stream", origin + in_size,
