@@ -1,6 +1,8 @@
 /* The output writer (out.h): cells are kept as the text each format shows,
  * in one arena per row, so rendering is copying into a buffer that goes to
- * the FILE once per row; only a table waits for its widths. */
+ * the FILE once per row (or once per 64 KiB, out_hold_rows); only a table
+ * waits for its widths. JSON cells skip the arena: each goes straight to
+ * the buffer. */
 #include "out.h"
 
 #include <stdarg.h>
@@ -570,35 +572,19 @@ static void put_spaces(struct out *o, size_t n)
     put(o, spaces, n);
 }
 
-/* What out_json_string writes, into the buffer: runs of plain bytes are
- * copied whole. */
+static char *json_string_to(char *d, const char *s, size_t n);
+
+/* What out_json_string writes, into the buffer. For column keys and
+ * section names, which are few: through a scratch copy. */
 static void json_string_n(struct out *o, const char *s, size_t n)
 {
-    static const char hex[] = "0123456789abcdef";
-    const char *run = s, *end = s + n;
-    put_c(o, '"');
-    for (; s < end; s++) {
-        unsigned char c = (unsigned char)*s;
-        char esc[6] = {'\\', 0, 0, 0, 0, 0};
-        size_t len = 2;
-        if (c > '\\' || (c >= 0x20 && c != '"' && c != '\\'))
-            continue;
-        put(o, run, (size_t)(s - run));
-        run = s + 1;
-        switch (c) {
-        case '"': case '\\': esc[1] = (char)c; break;
-        case '\n': esc[1] = 'n'; break;
-        case '\r': esc[1] = 'r'; break;
-        case '\t': esc[1] = 't'; break;
-        default:
-            memcpy(esc + 1, "u00", 3);
-            esc[4] = hex[c >> 4], esc[5] = hex[c & 15];
-            len = 6;
-        }
-        put(o, esc, len);
+    char *tmp = malloc(6 * n + 2);
+    if (!tmp) {
+        o->failed = true;
+        return;
     }
-    put(o, run, (size_t)(s - run));
-    put_c(o, '"');
+    put(o, tmp, (size_t)(json_string_to(tmp, s, n) - tmp));
+    free(tmp);
 }
 
 /* "key": for a column, escaped once. */
