@@ -29,7 +29,16 @@ struct etl_kept {
     struct etl_cur cur;
 };
 
-struct sorted_ev;
+/* An event of the sorted mode: where its bytes are kept. */
+struct sorted_ev {
+    uint64_t timestamp;
+    uint32_t buffer;  /* index into ntl_etl.kept */
+    uint32_t pos;
+};
+
+/* Sorts by timestamp, stable (file order among equal times). 0, or -1 out
+ * of memory. */
+int etl_sort_events(struct sorted_ev *a, size_t n);
 struct etl_seen;
 
 struct ntl_etl {

@@ -724,21 +724,6 @@ int ntl_etl_next_buffer(struct ntl_etl *t, struct ntl_etl_buffer *b, struct ntl_
 
 /* ---- sorted mode ----------------------------------------------------- */
 
-struct sorted_ev {
-    uint64_t timestamp;
-    uint32_t buffer;  /* index into t->kept */
-    uint32_t pos;
-    uint64_t seq;     /* file order, for a stable sort */
-};
-
-static int cmp_sorted(const void *a, const void *b)
-{
-    const struct sorted_ev *x = a, *y = b;
-    if (x->timestamp != y->timestamp)
-        return x->timestamp < y->timestamp ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
 /* Reads everything, keeping each buffer's (decompressed) bytes, and sorts. */
 static int sorted_load(struct ntl_etl *t, struct ntl_error *err)
 {
@@ -783,10 +768,10 @@ static int sorted_load(struct ntl_etl *t, struct ntl_error *err)
         s->timestamp = ev.timestamp;
         s->buffer = (uint32_t)(t->kept_n - 1);
         s->pos = ev.buffer_pos;
-        s->seq = t->sorted_n++;
+        t->sorted_n++;
     }
-    if (t->sorted_n)
-        qsort(t->sorted, t->sorted_n, sizeof *t->sorted, cmp_sorted);
+    if (etl_sort_events(t->sorted, t->sorted_n) < 0)
+        return ntl_error_set(err, NTL_ERR_NOMEM, "sorted events", NTL_NO_OFFSET, "out of memory");
     t->sorted_ready = true;
     return 0;
 }

@@ -6,30 +6,13 @@
  * where the input ends. */
 #include <string.h>
 
+#include "lz_copy.h"
 #include "ntlens/compress.h"
 #include "ntlens/reader.h"
 
 static long bad(struct ntl_error *err, int status, uint64_t origin, size_t pos, const char *what)
 {
     return ntl_error_set(err, status, "XPRESS stream", origin + pos, "%s", what);
-}
-
-/* Copies a match byte by byte when it overlaps itself, eight at a time
- * otherwise; the caller has checked both ends. */
-static inline void copy_match(uint8_t *out, size_t op, size_t offset, size_t len)
-{
-    uint8_t *dst = out + op;
-    const uint8_t *src = dst - offset;
-    if (offset >= 8) {
-        while (len >= 8) {
-            memcpy(dst, src, 8);
-            dst += 8;
-            src += 8;
-            len -= 8;
-        }
-    }
-    while (len--)
-        *dst++ = *src++;
 }
 
 long ntl_xpress_decompress(const uint8_t *in, size_t in_size, uint8_t *out, size_t out_size,
@@ -58,15 +41,30 @@ long ntl_xpress_decompress(const uint8_t *in, size_t in_size, uint8_t *out, size
                 continue;
             }
         }
-        nflags--;
-        if (!(flags & (1u << nflags))) {
-            if (ip == in_size)
-                return (long)op;
-            if (op == out_size)
-                return bad(err, NTL_ERR_LIMIT, origin, ip, "literal past the end of the output");
-            out[op++] = in[ip++];
+        if (!(flags & (1u << (nflags - 1)))) {
+            /* The run of literal flags that starts here, copied whole. */
+            uint32_t rem = nflags == 32 ? flags : flags & ((1u << nflags) - 1);
+            size_t run = rem ? (size_t)nflags - (32 - (size_t)__builtin_clz(rem)) : (size_t)nflags;
+            if (in_size - ip >= 32 && out_size - op >= 32) {
+                memcpy(out + op, in + ip, 32); /* fixed size: a move, not a call */
+            } else {
+                size_t n = run;
+                n = n < in_size - ip ? n : in_size - ip;
+                n = n < out_size - op ? n : out_size - op;
+                memcpy(out + op, in + ip, n);
+                if (n < run) {
+                    if (ip + n == in_size)
+                        return (long)(op + n);
+                    return bad(err, NTL_ERR_LIMIT, origin, ip + n,
+                               "literal past the end of the output");
+                }
+            }
+            ip += run;
+            op += run;
+            nflags -= (int)run;
             continue;
         }
+        nflags--;
         if (ip == in_size)
             return (long)op;
         if (in_size - ip < 2)
@@ -116,7 +114,7 @@ long ntl_xpress_decompress(const uint8_t *in, size_t in_size, uint8_t *out, size
                                  offset, op);
         if (len > out_size - op)
             return bad(err, NTL_ERR_LIMIT, origin, token_pos, "match past the end of the output");
-        copy_match(out, op, offset, len);
+        lz_copy(out + op, offset, len, out_size - op);
         op += len;
     }
 }

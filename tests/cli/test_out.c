@@ -2,6 +2,9 @@
  * TSV quoting, JSON typing, escaping and precision, sections, times. */
 #include "check.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "out.h"
 
 static FILE *sink;
@@ -43,6 +46,52 @@ static struct out *sample(enum out_format fmt)
     out_null(o);
     out_row_end(o); /* the missing cell is null */
     return o;
+}
+
+
+/* Rows of JSON past the 64 KiB buffer, one cell larger than it (escaped
+ * controls, 6 bytes each), and a second section after rows: the whole
+ * text, rows held (out_hold_rows) or not. */
+static char *long_json(bool hold, size_t *len)
+{
+    static char big[40000];
+    struct out *o = open_out(OUT_JSON);
+    char *text;
+    memset(big, '\x01', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    if (hold)
+        out_hold_rows(o);
+    out_section(o, "first");
+    out_column(o, "n", NULL, OUT_RIGHT);
+    out_column(o, "text", NULL, OUT_LEFT);
+    for (uint64_t i = 0; i < 3000; i++) {
+        out_u64(o, i);
+        out_str(o, i == 1500 ? big : "a \"row\" of text");
+        out_row_end(o);
+    }
+    out_section(o, "second");
+    out_column(o, "t", NULL, OUT_LEFT);
+    out_filetime(o, 132404188206236167ull);
+    out_row_end(o);
+    CHECK_EQ_INT(out_close(o), 0);
+    *len = (size_t)ftell(sink);
+    rewind(sink);
+    text = malloc(*len + 1);
+    CHECK_EQ_U64(fread(text, 1, *len, sink), *len);
+    fclose(sink);
+    return text;
+}
+
+static void test_held_rows(void)
+{
+    size_t n1, n2;
+    char *plain = long_json(false, &n1), *held = long_json(true, &n2);
+    CHECK_EQ_U64(n1, n2);
+    CHECK(n1 > 300000 && !memcmp(plain, held, n1));
+    CHECK(strstr(plain, "\"n\":1500,\"text\":\"\\u0001\\u0001") != NULL);
+    CHECK(strstr(plain, "\n],\"second\":[\n{\"t\":\"20") != NULL);
+    free(plain);
+    free(held);
 }
 
 int main(void)
@@ -151,5 +200,6 @@ int main(void)
     CHECK_EQ_STR(out_format_double(buf, sizeof buf, 1.5e-5), "1.5e-05");
     CHECK_EQ_STR(out_format_double(buf, sizeof buf, 1e16), "1e+16");
     CHECK_EQ_STR(out_format_double(buf, sizeof buf, 123456789012345.6), "123456789012345.6");
+    test_held_rows();
     return check_exit();
 }

@@ -279,10 +279,12 @@ static void cell_extended_types(struct out *o, const struct ntl_etl_event *ev)
 
 static void kernel_cells(struct out *o, const struct ntl_etl_event *ev)
 {
-    char buf[64];
+    static const char hex[] = "0123456789abcdef";
+    char buf[64], hook[7] = {'0', 'x', hex[ev->hook_id >> 12], hex[(ev->hook_id >> 8) & 15],
+                             hex[(ev->hook_id >> 4) & 15], hex[ev->hook_id & 15], 0};
     out_null(o); /* provider */
     out_str(o, etl_cli_group(ev->group, buf, sizeof buf));
-    out_num_text(o, ev->hook_id, (snprintf(buf, sizeof buf, "0x%04x", ev->hook_id), buf));
+    out_num_text(o, ev->hook_id, hook); /* "0x%04x", printf costing more than the row */
     out_u64(o, ev->opcode);
     out_str(o, etl_cli_opcode(ev->group, ev->opcode, buf, sizeof buf));
     for (int i = 0; i < 6; i++) /* event_id .. extended_types */
@@ -530,6 +532,9 @@ int cmd_etl_events(int argc, char **argv)
         etl_merge_close(&m);
         return cli_failf(argv[0], "out of memory");
     }
+    /* Only the table's hex dump writes to stdout between rows. */
+    if (eo.fmt != OUT_TABLE || !eo.hex)
+        out_hold_rows(o);
     /* JSON shows the fields' object, the other formats their text. */
     eo.fields.text.off = eo.fmt == OUT_JSON || eo.fmt == OUT_JSONL;
     eo.fields.json.off = !eo.fields.text.off;

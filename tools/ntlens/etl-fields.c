@@ -137,6 +137,10 @@ static int value(struct walk *w, const struct ntl_etl_field *f)
         puts_(&w->out->json, "null"); /* JSON has no NaN or infinity; the text keeps them */
     else
         puts_(&w->out->json, v);
+    if (w->out->text.off) { /* JSON only: the text's quoting check is skipped */
+        free(big);
+        return 0;
+    }
     text_key(w, f);
     if (needs_quotes(v))
         json_string(&w->out->text, v);
@@ -176,11 +180,24 @@ static int item(struct walk *w, const struct ntl_etl_field *f)
     return 0;
 }
 
+/* s after the n bytes in buf, cut as snprintf cuts; the new length. */
+static size_t append(char *buf, size_t size, size_t n, const char *s)
+{
+    size_t len = strlen(s);
+    if (len > size - 1 - n)
+        len = size - 1 - n;
+    memcpy(buf + n, s, len);
+    buf[n + len] = '\0';
+    return n + len;
+}
+
+/* "Group/Opcode", without snprintf: every kernel event needs it. */
 static void kernel_names(struct etl_fields *f, const struct ntl_etl_event *ev)
 {
     char g[32], o[32];
-    snprintf(f->event_buf, sizeof f->event_buf, "%s/%s", etl_cli_group(ev->group, g, sizeof g),
-             etl_cli_opcode(ev->group, ev->opcode, o, sizeof o));
+    size_t n = append(f->event_buf, sizeof f->event_buf, 0, etl_cli_group(ev->group, g, sizeof g));
+    n = append(f->event_buf, sizeof f->event_buf, n, "/");
+    append(f->event_buf, sizeof f->event_buf, n, etl_cli_opcode(ev->group, ev->opcode, o, sizeof o));
     f->event = f->event_buf;
     f->provider = "Windows Kernel";
 }

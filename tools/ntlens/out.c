@@ -1,6 +1,8 @@
 /* The output writer (out.h): cells are kept as the text each format shows,
  * in one arena per row, so rendering is copying into a buffer that goes to
- * the FILE once per row; only a table waits for its widths. */
+ * the FILE once per row (or once per 64 KiB, out_hold_rows); only a table
+ * waits for its widths. JSON cells skip the arena: each goes straight to
+ * the buffer. */
 #include "out.h"
 
 #include <stdarg.h>
@@ -10,7 +12,8 @@
 
 #include "progress.h"
 
-enum cell_kind { CELL_STR, CELL_NUM, CELL_NULL };
+/* CELL_PLAIN: a string that needs no JSON escaping (times, addresses). */
+enum cell_kind { CELL_STR, CELL_PLAIN, CELL_NUM, CELL_NULL };
 
 /* No cell owns memory: its texts are offsets into the writer's arena, which
  * holds the row being built (or every row of a buffered table). */
@@ -53,6 +56,7 @@ struct out {
     bool header_done;        /* the header of this section is out (every format but JSON) */
     uint64_t rows;
     bool failed;             /* out of memory or a write error */
+    bool hold;               /* rows wait in buf until it fills (out_hold_rows) */
     size_t buf_len;
     char buf[OUT_BUF];
 };
@@ -176,10 +180,22 @@ static size_t arena_add(struct out *o, const char *s, size_t n)
     return at;
 }
 
+static bool json_streams(const struct out *o)
+{
+    return (o->fmt == OUT_JSON || o->fmt == OUT_JSONL) && o->ncols;
+}
+
+static void json_cell(struct out *o, enum cell_kind kind, const char *text, size_t text_len,
+                      const char *json);
+
 static void add_cell_n(struct out *o, enum cell_kind kind, const char *text, size_t text_len,
                        const char *json)
 {
     struct cell c = {kind, 0, text_len, NO_TEXT, 0};
+    if (json_streams(o)) {
+        json_cell(o, kind, text, text_len, json);
+        return;
+    }
     if (o->ncells == o->capcells) {
         size_t cap = o->capcells ? 2 * o->capcells : 64;
         struct cell *p = realloc(o->cells, cap * sizeof *p);
@@ -308,7 +324,7 @@ void out_addr(struct out *o, uint64_t v, int digits)
     int n = 0;
     if (digits > 16) {
         snprintf(buf, sizeof buf, "0x%0*llx", digits, (unsigned long long)v);
-        add_cell(o, CELL_STR, buf, NULL);
+        add_cell(o, CELL_PLAIN, buf, NULL);
         return;
     }
     do
@@ -316,7 +332,7 @@ void out_addr(struct out *o, uint64_t v, int digits)
     while ((v >>= 4) || n < digits);
     *--s = 'x';
     *--s = '0';
-    add_cell_n(o, CELL_STR, s, (size_t)(buf + sizeof buf - s), NULL);
+    add_cell_n(o, CELL_PLAIN, s, (size_t)(buf + sizeof buf - s), NULL);
 }
 
 void out_duration(struct out *o, uint64_t hundred_ns)
@@ -328,7 +344,7 @@ void out_duration(struct out *o, uint64_t hundred_ns)
 void out_time(struct out *o, int64_t unix_seconds, uint32_t fraction, int digits)
 {
     char buf[64];
-    add_cell(o, CELL_STR, out_format_time(buf, sizeof buf, unix_seconds, fraction, digits), NULL);
+    add_cell(o, CELL_PLAIN, out_format_time(buf, sizeof buf, unix_seconds, fraction, digits), NULL);
 }
 
 void out_filetime(struct out *o, uint64_t ft)
@@ -362,6 +378,11 @@ void out_null(struct out *o)
 void out_indent(struct out *o, int depth)
 {
     o->next_indent = depth;
+}
+
+void out_hold_rows(struct out *o)
+{
+    o->hold = true;
 }
 
 uint64_t out_rows(const struct out *o)
@@ -510,6 +531,8 @@ void out_csv_field(FILE *f, const char *s, bool force_quotes)
 /* Hands what is buffered to the FILE. */
 static void flush_buf(struct out *o)
 {
+    if (o->buf_len)
+        progress_clear();
     if (o->buf_len && fwrite(o->buf, 1, o->buf_len, o->f) != o->buf_len)
         o->failed = true;
     o->buf_len = 0;
@@ -549,42 +572,27 @@ static void put_spaces(struct out *o, size_t n)
     put(o, spaces, n);
 }
 
-/* What out_json_string writes, into the buffer: runs of plain bytes are
- * copied whole. */
+static char *json_string_to(char *d, const char *s, size_t n);
+
+/* What out_json_string writes, into the buffer. For column keys and
+ * section names, which are few: through a scratch copy. */
 static void json_string_n(struct out *o, const char *s, size_t n)
 {
-    static const char hex[] = "0123456789abcdef";
-    const char *run = s, *end = s + n;
-    put_c(o, '"');
-    for (; s < end; s++) {
-        unsigned char c = (unsigned char)*s;
-        char esc[6] = {'\\', 0, 0, 0, 0, 0};
-        size_t len = 2;
-        if (c > '\\' || (c >= 0x20 && c != '"' && c != '\\'))
-            continue;
-        put(o, run, (size_t)(s - run));
-        run = s + 1;
-        switch (c) {
-        case '"': case '\\': esc[1] = (char)c; break;
-        case '\n': esc[1] = 'n'; break;
-        case '\r': esc[1] = 'r'; break;
-        case '\t': esc[1] = 't'; break;
-        default:
-            memcpy(esc + 1, "u00", 3);
-            esc[4] = hex[c >> 4], esc[5] = hex[c & 15];
-            len = 6;
-        }
-        put(o, esc, len);
+    char *tmp = malloc(6 * n + 2);
+    if (!tmp) {
+        o->failed = true;
+        return;
     }
-    put(o, run, (size_t)(s - run));
-    put_c(o, '"');
+    put(o, tmp, (size_t)(json_string_to(tmp, s, n) - tmp));
+    free(tmp);
 }
 
 /* "key": for a column, escaped once. */
 static char *json_key_text(struct out *o, const char *key, size_t *len)
 {
-    size_t saved = o->buf_len;
     char *p;
+    flush_buf(o); /* the key is built in buf and taken back out whole */
+    size_t saved = o->buf_len;
     json_string_n(o, key, strlen(key));
     put_c(o, ':');
     *len = o->buf_len - saved;
@@ -720,27 +728,130 @@ static void separated_row(struct out *o, const struct cell *row)
     put_c(o, '\n');
 }
 
-static void json_object(struct out *o, const struct cell *row)
+/* JSON's "[" (or "{" and the first section's name) before the first row. */
+static void json_open(struct out *o, const char *section);
+
+/* Copies n bytes to d, which has room; returns the end. Keys and most
+ * values are short: two overlapping fixed-size moves are a few
+ * instructions where a call to memcpy costs more than the bytes. */
+static inline char *copy(char *d, const char *s, size_t n)
 {
-    put_c(o, '{');
-    for (size_t c = 0; c < o->ncols; c++) {
-        const struct cell *v = &row[c];
-        if (c)
-            put_c(o, ',');
-        put(o, o->cols[c].json_key, o->cols[c].json_key_len);
-        if (v->kind == CELL_STR)
-            json_string_n(o, o->arena + v->text, v->text_len);
-        else if (v->kind == CELL_NULL)
-            put(o, "null", 4);
-        else if (v->json != NO_TEXT)
-            put(o, o->arena + v->json, v->json_len);
-        else
-            put(o, o->arena + v->text, v->text_len);
+    if (n >= 8 && n <= 16) {
+        memcpy(d, s, 8);
+        memcpy(d + n - 8, s + n - 8, 8);
+    } else if (n > 16 && n <= 32) {
+        memcpy(d, s, 16);
+        memcpy(d + n - 16, s + n - 16, 16);
+    } else if (n >= 4 && n < 8) {
+        memcpy(d, s, 4);
+        memcpy(d + n - 4, s + n - 4, 4);
+    } else if (n > 32) {
+        memcpy(d, s, n);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            d[i] = s[i];
     }
-    put_c(o, '}');
+    return d + n;
+}
+
+/* The bytes JSON escapes: controls, '"' and '\\'. */
+static bool json_escaped(unsigned char c)
+{
+    return c < 0x20 || c == '"' || c == '\\';
+}
+
+/* What json_string_n writes, to d with room for 6n + 2 bytes. */
+static char *json_string_to(char *d, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    const char *run = s, *end = s + n;
+    *d++ = '"';
+    for (; s < end; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (!json_escaped(c))
+            continue;
+        d = copy(d, run, (size_t)(s - run));
+        run = s + 1;
+        *d++ = '\\';
+        switch (c) {
+        case '"': case '\\': *d++ = (char)c; break;
+        case '\n': *d++ = 'n'; break;
+        case '\r': *d++ = 'r'; break;
+        case '\t': *d++ = 't'; break;
+        default:
+            d = copy(d, "u00", 3);
+            *d++ = hex[c >> 4];
+            *d++ = hex[c & 15];
+        }
+    }
+    d = copy(d, run, (size_t)(end - run));
+    *d++ = '"';
+    return d;
 }
 
 /* JSON's "[" (or "{" and the first section's name) before the first row. */
+static void json_open(struct out *o, const char *section);
+
+/* The JSON text of a cell's value, written to d (room checked by the caller). */
+static char *json_value_to(char *d, enum cell_kind kind, const char *text, size_t text_len,
+                           const char *json, size_t json_len)
+{
+    switch (kind) {
+    case CELL_STR:
+        return json_string_to(d, text, text_len);
+    case CELL_PLAIN:
+        *d++ = '"';
+        d = copy(d, text, text_len);
+        *d++ = '"';
+        return d;
+    case CELL_NULL:
+        return copy(d, "null", 4);
+    case CELL_NUM:
+        break;
+    }
+    return json ? copy(d, json, json_len) : copy(d, text, text_len);
+}
+
+/* JSON rows are written as their cells come, straight into buf: keeping
+ * them in the arena first copied every byte twice more (JSON of a trace's
+ * events is 20x the trace). A row's first cell opens it. */
+static void json_cell(struct out *o, enum cell_kind kind, const char *text, size_t text_len,
+                      const char *json)
+{
+    const struct column *col = &o->cols[o->ncells++ % o->ncols];
+    size_t json_len = json ? strlen(json) : 0;
+    if (col == o->cols) {
+        if (o->fmt == OUT_JSON) {
+            if (o->opened && o->rows > 0)
+                put_c(o, ',');
+            json_open(o, NULL);
+            put_c(o, '\n');
+        }
+        put_c(o, '{');
+    } else {
+        put_c(o, ',');
+    }
+    /* Room for the worst case: every byte of a string escaped as \u00XX. */
+    size_t need = col->json_key_len + 6 * text_len + json_len + 6;
+    if (need > OUT_BUF - o->buf_len)
+        flush_buf(o);
+    if (need > OUT_BUF) { /* larger than the buffer (--hex of a long payload) */
+        char *tmp = malloc(need);
+        if (!tmp) {
+            o->failed = true;
+            return;
+        }
+        char *d = copy(tmp, col->json_key, col->json_key_len);
+        d = json_value_to(d, kind, text, text_len, json, json_len);
+        put(o, tmp, (size_t)(d - tmp));
+        free(tmp);
+        return;
+    }
+    char *d = copy(o->buf + o->buf_len, col->json_key, col->json_key_len);
+    d = json_value_to(d, kind, text, text_len, json, json_len);
+    o->buf_len = (size_t)(d - o->buf);
+}
+
 static void json_open(struct out *o, const char *section)
 {
     if (o->opened)
@@ -773,7 +884,8 @@ static void write_header_once(struct out *o)
 /* Ends a call that wrote: the buffer goes to the FILE. */
 static int write_status(struct out *o)
 {
-    flush_buf(o);
+    if (!o->hold)
+        flush_buf(o);
     if (ferror(o->f))
         o->failed = true;
     return o->failed ? -1 : 0;
@@ -783,6 +895,8 @@ int out_row_end(struct out *o)
 {
     size_t width[64];
 
+    if (json_streams(o) && !o->ncells)
+        out_null(o); /* an empty row is a row of nulls */
     while (o->ncols && o->ncells % o->ncols)
         out_null(o);
     if (!o->ncols || o->failed)
@@ -819,16 +933,11 @@ int out_row_end(struct out *o)
         free_cells(o);
         break;
     case OUT_JSON:
-        if (o->opened && o->rows > 1)
-            put_c(o, ',');
-        json_open(o, NULL);
-        put_c(o, '\n');
-        json_object(o, o->cells);
+        put_c(o, '}');
         free_cells(o);
         break;
     case OUT_JSONL:
-        json_object(o, o->cells);
-        put_c(o, '\n');
+        put(o, "}\n", 2);
         free_cells(o);
         break;
     }
@@ -843,6 +952,7 @@ int out_flush(struct out *o)
         progress_clear();
         render_table(o);
     }
+    flush_buf(o);
     rc = write_status(o);
     fflush(o->f);
     return rc;

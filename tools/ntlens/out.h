@@ -96,6 +96,10 @@ int out_row_end(struct out *o);
 /* Renders a buffered table now (one frame of a refreshing view); the other
  * formats just flush. Returns 0 or -1 after a write error. */
 int out_flush(struct out *o);
+/* For a caller that writes nothing to the FILE itself between rows: rows
+ * wait in the writer's 64 KiB buffer until it fills, one write each, not
+ * one per row; out_flush and out_close write the rest. */
+void out_hold_rows(struct out *o);
 /* Rows written so far (this section). */
 uint64_t out_rows(const struct out *o);
 
