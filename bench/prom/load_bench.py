@@ -61,7 +61,8 @@ with open(pcfg, "w") as f:
             "      - {source_labels: [__param_module], target_label: module}\n"
             "      - {target_label: __address__, replacement: '127.0.0.1:%d'}\n" % eport)
 exp = subprocess.Popen([ntlens, "exporter", "--config", cfg, "--listen", "127.0.0.1:%d" % eport,
-                        "--concurrency", "32"], stderr=open(os.path.join(d, "exporter.log"), "w"))
+                        "--concurrency", os.environ.get("NTLENS_BENCH_CONCURRENCY", "32")],
+                       stderr=open(os.path.join(d, "exporter.log"), "w"))
 prom = None
 try:
     for _ in range(50):

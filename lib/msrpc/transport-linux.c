@@ -274,7 +274,10 @@ static SMBCCTX *make_context(struct child_args *c)
     smb->setLogCallback(ctx, NULL, log_fn);
     smb->setOptionUserData(ctx, c);
     smb->setFunctionAuthDataWithContext(ctx, auth_fn);
-    smb->setTimeout(ctx, (int)c->call_ms);
+    /* Twice the call timeout: the parent gives a call up first and keeps
+     * the session, and libsmbclient, whose timeout leaves the session
+     * unusable, waits for the late reply as long as the parent would. */
+    smb->setTimeout(ctx, (int)(c->call_ms * 2));
     smb->setPort(ctx, c->port);
     smb->setOptionProtocols(ctx, "SMB2_02", "SMB3");
     /* Signing and encryption follow the server: libsmbclient signs, and
@@ -625,7 +628,7 @@ void ntl_smb_pipe_set_call_timeout(struct ntl_smb_pipe *p, unsigned ms)
  * before the session counts as broken, beyond the call's own bound. */
 static unsigned late_ms(const struct ntl_smb_pipe *p)
 {
-    return p->open_call_ms > p->call_ms ? p->open_call_ms : p->call_ms;
+    return p->open_call_ms; /* the child's libsmbclient waits 2 x open_call_ms */
 }
 
 static int deadline_passed(struct ntl_smb_pipe *p, const char *what, struct ntl_error *err)
