@@ -142,7 +142,8 @@ static void log_fn(void *priv, int level, const char *msg)
 
 /* Our own TCP probe, so that an unreachable host or a closed port fails
  * within the connect timeout with a precise message before libsmbclient
- * (whose single timeout then bounds each SMB call) starts. */
+ * (whose single timeout, twice the call timeout, then bounds each SMB call)
+ * starts. */
 static int probe_tcp(const char *host, uint16_t port, unsigned timeout_ms, const char *where,
                      struct ntl_error *err)
 {
