@@ -60,8 +60,11 @@ with open(pcfg, "w") as f:
             "      - {source_labels: [__address__], target_label: __param_target}\n"
             "      - {source_labels: [__param_module], target_label: module}\n"
             "      - {target_label: __address__, replacement: '127.0.0.1:%d'}\n" % eport)
-exp = subprocess.Popen([ntlens, "exporter", "--config", cfg, "--listen", "127.0.0.1:%d" % eport,
-                        "--concurrency", "32"], stderr=open(os.path.join(d, "exporter.log"), "w"))
+# NTLENS_BENCH_CONCURRENCY: --concurrency (default: the exporter's own)
+conc = os.environ.get("NTLENS_BENCH_CONCURRENCY")
+exp = subprocess.Popen([ntlens, "exporter", "--config", cfg, "--listen", "127.0.0.1:%d" % eport]
+                       + (["--concurrency", conc] if conc else []),
+                       stderr=open(os.path.join(d, "exporter.log"), "w"))
 prom = None
 try:
     for _ in range(50):

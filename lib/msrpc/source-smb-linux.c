@@ -31,11 +31,15 @@ struct smb_source {
     struct title_entry titles[TITLE_CACHE];
 };
 
-/* After a timeout or a dead connection, a CloseKey would only wait again. */
+/* After a timeout or a dead connection, a CloseKey would only wait again;
+ * a call that works again after a timeout (the transport dropped the late
+ * reply) shows the connection is whole. */
 static int note(struct smb_source *m, int rc)
 {
     if (rc == NTL_ERR_IO || rc == NTL_ERR_EOF || rc == NTL_ERR_TIMEOUT)
         m->broken = true;
+    else if (rc >= 0)
+        m->broken = false;
     return rc;
 }
 

@@ -39,6 +39,20 @@
 #define PIPE_OPEN_TRIES 5
 #define PIPE_RETRY_MS 400
 
+/* A call that runs out of time keeps the connection: the helper finishes
+ * it whenever the server answers, and before the next call the parent
+ * reads and drops what is left of that reply. Knowing where a reply ends
+ * takes DCE/RPC's fragment framing (frag_length, PFC_LAST_FRAG), tracked
+ * here on every byte read, so a late reply is never taken for the next
+ * call's. */
+struct late_reply {
+    uint8_t hdr[16];          /* the current fragment's header, as far as read */
+    uint8_t hdr_have;
+    uint32_t frag_left;       /* of the current fragment's body */
+    bool last;                /* the current fragment ends the reply */
+    bool open;                /* a request went out and its reply is not all read */
+};
+
 /* The parent's handle. */
 struct ntl_smb_pipe {
     int sock;                 /* our end of the socketpair */
@@ -49,6 +63,11 @@ struct ntl_smb_pipe {
     uint64_t deadline;        /* CLOCK_MONOTONIC ms when the current call must end */
     bool replying;            /* the last operation was a read: a write starts a call */
     bool timed_out;           /* a call ran out of time: the child may still answer it */
+    bool dead;                /* the helper or the session is gone: every call fails */
+    int pending;              /* the op the child serves and has not answered, or 0 */
+    uint32_t pending_len;
+    uint64_t late_until;      /* after a timeout: when a reply still owed means broken */
+    struct late_reply reply;  /* where the server's reply stream stands */
     char where[300];          /* "host:port", for messages */
 };
 
@@ -123,7 +142,8 @@ static void log_fn(void *priv, int level, const char *msg)
 
 /* Our own TCP probe, so that an unreachable host or a closed port fails
  * within the connect timeout with a precise message before libsmbclient
- * (whose single timeout then bounds each SMB call) starts. */
+ * (whose single timeout, twice the call timeout, then bounds each SMB call)
+ * starts. */
 static int probe_tcp(const char *host, uint16_t port, unsigned timeout_ms, const char *where,
                      struct ntl_error *err)
 {
@@ -255,7 +275,10 @@ static SMBCCTX *make_context(struct child_args *c)
     smb->setLogCallback(ctx, NULL, log_fn);
     smb->setOptionUserData(ctx, c);
     smb->setFunctionAuthDataWithContext(ctx, auth_fn);
-    smb->setTimeout(ctx, (int)c->call_ms);
+    /* Twice the call timeout: the parent gives a call up first and keeps
+     * the session, and libsmbclient, whose timeout leaves the session
+     * unusable, waits for the late reply as long as the parent would. */
+    smb->setTimeout(ctx, (int)(c->call_ms * 2));
     smb->setPort(ctx, c->port);
     smb->setOptionProtocols(ctx, "SMB2_02", "SMB3");
     /* Signing and encryption follow the server: libsmbclient signs, and
@@ -435,7 +458,7 @@ void ntl_smb_pipe_close(struct ntl_smb_pipe *p)
     int wait_ms = 0;
     if (!p)
         return;
-    if (!p->timed_out)
+    if (!p->timed_out && !p->pending)
         wait_ms = 1000;
     if (p->sock >= 0) {
         struct msg m = {OP_CLOSE, 0, 0};
@@ -448,7 +471,7 @@ void ntl_smb_pipe_close(struct ntl_smb_pipe *p)
          * exporter's exit: 1,000 targets took minutes one second each)
          * does not wait at all, and only a helper stuck in a call is
          * killed. */
-        if (p->timed_out)
+        if (p->timed_out || p->pending)
             pidfd_send_signal(p->pidfd, SIGKILL, NULL, 0);
         close(p->pidfd);
     }
@@ -602,8 +625,17 @@ void ntl_smb_pipe_set_call_timeout(struct ntl_smb_pipe *p, unsigned ms)
     p->call_ms = ms ? ms : p->open_call_ms;
 }
 
+/* After a timeout: how long the abandoned call's reply may still take
+ * before the session counts as broken, beyond the call's own bound. */
+static unsigned late_ms(const struct ntl_smb_pipe *p)
+{
+    return p->open_call_ms; /* the child's libsmbclient waits 2 x open_call_ms */
+}
+
 static int deadline_passed(struct ntl_smb_pipe *p, const char *what, struct ntl_error *err)
 {
+    if (!p->timed_out)
+        p->late_until = now_ms() + late_ms(p);
     p->timed_out = true;
     return ntl_error_set(err, NTL_ERR_TIMEOUT, NULL, NTL_NO_OFFSET,
                          "%s %s: the server stopped answering (the call did not complete "
@@ -611,11 +643,125 @@ static int deadline_passed(struct ntl_smb_pipe *p, const char *what, struct ntl_
                          what, p->where, (p->call_ms + 999) / 1000);
 }
 
+/* The helper ended, or the session cannot be trusted any more: this pipe
+ * fails every call from now on, and its owner opens a new one. */
+static int gone(struct ntl_smb_pipe *p, const char *what, const char *why,
+                struct ntl_error *err)
+{
+    p->dead = true;
+    p->timed_out = p->timed_out || p->pending != 0; /* the close kills a stuck helper */
+    return ntl_error_set(err, NTL_ERR_IO, NULL, NTL_NO_OFFSET, "%s %s: %s", what, p->where,
+                         why);
+}
+
 /* What remains of the current call's time, at least 1 ms; 0 when none. */
 static unsigned remaining_ms(const struct ntl_smb_pipe *p)
 {
     uint64_t now = now_ms();
     return now >= p->deadline ? 0 : (unsigned)(p->deadline - now);
+}
+
+/* Follows the reply stream's DCE/RPC framing over n bytes read from it;
+ * false when a header is impossible. */
+static bool track(struct late_reply *r, const uint8_t *d, size_t n)
+{
+    while (n > 0 && r->open) {
+        size_t k;
+        if (r->hdr_have < sizeof r->hdr) {
+            k = n < sizeof r->hdr - r->hdr_have ? n : sizeof r->hdr - r->hdr_have;
+            memcpy(r->hdr + r->hdr_have, d, k);
+            r->hdr_have = (uint8_t)(r->hdr_have + k);
+            if (r->hdr_have == sizeof r->hdr) {
+                bool le = (r->hdr[4] & 0x10) != 0; /* drep[0]: integer byte order */
+                uint32_t len = le ? r->hdr[8] | (uint32_t)r->hdr[9] << 8
+                                  : (uint32_t)r->hdr[8] << 8 | r->hdr[9];
+                if (len < sizeof r->hdr)
+                    return false;
+                r->frag_left = len - (uint32_t)sizeof r->hdr;
+                r->last = (r->hdr[3] & 0x02) != 0; /* PFC_LAST_FRAG */
+            }
+        } else {
+            k = n < r->frag_left ? n : r->frag_left;
+            r->frag_left -= (uint32_t)k;
+        }
+        d += k;
+        n -= k;
+        if (r->hdr_have == sizeof r->hdr && r->frag_left == 0) {
+            r->hdr_have = 0;
+            r->open = !r->last;
+        }
+    }
+    return true;
+}
+
+/* Receives the child's answer to the request it was left serving, within
+ * this call's time and the late bound, and feeds a read's bytes to the
+ * tracker (they belong to an abandoned reply: dropped). */
+static int take_late(struct ntl_smb_pipe *p, const char *what, struct ntl_error *err)
+{
+    uint8_t chunk[4096];
+    uint64_t t = now_ms();
+    unsigned left = remaining_ms(p);
+    struct msg m;
+    int rc;
+
+    if (t >= p->late_until)
+        return gone(p, what, "the server never finished answering a call that ran out of "
+                    "time (the connection is dropped)", err);
+    if (!left)
+        return deadline_passed(p, what, err);
+    if (left > p->late_until - t)
+        left = (unsigned)(p->late_until - t);
+    rc = recv_all(p->sock, &m, sizeof m, left);
+    if (rc == -ETIMEDOUT)
+        return now_ms() >= p->late_until ? take_late(p, what, err)
+                                         : deadline_passed(p, what, err);
+    if (rc < 0)
+        return gone(p, what, "the SMB client process ended", err);
+    int op = p->pending;
+    p->pending = 0;
+    if (m.op_or_status < 0)
+        return gone(p, what, "the call that ran out of time failed late (the connection is "
+                    "dropped)", err);
+    if (op != OP_READ)
+        return NTL_OK;
+    if (m.len != p->pending_len)
+        return gone(p, what, "the SMB client process ended", err);
+    for (uint32_t n = m.len, k; n > 0; n -= k) {
+        k = n < sizeof chunk ? n : (uint32_t)sizeof chunk;
+        if (recv_all(p->sock, chunk, k, p->open_call_ms) < 0)
+            return gone(p, what, "the SMB client process ended", err);
+        if (!track(&p->reply, chunk, k))
+            return gone(p, what, "a late reply is not DCE/RPC", err);
+    }
+    return NTL_OK;
+}
+
+/* Before a call: reads and drops what is left of a reply nobody reads any
+ * more (a call that ran out of time, or one its caller gave up), asking
+ * the child for it fragment by fragment, so the next reply read is this
+ * call's own. */
+static int settle(struct ntl_smb_pipe *p, const char *what, struct ntl_error *err)
+{
+    int rc;
+    if (!p->timed_out)
+        p->late_until = now_ms() + late_ms(p);
+    while (p->pending || p->reply.open) {
+        if (!p->pending) {
+            const struct late_reply *r = &p->reply;
+            uint32_t want = r->hdr_have < sizeof r->hdr
+                                ? (uint32_t)(sizeof r->hdr - r->hdr_have) : r->frag_left;
+            struct msg m = {OP_READ, want, 0};
+            if (!send_all(p->sock, &m, sizeof m))
+                return gone(p, what, "the SMB client process ended", err);
+            p->pending = OP_READ;
+            p->pending_len = want;
+        }
+        if ((rc = take_late(p, what, err)) < 0)
+            return rc;
+    }
+    p->timed_out = false;
+    return NTL_OK;
 }
 
 /* One request to the child and its reply header. libsmbclient bounds each
@@ -631,14 +777,22 @@ static int exchange(struct ntl_smb_pipe *p, int op, const void *data, size_t n,
 
     if (n > UINT32_MAX)
         return ntl_error_set(err, NTL_ERR_LIMIT, NULL, NTL_NO_OFFSET, "%zu bytes at once", n);
-    /* A late answer to the abandoned call would be taken for this one's. */
-    if (p->timed_out)
+    if (p->dead)
+        return gone(p, what, "the connection was lost before", err);
+    /* A call starts with a write after a read, or after a call that ran
+     * out of time (in its writes, maybe: its caller gave it up). */
+    if (op == OP_WRITE && (p->replying || p->timed_out)) {
+        p->deadline = now_ms() + p->call_ms;
+        if ((p->timed_out || p->reply.open) && (rc = settle(p, what, err)) < 0)
+            return rc;
+        p->reply = (struct late_reply){.open = true};
+    }
+    if (p->timed_out) /* within a call that ran out of time */
         return deadline_passed(p, what, err);
     if (!send_all(p->sock, &m, sizeof m) || (op == OP_WRITE && !send_all(p->sock, data, n)))
-        return ntl_error_set(err, NTL_ERR_IO, NULL, NTL_NO_OFFSET,
-                             "%s %s: the SMB client process ended", what, p->where);
-    if (op == OP_WRITE && p->replying)
-        p->deadline = now_ms() + p->call_ms;
+        return gone(p, what, "the SMB client process ended", err);
+    p->pending = op;
+    p->pending_len = (uint32_t)n;
     p->replying = op == OP_READ;
     if (!(left = remaining_ms(p)))
         return deadline_passed(p, what, err);
@@ -646,8 +800,8 @@ static int exchange(struct ntl_smb_pipe *p, int op, const void *data, size_t n,
     if (rc == -ETIMEDOUT)
         return deadline_passed(p, what, err);
     if (rc < 0)
-        return ntl_error_set(err, NTL_ERR_IO, NULL, NTL_NO_OFFSET,
-                             "%s %s: the SMB client process ended", what, p->where);
+        return gone(p, what, "the SMB client process ended", err);
+    p->pending = 0;
     if (reply->op_or_status < 0) {
         int e = -reply->op_or_status;
         if (e == EPIPE && op == OP_READ)
@@ -676,8 +830,10 @@ static int pipe_read(void *pipe, void *data, size_t n, struct ntl_error *err)
         return rc;
     /* The child sends the bytes right after the header. */
     if (reply.len != n || recv_all(p->sock, data, n, p->call_ms) < 0)
-        return ntl_error_set(err, NTL_ERR_IO, NULL, NTL_NO_OFFSET,
-                             "reading a reply from %s: the SMB client process ended", p->where);
+        return gone(p, "reading a reply from", "the SMB client process ended", err);
+    /* A malformed header is the RPC layer's to report; the stream is lost. */
+    if (!track(&p->reply, data, n))
+        p->dead = true;
     return NTL_OK;
 }
 

@@ -6,7 +6,11 @@ with probe_success 0 and error_kind connecting; the connection carries on
 in the background and the next scrape uses it (no new TCP connection). A
 server that never answers fails its background attempt with error_kind
 timeout; a reload while a connection is being set up drops nothing else
-and does not crash."""
+and does not crash. A query whose reply comes late (the relay holds one
+reply past the scrape timeout) fails that scrape as timeout but keeps the
+connection: the next scrape reads its own reply over the same TCP
+connection, not the late one; a reply later than the call timeout drops
+the connection and the target reconnects."""
 import os
 import shutil
 import signal
@@ -31,10 +35,12 @@ HDR = {"X-Prometheus-Scrape-Timeout-Seconds": "1.5"}
 
 class SlowRelay:
     """Accepts at once; relays to upstream (None: nowhere, never answers)
-    after holding each connection for `delay` seconds."""
+    after holding each connection for `delay` seconds. Setting `hold`
+    holds the next bytes the server sends (and all behind them) that many
+    seconds."""
 
     def __init__(self, upstream, delay):
-        self.upstream, self.delay, self.accepted = upstream, delay, 0
+        self.upstream, self.delay, self.accepted, self.hold = upstream, delay, 0, 0
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(64)
@@ -60,16 +66,18 @@ class SlowRelay:
         except OSError:
             c.close()
             return
-        for a, b in ((c, u), (u, c)):
-            threading.Thread(target=self.pump, args=(a, b), daemon=True).start()
+        for a, b, held in ((c, u, False), (u, c, True)):
+            threading.Thread(target=self.pump, args=(a, b, held), daemon=True).start()
 
-    @staticmethod
-    def pump(a, b):
+    def pump(self, a, b, held):
         try:
             while True:
                 data = a.recv(65536)
                 if not data:
                     break
+                if held and self.hold:
+                    hold, self.hold = self.hold, 0
+                    time.sleep(hold)
                 b.sendall(data)
         except OSError:
             pass
@@ -133,6 +141,53 @@ def slow_connect_test(port, srv):
           "no new TCP connection for it (%d before, %d after)" % (accepted, relay.accepted))
 
 
+def connected_relay(port, srv, module):
+    relay = SlowRelay(srv.port, 0)
+    target = "127.0.0.1:%d" % relay.port
+    page, _ = probe(port, target, module, {})
+    check("probe_success 1" in page, "a target behind a relay connects (%s)" % module)
+    return relay, target
+
+
+def late_reply_test(port, srv):
+    relay, target = connected_relay(port, srv, "slow")
+    accepted = relay.accepted
+    relay.hold = 4.0
+    page, took = probe(port, target, "slow")
+    check('probe_success{error_kind="timeout"} 0' in page and took < 2.0,
+          "a reply held past the scrape timeout fails that scrape as timeout (%.2fs)" % took)
+    time.sleep(3.5)
+    for i in range(3):
+        page, took = probe(port, target, "slow")
+        check("probe_success 1" in page and "windows_system_processes " in page and
+              took < 1.5, "scrape %d after the late reply is read (%.2fs, %s)"
+              % (i + 1, took, [x for x in page.splitlines() if "probe_success" in x]))
+    check(relay.accepted == accepted,
+          "over the same connection: no new TCP connection (%d before, %d after)"
+          % (accepted, relay.accepted))
+
+
+def lost_reply_test(port, srv):
+    relay, target = connected_relay(port, srv, "quick")
+    accepted = relay.accepted
+    relay.hold = 30.0
+    page, _ = probe(port, target, "quick")
+    check('error_kind="timeout"' in page, "a reply that does not come: timeout")
+    time.sleep(3.5)
+    page, _ = probe(port, target, "quick")
+    check('probe_success{error_kind="io"} 0' in page,
+          "still missing past the call timeout, the connection is dropped (%s)"
+          % [x for x in page.splitlines() if "probe_success" in x])
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and "probe_success 1" not in page:
+        time.sleep(0.5)
+        page, _ = probe(port, target, "quick")
+    # (a new connection is two: the transport's TCP check, then the session)
+    check("probe_success 1" in page and relay.accepted > accepted,
+          "and set up again (%d TCP connections before, %d after)"
+          % (accepted, relay.accepted))
+
+
 def black_hole_test(port, lines):
     relay = SlowRelay(None, 0)
     target = "127.0.0.1:%d" % relay.port
@@ -179,6 +234,8 @@ def main():
         p = start(write_config(d, srv.password), port)
         threading.Thread(target=lambda: lines.extend(p.stderr), daemon=True).start()
         slow_connect_test(port, srv)
+        late_reply_test(port, srv)
+        lost_reply_test(port, srv)
         black_hole_test(port, lines)
         reload_test(port, srv, p)
     finally:

@@ -86,7 +86,8 @@ int cmd_exporter(int argc, char **argv)
         OPT_STRING(0, "listen", &o.listen, "ADDR:PORT",
                    "where to serve (default: the config's listen, else :9182)"),
         OPT_INT(0, "concurrency", &o.concurrency, "N", 1, 1024,
-                "scrapes served at once (default: the config's, else 16)"),
+                "scrapes served at once (default: the config's, else 256);\n"
+                "connection setups at once: the same, at most 32"),
         OPT_FLAG(0, "check-config", &o.check, "validate the config file and exit"),
         OPT_END(),
     };
@@ -106,7 +107,8 @@ int cmd_exporter(int argc, char **argv)
         return rc;
     }
     const char *listen = o.listen ? o.listen : s.cfg.listen[0] ? s.cfg.listen : ":9182";
-    long conc = o.concurrency ? o.concurrency : s.cfg.concurrency ? s.cfg.concurrency : 16;
+    long conc = o.concurrency ? o.concurrency : s.cfg.concurrency ? s.cfg.concurrency
+                                                                   : EXP_CONCURRENCY;
     /* Writer-preferring: a reload under a steady stream of scrapes still gets
      * its turn (glibc's default lets readers starve it). */
     pthread_rwlockattr_t attr;
@@ -114,7 +116,7 @@ int cmd_exporter(int argc, char **argv)
     pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
     pthread_rwlock_init(&s.lock, &attr);
     pthread_rwlockattr_destroy(&attr);
-    if (!(s.targets = exp_targets_new((unsigned)conc))) {
+    if (!(s.targets = exp_targets_new(conc < EXP_SETUPS ? (unsigned)conc : EXP_SETUPS))) {
         exp_config_free(&s.cfg);
         return cli_failf(argv[0], "out of memory");
     }

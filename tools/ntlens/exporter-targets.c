@@ -489,7 +489,12 @@ static int scrape(struct exp_targets *t, struct target *g, const struct exp_modu
         snprintf(kind, 32, "%s", error_kind(rc));
         snprintf(g->error_kind, sizeof g->error_kind, "%s", kind);
     }
-    if (rc < 0 && rc != NTL_ERR_LIMIT) {
+    /* A query that ran out of time keeps its connection: the transport
+     * drops the late reply before the next call, and says NTL_ERR_IO once
+     * the reply is later than the call timeout allows. Reconnecting costs
+     * far more than a query, most of all on the loaded server that made
+     * the query late. */
+    if (rc < 0 && rc != NTL_ERR_LIMIT && rc != NTL_ERR_TIMEOUT) {
         disconnect(t, g); /* the connection may be broken: the next scrape reconnects */
         grow_backoff(g);
     }

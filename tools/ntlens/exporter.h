@@ -89,6 +89,16 @@ struct exp_stats {
     size_t connected;
 };
 
+/* Probes at once (--concurrency's default). A probe spends nearly all its
+ * time waiting on its target's helper, on the HTTP connection's own thread
+ * (there whether it holds a slot or not): a slot costs memory only while
+ * its reply is parsed and written. 32 let a few stuck targets, each holding
+ * a slot for its whole scrape timeout, fail the scrapes queued behind them. */
+#define EXP_CONCURRENCY 256
+/* Connection setups at once, at most: they use CPU (SMB session, the title
+ * database), and ~500 at once starved each other (docs/exporter.md). */
+#define EXP_SETUPS 32
+
 /* setups: connection setups at once (the others queue; their probes answer
  * "connecting" meanwhile). */
 struct exp_targets *exp_targets_new(unsigned setups);
