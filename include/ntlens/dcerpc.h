@@ -103,6 +103,28 @@ struct ntl_dcerpc_response {
     uint64_t origin;          /* stream offset of the next fragment, for errors */
 };
 
+/* Where a stream of connection-oriented PDUs stands, from its bytes alone:
+ * the transport feeds it every byte it reads of one reply, however the
+ * reads split it, to know where the reply ends without parsing it (a reply
+ * abandoned by a timed-out call is read and dropped that way). */
+struct ntl_dcerpc_stream {
+    uint8_t hdr[NTL_DCERPC_HEADER_SIZE]; /* the current fragment's header, as far as read */
+    uint8_t hdr_have;
+    uint32_t frag_left;       /* of the current fragment's body */
+    bool last;                /* the current fragment ends the reply */
+    bool open;                /* a reply is expected and not all read */
+};
+
+/* Expects one reply (one or more fragments, the last with PFC_LAST_FRAG). */
+void ntl_dcerpc_stream_expect(struct ntl_dcerpc_stream *s);
+/* Follows the framing over n bytes of the reply; bytes after its end are not
+ * consumed. Returns the bytes consumed, or -1 when a header's frag_length is
+ * shorter than the header itself (the stream cannot be followed). */
+long ntl_dcerpc_stream_feed(struct ntl_dcerpc_stream *s, const void *data, size_t n);
+/* How many bytes the stream needs next: the rest of a header or of a body
+ * (0 once the reply is whole). */
+uint32_t ntl_dcerpc_stream_want(const struct ntl_dcerpc_stream *s);
+
 void ntl_dcerpc_response_init(struct ntl_dcerpc_response *r, uint32_t call_id,
                               struct ntl_buf *stub);
 /* Feeds one complete fragment (header included). Returns 1 when the call is

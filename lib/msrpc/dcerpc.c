@@ -346,3 +346,53 @@ int ntl_dcerpc_response_feed(struct ntl_dcerpc_response *r, const void *frag, si
     }
     return 0;
 }
+
+void ntl_dcerpc_stream_expect(struct ntl_dcerpc_stream *s)
+{
+    *s = (struct ntl_dcerpc_stream){.open = true};
+}
+
+uint32_t ntl_dcerpc_stream_want(const struct ntl_dcerpc_stream *s)
+{
+    if (!s->open)
+        return 0;
+    return s->hdr_have < sizeof s->hdr ? (uint32_t)(sizeof s->hdr - s->hdr_have) : s->frag_left;
+}
+
+/* A whole header read: the body's length and whether it ends the reply. */
+static bool stream_header(struct ntl_dcerpc_stream *s)
+{
+    bool le = (s->hdr[4] & 0x10) != 0; /* drep[0]: integer byte order */
+    uint32_t len = le ? s->hdr[8] | (uint32_t)s->hdr[9] << 8
+                      : (uint32_t)s->hdr[8] << 8 | s->hdr[9];
+    if (len < sizeof s->hdr)
+        return false;
+    s->frag_left = len - (uint32_t)sizeof s->hdr;
+    s->last = (s->hdr[3] & NTL_DCERPC_PFC_LAST_FRAG) != 0;
+    return true;
+}
+
+long ntl_dcerpc_stream_feed(struct ntl_dcerpc_stream *s, const void *data, size_t n)
+{
+    const uint8_t *d = data;
+    size_t used = 0;
+    while (used < n && s->open) {
+        size_t k = ntl_dcerpc_stream_want(s);
+        if (k > n - used)
+            k = n - used;
+        if (s->hdr_have < sizeof s->hdr) {
+            memcpy(s->hdr + s->hdr_have, d + used, k);
+            s->hdr_have = (uint8_t)(s->hdr_have + k);
+            if (s->hdr_have == sizeof s->hdr && !stream_header(s))
+                return -1;
+        } else {
+            s->frag_left -= (uint32_t)k;
+        }
+        used += k;
+        if (s->hdr_have == sizeof s->hdr && s->frag_left == 0) {
+            s->hdr_have = 0;
+            s->open = !s->last;
+        }
+    }
+    return (long)used;
+}

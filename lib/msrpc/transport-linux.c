@@ -16,6 +16,7 @@
  * environment. */
 /* close_range */
 #define _GNU_SOURCE
+#include "ntlens/dcerpc.h"
 #include "ntlens/msrpc.h"
 #include "smb-helper.h"
 #include "smbclient-linux.h"
@@ -42,16 +43,9 @@
 /* A call that runs out of time keeps the connection: the helper finishes
  * it whenever the server answers, and before the next call the parent
  * reads and drops what is left of that reply. Knowing where a reply ends
- * takes DCE/RPC's fragment framing (frag_length, PFC_LAST_FRAG), tracked
- * here on every byte read, so a late reply is never taken for the next
- * call's. */
-struct late_reply {
-    uint8_t hdr[16];          /* the current fragment's header, as far as read */
-    uint8_t hdr_have;
-    uint32_t frag_left;       /* of the current fragment's body */
-    bool last;                /* the current fragment ends the reply */
-    bool open;                /* a request went out and its reply is not all read */
-};
+ * takes DCE/RPC's fragment framing (frag_length, PFC_LAST_FRAG), which
+ * ntl_dcerpc_stream follows over every byte read, so a late reply is never
+ * taken for the next call's. */
 
 /* The parent's handle. */
 struct ntl_smb_pipe {
@@ -67,7 +61,7 @@ struct ntl_smb_pipe {
     int pending;              /* the op the child serves and has not answered, or 0 */
     uint32_t pending_len;
     uint64_t late_until;      /* after a timeout: when a reply still owed means broken */
-    struct late_reply reply;  /* where the server's reply stream stands */
+    struct ntl_dcerpc_stream reply; /* where the server's reply stream stands */
     char where[300];          /* "host:port", for messages */
 };
 
@@ -661,39 +655,6 @@ static unsigned remaining_ms(const struct ntl_smb_pipe *p)
     return now >= p->deadline ? 0 : (unsigned)(p->deadline - now);
 }
 
-/* Follows the reply stream's DCE/RPC framing over n bytes read from it;
- * false when a header is impossible. */
-static bool track(struct late_reply *r, const uint8_t *d, size_t n)
-{
-    while (n > 0 && r->open) {
-        size_t k;
-        if (r->hdr_have < sizeof r->hdr) {
-            k = n < sizeof r->hdr - r->hdr_have ? n : sizeof r->hdr - r->hdr_have;
-            memcpy(r->hdr + r->hdr_have, d, k);
-            r->hdr_have = (uint8_t)(r->hdr_have + k);
-            if (r->hdr_have == sizeof r->hdr) {
-                bool le = (r->hdr[4] & 0x10) != 0; /* drep[0]: integer byte order */
-                uint32_t len = le ? r->hdr[8] | (uint32_t)r->hdr[9] << 8
-                                  : (uint32_t)r->hdr[8] << 8 | r->hdr[9];
-                if (len < sizeof r->hdr)
-                    return false;
-                r->frag_left = len - (uint32_t)sizeof r->hdr;
-                r->last = (r->hdr[3] & 0x02) != 0; /* PFC_LAST_FRAG */
-            }
-        } else {
-            k = n < r->frag_left ? n : r->frag_left;
-            r->frag_left -= (uint32_t)k;
-        }
-        d += k;
-        n -= k;
-        if (r->hdr_have == sizeof r->hdr && r->frag_left == 0) {
-            r->hdr_have = 0;
-            r->open = !r->last;
-        }
-    }
-    return true;
-}
-
 /* Receives the child's answer to the request it was left serving, within
  * this call's time and the late bound, and feeds a read's bytes to the
  * tracker (they belong to an abandoned reply: dropped). */
@@ -731,7 +692,7 @@ static int take_late(struct ntl_smb_pipe *p, const char *what, struct ntl_error 
         k = n < sizeof chunk ? n : (uint32_t)sizeof chunk;
         if (recv_all(p->sock, chunk, k, p->open_call_ms) < 0)
             return gone(p, what, "the SMB client process ended", err);
-        if (!track(&p->reply, chunk, k))
+        if (ntl_dcerpc_stream_feed(&p->reply, chunk, k) < 0)
             return gone(p, what, "a late reply is not DCE/RPC", err);
     }
     return NTL_OK;
@@ -748,9 +709,7 @@ static int settle(struct ntl_smb_pipe *p, const char *what, struct ntl_error *er
         p->late_until = now_ms() + late_ms(p);
     while (p->pending || p->reply.open) {
         if (!p->pending) {
-            const struct late_reply *r = &p->reply;
-            uint32_t want = r->hdr_have < sizeof r->hdr
-                                ? (uint32_t)(sizeof r->hdr - r->hdr_have) : r->frag_left;
+            uint32_t want = ntl_dcerpc_stream_want(&p->reply);
             struct msg m = {OP_READ, want, 0};
             if (!send_all(p->sock, &m, sizeof m))
                 return gone(p, what, "the SMB client process ended", err);
@@ -785,7 +744,7 @@ static int exchange(struct ntl_smb_pipe *p, int op, const void *data, size_t n,
         p->deadline = now_ms() + p->call_ms;
         if ((p->timed_out || p->reply.open) && (rc = settle(p, what, err)) < 0)
             return rc;
-        p->reply = (struct late_reply){.open = true};
+        ntl_dcerpc_stream_expect(&p->reply);
     }
     if (p->timed_out) /* within a call that ran out of time */
         return deadline_passed(p, what, err);
@@ -832,7 +791,7 @@ static int pipe_read(void *pipe, void *data, size_t n, struct ntl_error *err)
     if (reply.len != n || recv_all(p->sock, data, n, p->call_ms) < 0)
         return gone(p, "reading a reply from", "the SMB client process ended", err);
     /* A malformed header is the RPC layer's to report; the stream is lost. */
-    if (!track(&p->reply, data, n))
+    if (ntl_dcerpc_stream_feed(&p->reply, data, n) < 0)
         p->dead = true;
     return NTL_OK;
 }

@@ -69,6 +69,36 @@ static void put_response(struct ntl_buf *b, uint32_t call_id, uint8_t flags, con
     memcpy(p + 24, stub, n);
 }
 
+/* The stream tracker finds a reply's end however the reads split it, stops
+ * at that end, and refuses a frag_length shorter than a header. */
+static void test_stream(void)
+{
+    static const uint8_t stub[40] = {1, 2, 3};
+    struct ntl_dcerpc_stream st;
+    struct ntl_buf b;
+    size_t reply_len, off = 0;
+    ntl_buf_init(&b, 0);
+    put_response(&b, 3, NTL_DCERPC_PFC_FIRST_FRAG, stub, 40, 80);
+    put_response(&b, 3, NTL_DCERPC_PFC_LAST_FRAG, stub, 40, 40);
+    reply_len = b.len;
+    put_response(&b, 4, NTL_DCERPC_PFC_FIRST_FRAG | NTL_DCERPC_PFC_LAST_FRAG, stub, 8, 8);
+    ntl_dcerpc_stream_expect(&st);
+    while (st.open) { /* three bytes a read, never past what it wants */
+        size_t k = ntl_dcerpc_stream_want(&st) < 3 ? ntl_dcerpc_stream_want(&st) : 3;
+        CHECK(ntl_dcerpc_stream_feed(&st, b.data + off, k) == (long)k);
+        off += k;
+    }
+    CHECK(off == reply_len);
+    CHECK(ntl_dcerpc_stream_want(&st) == 0);
+    ntl_dcerpc_stream_expect(&st); /* the whole buffer in one read stops at the end */
+    CHECK(ntl_dcerpc_stream_feed(&st, b.data, b.len) == (long)reply_len);
+    b.data[8] = 15;
+    b.data[9] = 0;
+    ntl_dcerpc_stream_expect(&st);
+    CHECK(ntl_dcerpc_stream_feed(&st, b.data, b.len) == -1);
+    ntl_buf_free(&b);
+}
+
 static void test_request_fragments(void)
 {
     struct ntl_buf req, stub, out;
@@ -647,6 +677,7 @@ int main(void)
 {
     test_bind();
     test_request_fragments();
+    test_stream();
     test_fault();
     test_query_value_stub();
     test_query_value_reply();
