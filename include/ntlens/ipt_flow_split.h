@@ -48,12 +48,20 @@ struct ntl_ipt_flow_rec {
  * that stops the decode and is returned. */
 typedef int (*ntl_ipt_rec_fn)(void *ctx, const struct ntl_ipt_flow_rec *rec);
 
+/* How a split decode went, for tests and the bench. */
+struct ntl_ipt_split_stats {
+    unsigned parts;     /* parts the trace was split into (0: not split) */
+    unsigned taken;     /* seams where the later part took over */
+    unsigned redecoded; /* seams where the caller's thread decoded again */
+};
+
 struct ntl_ipt_split_config {
     unsigned jobs; /* threads decoding (1: the caller's alone) */
     bool recover;  /* after an error ntl_ipt_flow_recover, else ntl_ipt_flow_resync */
     /* Parts per job (0: 4): more parts balance the threads better, each
      * costs a synchronisation and a cold decode cache. */
     unsigned parts_per_job;
+    struct ntl_ipt_split_stats *stats; /* filled in when not NULL */
 };
 
 /* Decodes the whole trace of cfg (whose read function must be safe to call

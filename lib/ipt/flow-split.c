@@ -1,6 +1,7 @@
 /* The flow decoder on several threads (ntlens/ipt_flow_split.h): parts of
  * the trace between PSBs decoded by workers into record buffers, and
  * merged in order on the caller's thread, seam by seam. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,8 +137,10 @@ static int decode(struct split *sp, struct ntl_ipt_flow *f, uint64_t *pulled, un
             r.status = rc;
             ntl_ipt_flow_where(f, &r.offset, &r.ip);
         }
-        if ((prc = put(s, &r)) < 0 || (rc < 0 && (prc = go_on(sp, f, s)) <= 0))
+        if ((prc = put(s, &r)) < 0 || (rc < 0 && (prc = go_on(sp, f, s)) < 0))
             return prc;
+        if (rc < 0 && prc == 0)
+            break;
         unsigned part;
         if (ntl_ipt_flow_seam(f, &m) && m.seq != seq && stops_at(sp, &m, min, &part)) {
             /* The seam is before the items f returned after it (one at most). */
@@ -244,6 +247,7 @@ struct merge {
     struct ntl_ipt_flow *serial; /* decodes on the caller's thread */
     uint64_t pulled;
     struct ntl_error *err;
+    struct ntl_ipt_split_stats stats;
 };
 
 /* Decodes from part s's start, seeded with base's return stack, on the
@@ -323,6 +327,7 @@ static int seam(struct merge *m, unsigned j)
     bool same = q->head_ok && q->head.clean &&
                 memcmp(t.state, q->head.state, sizeof t.state) == 0;
     bool empty = m->exact && t.rs_n == 0;
+    if (getenv("SPLITDBG")) { fprintf(stderr, "n %zu end %zu next %u\n", q->n, q->end, q->next); fprintf(stderr, "seam %u psb %llx head_ok %d clean %d rs %u ret_empty %d\n", j, (unsigned long long)t.psb, q->head_ok, q->head.clean, t.rs_n, ret_empty(q)); for (int i = 0; i < 6; i++) fprintf(stderr, "  %d %llx %llx\n", i, (unsigned long long)t.state[i], (unsigned long long)q->head.state[i]); }
     if (same && (empty || !ret_empty(q))) {
         /* Part j's stack starts as one decoder's, or never needed more. */
         if (empty) {
@@ -332,8 +337,10 @@ static int seam(struct merge *m, unsigned j)
             m->out = 0;
         }
         m->exact = empty;
+        m->stats.taken++;
         return hand_out(m, q);
     }
+    m->stats.redecoded++;
     if (same && m->exact) {
         /* Only the return stack stood in the way: part j again, with it. */
         m->anchor = j;
@@ -403,11 +410,12 @@ int ntl_ipt_flow_split(const struct ntl_ipt_flow_config *cfg, const struct ntl_i
     struct merge m = { .sp = &sp, .fn = fn, .ctx = ctx, .err = err };
     unsigned per = sc->parts_per_job ? sc->parts_per_job : 4;
     unsigned want = sc->jobs > 1 ? sc->jobs * per : 1;
-    /* Parts of at most 256 KB: a part's records wait in memory until the
-     * parts before it are handed out. */
-    if (sc->jobs > 1 && cfg->trace.size / (256 << 10) > want)
-        want = (unsigned)(cfg->trace.size / (256 << 10) < MAX_PARTS ? cfg->trace.size / (256 << 10)
-                                                                      : MAX_PARTS);
+    /* Parts of at most 256 KB of trace (32 KB with an item per
+     * instruction): a part's records wait in memory until the parts before
+     * it are handed out. */
+    size_t most = cfg->runs ? 256 << 10 : 32 << 10;
+    if (sc->jobs > 1 && cfg->trace.size / most > want)
+        want = (unsigned)(cfg->trace.size / most < MAX_PARTS ? cfg->trace.size / most : MAX_PARTS);
     uint64_t starts[MAX_PARTS];
     int rc;
     if (want > MAX_PARTS)
@@ -428,5 +436,8 @@ int ntl_ipt_flow_split(const struct ntl_ipt_flow_config *cfg, const struct ntl_i
         free(sp.parts);
     }
     ntl_ipt_flow_free(m.serial);
+    m.stats.parts = sp.nparts;
+    if (sc->stats)
+        *sc->stats = m.stats;
     return rc < 0 ? rc : 0;
 }

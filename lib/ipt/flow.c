@@ -523,13 +523,17 @@ static int read_psb(struct ntl_ipt_flow *f, struct ntl_error *err)
 static void note_seam(struct ntl_ipt_flow *f)
 {
     struct ntl_ipt_flow_seam *m = &f->seam;
+    struct ntl_error err;
     flush_run(f);
+    /* The next packet read (past PADs and timing), as it would be next: an
+     * error stays where it is, for the walk to meet it. */
+    bool next = peek(f, &err) > 0;
     m->seq++;
     m->psb = f->psb.at;
     m->items = f->n_items + f->qn;
     m->clean = !f->psb.mnt;
     m->state[0] = f->enabled ? f->ip : 0;
-    m->state[1] = ntl_ipt_flow_offset(f) << 8 | f->tnt_left;
+    m->state[1] = next ? f->ev.offset << 8 | f->tnt_left : ntl_ipt_flow_offset(f) << 8;
     m->state[2] = (uint64_t)f->mode | (uint64_t)f->told_mode << 8 |
                   (uint64_t)(uint8_t)f->told_if << 16 | (uint64_t)f->pending_mode << 24 |
                   (uint64_t)(uint8_t)f->pending_iflags << 32 |
