@@ -7,6 +7,7 @@
 
 #include "flow-threads.h"
 #include "ntlens/ipt_flow_split.h"
+#include "ntlens/ipt_packet.h"
 #include "ntlens/ipt_sync.h"
 
 /* A part: its records and where it met the next part it hands over to. */
@@ -364,16 +365,45 @@ static int merge(struct merge *m)
     return rc;
 }
 
+/* Whether the PSB+ at off holds a FUP: tracing is enabled there, and a
+ * decoder synchronised there knows the IP and the mode. Where it is
+ * disabled, one that went through it keeps the mode it last saw, and what
+ * it tells when tracing comes back differs. */
+static bool psb_enabled(const uint8_t *buf, size_t size, size_t off)
+{
+    struct ntl_ipt_decoder d;
+    struct ntl_ipt_packet p;
+    struct ntl_error err;
+    ntl_ipt_decoder_init(&d, buf, size, 0);
+    if (ntl_ipt_seek(&d, off) < 0 || ntl_ipt_next(&d, &p, &err) <= 0)
+        return false;
+    for (int i = 0; i < 64 && ntl_ipt_next(&d, &p, &err) > 0; i++) {
+        if (p.type == NTL_IPT_FUP)
+            return true;
+        if (p.type == NTL_IPT_PSBEND || p.type == NTL_IPT_PSB || p.type == NTL_IPT_OVF)
+            return false;
+    }
+    return false;
+}
+
 unsigned ntl_ipt_flow_split_starts(const uint8_t *buf, size_t size, unsigned parts,
                                    uint64_t *starts, unsigned max)
 {
     unsigned n = 0;
-    for (unsigned i = 0; i < parts && n < max; i++) {
-        size_t from = (size_t)((double)size * i / parts), off;
+    size_t off;
+    /* The first part starts where one decoder does. */
+    if (max == 0 || ntl_ipt_sync_forward(buf, size, 0, &off) < 0)
+        return 0;
+    starts[n++] = off;
+    for (unsigned i = 1; i < parts && n < max; i++) {
+        size_t from = (size_t)((double)size * i / parts);
+        if (from <= starts[n - 1])
+            from = (size_t)starts[n - 1] + 1;
+        while (ntl_ipt_sync_forward(buf, size, from, &off) == 0 && !psb_enabled(buf, size, off))
+            from = off + 1;
         if (ntl_ipt_sync_forward(buf, size, from, &off) < 0)
             break;
-        if (n == 0 || off > starts[n - 1])
-            starts[n++] = off;
+        starts[n++] = off;
     }
     return n;
 }

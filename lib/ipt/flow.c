@@ -538,8 +538,12 @@ static void note_seam(struct ntl_ipt_flow *f)
                   (uint64_t)(uint8_t)f->told_if << 16 | (uint64_t)f->pending_mode << 24 |
                   (uint64_t)(uint8_t)f->pending_iflags << 32 |
                   (uint64_t)(uint8_t)f->pending_tsx << 40;
+    /* Where tracing resumes matters only while it is disabled; the last
+     * branch's kind only to erratum BDM64. */
+    bool resume = !f->enabled && f->can_resume;
+    bool bdm64 = f->cfg.trace.time.errata.bdm64 && f->after_traced_branch;
     m->state[3] = (uint64_t)f->enabled | (uint64_t)f->lost << 1 | (uint64_t)f->speculative << 2 |
-                  (uint64_t)f->can_resume << 3 | (uint64_t)f->after_traced_branch << 4 |
+                  (uint64_t)resume << 3 | (uint64_t)bdm64 << 4 |
                   (uint64_t)f->pending_paging << 5 | (uint64_t)f->pending_vmcs << 6 |
                   (uint64_t)f->has_anchor << 7 | (uint64_t)f->evtrace.have << 8 |
                   (uint64_t)f->have_ev << 9 | (uint64_t)f->at_end << 10 |
