@@ -533,7 +533,8 @@ static void note_seam(struct ntl_ipt_flow *f)
     m->items = f->n_items + f->qn;
     m->clean = !f->psb.mnt;
     m->state[0] = f->enabled ? f->ip : 0;
-    m->state[1] = next ? f->ev.offset << 8 | f->tnt_left : ntl_ipt_flow_offset(f) << 8;
+    bool tnt = next && (f->ev.pkt.type == NTL_IPT_TNT_8 || f->ev.pkt.type == NTL_IPT_TNT_64);
+    m->state[1] = (next ? f->ev.offset : ntl_ipt_flow_offset(f)) << 8 | (tnt ? f->tnt_left : 0);
     m->state[2] = (uint64_t)f->mode | (uint64_t)f->told_mode << 8 |
                   (uint64_t)(uint8_t)f->told_if << 16 | (uint64_t)f->pending_mode << 24 |
                   (uint64_t)(uint8_t)f->pending_iflags << 32 |
@@ -549,7 +550,7 @@ static void note_seam(struct ntl_ipt_flow *f)
                   (uint64_t)f->have_ev << 9 | (uint64_t)f->at_end << 10 |
                   (uint64_t)f->end_told << 11 | (uint64_t)f->psb.pending << 12;
     m->state[4] = (uint64_t)f->n_fup_ev | (uint64_t)f->n_ptw << 8 | (uint64_t)f->n_evt << 16 |
-                  (uint64_t)f->tnt_nseg << 24 | (uint64_t)(f->pending_error != 0) << 32;
+                  (uint64_t)(tnt ? f->tnt_nseg : 0) << 24 | (uint64_t)(f->pending_error != 0) << 32;
     m->state[5] = f->has_anchor ? f->icount - f->anchor : 0;
     m->rs_n = f->rs_n;
     for (unsigned i = 0; i < f->rs_n; i++)
