@@ -23,6 +23,10 @@ struct part {
     size_t end;
     unsigned next;
     struct ntl_ipt_flow_seam tail;
+    /* The trace offset one decoder gives the first item past the seam: it
+     * is read before the call that returns it, which may have begun before
+     * the PSB (a decoder synchronised there begins past it). */
+    uint64_t after;
 };
 
 struct split {
@@ -48,6 +52,8 @@ struct sink {
      * the decode stops at (sink_end). */
     bool held;
     struct ntl_ipt_flow_rec hold;
+    bool fix; /* the first record, an item, takes the offset after */
+    uint64_t after;
 };
 
 /* Returns 0, NTL_ERR_NOMEM, or fn's status. */
@@ -59,6 +65,8 @@ static int put(struct sink *s, const struct ntl_ipt_flow_rec *r)
             return 0;
         int rc = s->held ? s->fn(s->ctx, &s->hold) : 0;
         s->hold = *r;
+        if (s->n == 1 && s->fix && r->kind == NTL_IPT_REC_ITEM)
+            s->hold.offset = s->after;
         s->held = true;
         return rc;
     }
@@ -148,6 +156,8 @@ static int decode(struct split *sp, struct ntl_ipt_flow *f, uint64_t *pulled, un
             e->end = s->n - (size_t)(*pulled - m.items);
             e->next = part;
             e->tail = m;
+            e->after = e->end == s->n ? ntl_ipt_flow_offset(f) : s->part ? s->part->recs[e->end].offset
+                                                                            : s->hold.offset;
             return 0;
         }
         seq = m.seq;
@@ -244,6 +254,8 @@ struct merge {
     unsigned anchor;
     bool has_base;
     struct ntl_ipt_flow_seam base;
+    bool anchor_fix; /* the anchor's first item takes the offset anchor_after */
+    uint64_t anchor_after;
     uint64_t out;
     struct ntl_ipt_flow *serial; /* decodes on the caller's thread */
     uint64_t pulled;
@@ -258,7 +270,8 @@ static int serial(struct merge *m, unsigned s, const struct ntl_ipt_flow_seam *b
                   unsigned min)
 {
     struct split *sp = m->sp;
-    struct sink k = { .fn = m->fn, .ctx = m->ctx, .skip = skip };
+    struct sink k = { .fn = m->fn, .ctx = m->ctx, .skip = skip, .fix = m->anchor_fix,
+                      .after = m->anchor_after };
     struct ntl_error err;
     int rc;
     ntl_error_clear(&err);
@@ -297,10 +310,13 @@ static struct part *wait_part(struct split *sp, unsigned j)
     return &sp->parts[j];
 }
 
-static int hand_out(struct merge *m, const struct part *q)
+static int hand_out(struct merge *m, const struct part *q, bool fix, uint64_t after)
 {
     for (size_t i = 0; i < q->end; i++) {
-        int rc = m->fn(m->ctx, &q->recs[i]);
+        struct ntl_ipt_flow_rec r = q->recs[i];
+        if (i == 0 && fix && r.kind == NTL_IPT_REC_ITEM)
+            r.offset = after;
+        int rc = m->fn(m->ctx, &r);
         if (rc < 0)
             return rc;
     }
@@ -331,15 +347,18 @@ static int seam(struct merge *m, unsigned j)
     if (getenv("SPLITDBG")) { fprintf(stderr, "n %zu end %zu next %u\n", q->n, q->end, q->next); fprintf(stderr, "seam %u psb %llx head_ok %d clean %d rs %u ret_empty %d\n", j, (unsigned long long)t.psb, q->head_ok, q->head.clean, t.rs_n, ret_empty(q)); for (int i = 0; i < 6; i++) fprintf(stderr, "  %d %llx %llx\n", i, (unsigned long long)t.state[i], (unsigned long long)q->head.state[i]); }
     if (same && (empty || !ret_empty(q))) {
         /* Part j's stack starts as one decoder's, or never needed more. */
+        uint64_t after = m->at.after;
         if (empty) {
             m->anchor = j;
             m->has_base = true;
             m->base = t;
+            m->anchor_fix = true;
+            m->anchor_after = after;
             m->out = 0;
         }
         m->exact = empty;
         m->stats.taken++;
-        return hand_out(m, q);
+        return hand_out(m, q, true, after);
     }
     m->stats.redecoded++;
     if (same && m->exact) {
@@ -347,6 +366,8 @@ static int seam(struct merge *m, unsigned j)
         m->anchor = j;
         m->has_base = true;
         m->base = t;
+        m->anchor_fix = true;
+        m->anchor_after = m->at.after;
         return serial(m, j, &t, 0, j + 1);
     }
     /* From the last sure start, past what was handed out. */
@@ -359,7 +380,7 @@ static int merge(struct merge *m)
     if (p->nomem)
         return ntl_error_set(m->err, NTL_ERR_NOMEM, "flow", p->start, "out of memory");
     m->exact = true;
-    int rc = hand_out(m, p);
+    int rc = hand_out(m, p, false, 0);
     while (rc >= 0 && m->at.next < m->sp->nparts)
         rc = seam(m, m->at.next);
     return rc;
