@@ -1,7 +1,6 @@
 /* The flow decoder on several threads (ntlens/ipt_flow_split.h): parts of
  * the trace between PSBs decoded by workers into record buffers, and
  * merged in order on the caller's thread, seam by seam. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -344,7 +343,6 @@ static int seam(struct merge *m, unsigned j)
     bool same = q->head_ok && q->head.clean &&
                 memcmp(t.state, q->head.state, sizeof t.state) == 0;
     bool empty = m->exact && t.rs_n == 0;
-    if (getenv("SPLITDBG")) { fprintf(stderr, "n %zu end %zu next %u\n", q->n, q->end, q->next); fprintf(stderr, "seam %u psb %llx head_ok %d clean %d rs %u ret_empty %d\n", j, (unsigned long long)t.psb, q->head_ok, q->head.clean, t.rs_n, ret_empty(q)); for (int i = 0; i < 6; i++) fprintf(stderr, "  %d %llx %llx\n", i, (unsigned long long)t.state[i], (unsigned long long)q->head.state[i]); }
     if (same && (empty || !ret_empty(q))) {
         /* Part j's stack starts as one decoder's, or never needed more. */
         uint64_t after = m->at.after;
