@@ -28,6 +28,8 @@ struct part {
     uint64_t after;
 };
 
+#define SPARES 16
+
 struct split {
     const struct ntl_ipt_flow_config *cfg;
     const struct ntl_ipt_split_config *sc;
@@ -37,6 +39,13 @@ struct split {
     unsigned window;
     bool stop;
     struct flow_lock *lock;
+    /* Buffers of parts handed out, for later parts: memory already
+     * faulted in, no growing. */
+    struct {
+        struct ntl_ipt_flow_rec *recs;
+        size_t cap;
+    } spare[SPARES];
+    unsigned nspare;
 };
 
 /* Where records go: a part's buffer, or the caller's function once skip
@@ -218,6 +227,11 @@ static void worker(void *arg)
             continue;
         }
         sp->parts[i].taken = true;
+        if (sp->nspare) {
+            sp->nspare--;
+            sp->parts[i].recs = sp->spare[sp->nspare].recs;
+            sp->parts[i].cap = sp->spare[sp->nspare].cap;
+        }
         flow_lock_drop(sp->lock);
         if (ok)
             work_part(sp, f, &pulled, i);
@@ -298,8 +312,13 @@ static struct part *wait_part(struct split *sp, unsigned j)
     flow_lock_take(sp->lock);
     for (unsigned i = sp->merging; i < j; i++)
         if (sp->parts[i].done) {
-            free(sp->parts[i].recs);
-            sp->parts[i].recs = NULL;
+            struct part *p = &sp->parts[i];
+            if (sp->nspare < SPARES && p->recs) {
+                sp->spare[sp->nspare].recs = p->recs;
+                sp->spare[sp->nspare++].cap = p->cap;
+            } else
+                free(p->recs);
+            p->recs = NULL;
         }
     sp->merging = j;
     flow_lock_wake(sp->lock);
@@ -482,6 +501,8 @@ int ntl_ipt_flow_split(const struct ntl_ipt_flow_config *cfg, const struct ntl_i
         rc = run_split(&sp, &m);
         for (unsigned i = 0; i < sp.nparts; i++)
             free(sp.parts[i].recs);
+        for (unsigned i = 0; i < sp.nspare; i++)
+            free(sp.spare[i].recs);
         free(sp.parts);
     }
     ntl_ipt_flow_free(m.serial);
