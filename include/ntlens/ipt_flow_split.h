@@ -53,6 +53,9 @@ struct ntl_ipt_split_stats {
     unsigned parts;     /* parts the trace was split into (0: not split) */
     unsigned taken;     /* seams where the later part took over */
     unsigned redecoded; /* seams where the caller's thread decoded again */
+    /* CPU seconds of the busiest decoding thread and of the caller's: with
+     * a core each, the decode takes about the larger. */
+    double busiest, caller;
 };
 
 struct ntl_ipt_split_config {

@@ -46,6 +46,7 @@ struct split {
         size_t cap;
     } spare[SPARES];
     unsigned nspare;
+    double busiest; /* CPU seconds of the busiest worker */
 };
 
 /* Where records go: a part's buffer, or the caller's function once skip
@@ -214,6 +215,7 @@ static void worker(void *arg)
     struct ntl_ipt_flow *f = NULL;
     struct ntl_error err;
     uint64_t pulled = 0;
+    double cpu0 = flow_thread_cpu();
     bool ok = ntl_ipt_flow_new(&f, sp->cfg, &err) >= 0;
     flow_lock_take(sp->lock);
     for (;;) {
@@ -241,8 +243,10 @@ static void worker(void *arg)
         sp->parts[i].done = true;
         flow_lock_wake(sp->lock);
     }
-    flow_lock_drop(sp->lock);
     ntl_ipt_flow_free(f);
+    double cpu = flow_thread_cpu() - cpu0;
+    sp->busiest = cpu > sp->busiest ? cpu : sp->busiest;
+    flow_lock_drop(sp->lock);
 }
 
 /* The held record to fn when it is before end. */
@@ -476,6 +480,7 @@ int ntl_ipt_flow_split(const struct ntl_ipt_flow_config *cfg, const struct ntl_i
 {
     struct split sp = { .cfg = cfg, .sc = sc };
     struct merge m = { .sp = &sp, .fn = fn, .ctx = ctx, .err = err };
+    double cpu0 = flow_thread_cpu();
     unsigned per = sc->parts_per_job ? sc->parts_per_job : 4;
     unsigned want = sc->jobs > 1 ? sc->jobs * per : 1;
     /* Parts of at most 256 KB of trace (32 KB with an item per
@@ -507,6 +512,8 @@ int ntl_ipt_flow_split(const struct ntl_ipt_flow_config *cfg, const struct ntl_i
     }
     ntl_ipt_flow_free(m.serial);
     m.stats.parts = sp.nparts;
+    m.stats.busiest = sp.busiest;
+    m.stats.caller = flow_thread_cpu() - cpu0;
     if (sc->stats)
         *sc->stats = m.stats;
     return rc < 0 ? rc : 0;

@@ -1,6 +1,7 @@
 /* flow-threads.h over pthreads. */
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "flow-threads.h"
 
@@ -77,4 +78,12 @@ void flow_threads_join(struct flow_threads *t)
     for (unsigned i = 0; i < t->n; i++)
         pthread_join(t->t[i], NULL);
     free(t);
+}
+
+double flow_thread_cpu(void)
+{
+    struct timespec t;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
+        return 0;
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }

@@ -72,3 +72,13 @@ void flow_threads_join(struct flow_threads *t)
         CloseHandle(t->t[i]);
     free(t);
 }
+
+double flow_thread_cpu(void)
+{
+    FILETIME created, exited, kernel, user;
+    if (!GetThreadTimes(GetCurrentThread(), &created, &exited, &kernel, &user))
+        return 0;
+    ULARGE_INTEGER k = {.LowPart = kernel.dwLowDateTime, .HighPart = kernel.dwHighDateTime};
+    ULARGE_INTEGER u = {.LowPart = user.dwLowDateTime, .HighPart = user.dwHighDateTime};
+    return (double)(k.QuadPart + u.QuadPart) * 1e-7;
+}

@@ -25,4 +25,7 @@ int flow_threads_start(struct flow_threads **t, unsigned n, void (*fn)(void *), 
 /* Waits for every thread of t to return, and frees t. */
 void flow_threads_join(struct flow_threads *t);
 
+/* CPU time the calling thread has used, in seconds (0 when unknown). */
+double flow_thread_cpu(void);
+
 #endif
