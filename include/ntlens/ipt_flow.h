@@ -243,6 +243,35 @@ size_t ntl_ipt_flow_cached(const struct ntl_ipt_flow *f);
  * address space, whose addresses may hold other code). Cannot fail. */
 void ntl_ipt_flow_invalidate(struct ntl_ipt_flow *f);
 
+/* Splitting a trace at PSBs (ipt_flow_split.h) needs to know where a
+ * decoder that went through a PSB+ stands, to compare with one that
+ * synchronised there. A seam is taken each time a PSB+ is applied: when the
+ * walk reaches its FUP's IP, at a synchronisation or after a resync. */
+struct ntl_ipt_flow_seam {
+    uint64_t psb;      /* trace offset of the PSB */
+    uint64_t items;    /* items ntl_ipt_flow_next returned before it (all
+                          later ones ran after the PSB+) */
+    unsigned seq;      /* seams so far, to tell a new one */
+    bool clean;        /* its PSB+ held no MNT (the MNT item is told where the
+                          PSB+ is read, before instructions of the seam's past) */
+    uint64_t state[6]; /* the decoder's state but the return stack: equal
+                          states decode the same from here */
+    unsigned rs_n;
+    uint64_t rs[NTL_IPT_RETSTACK]; /* the return stack, oldest first */
+};
+
+/* The last seam into *seam. Returns false when there has been none. Cannot
+ * fail. */
+bool ntl_ipt_flow_seam(const struct ntl_ipt_flow *f, struct ntl_ipt_flow_seam *seam);
+
+/* Synchronises at the PSB at trace offset off (as ntl_ipt_flow_sync does at
+ * the first), the event layer's state reset, then pushes the n return
+ * addresses rs (oldest first) on the return stack: a decoder that goes on
+ * where another one reached this PSB. Returns 0, NTL_ERR_ARGUMENT when
+ * there is no PSB at off, or ntl_ipt_flow_sync's statuses. */
+int ntl_ipt_flow_sync_at(struct ntl_ipt_flow *f, uint64_t off, const uint64_t *rs, unsigned n,
+                         struct ntl_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,6 +8,7 @@
 #include "flow-decide.h"
 #include "flow-evtrace.h"
 #include "ntlens/ipt_flow.h"
+#include "ntlens/ipt_sync.h"
 
 #define QUEUE 16
 /* Most TNT-8s read as one. */
@@ -20,6 +21,8 @@ struct psb_status {
     uint64_t ip;
     uint8_t mode;      /* 0: no MODE.Exec */
     int8_t tsx;        /* -1: no MODE.TSX, else its flags */
+    bool mnt;          /* it held an MNT (an item told where it is read) */
+    uint64_t at;       /* offset of the PSB */
     uint64_t end;      /* offset of the PSBEND */
 };
 
@@ -97,6 +100,8 @@ struct ntl_ipt_flow {
     struct ntl_ipt_flow_item q[QUEUE];
     unsigned qh, qn;
     uint64_t err_off, err_ip;
+    uint64_t n_items;  /* items returned */
+    struct ntl_ipt_flow_seam seam; /* the last PSB+ applied */
     int pending_error; /* an error to report once the queue is empty */
     bool packet_error; /* the last error was the event layer's */
     struct ntl_error saved_err;
@@ -479,6 +484,7 @@ static int read_psb(struct ntl_ipt_flow *f, struct ntl_error *err)
     struct psb_status *s = &f->psb;
     memset(s, 0, sizeof *s);
     s->tsx = -1;
+    s->at = f->cfg.trace.origin + f->ev.offset;
     consume(f);
     for (;;) {
         int rc = peek(f, err);
@@ -503,6 +509,7 @@ static int read_psb(struct ntl_ipt_flow *f, struct ntl_error *err)
             s->tsx = (int8_t)e->pkt.flags;
         } else if (e->pkt.type == NTL_IPT_MNT) {
             push(f, NTL_IPT_FL_MNT, 0)->a = e->pkt.payload;
+            s->mnt = true;
         } else if (e->pkt.type == NTL_IPT_OVF || e->pkt.type == NTL_IPT_PSB) {
             /* PSB+ cut short: what follows is no status. */
             s->pending = true;
@@ -510,6 +517,52 @@ static int read_psb(struct ntl_ipt_flow *f, struct ntl_error *err)
         }
         consume(f);
     }
+}
+
+/* A PSB+ has just been applied: what a decoder synchronised at it would
+ * hold, to compare (ntl_ipt_flow_seam). The run so far goes into the queue:
+ * items after the seam are what such a decoder returns. */
+static void note_seam(struct ntl_ipt_flow *f)
+{
+    struct ntl_ipt_flow_seam *m = &f->seam;
+    struct ntl_error err;
+    flush_run(f);
+    /* The next packet read (past PADs and timing), as it would be next: an
+     * error stays where it is, for the walk to meet it. */
+    bool next = peek(f, &err) > 0;
+    m->seq++;
+    m->psb = f->psb.at;
+    m->items = f->n_items + f->qn;
+    m->clean = !f->psb.mnt;
+    m->state[0] = f->enabled ? f->ip : 0;
+    bool tnt = next && (f->ev.pkt.type == NTL_IPT_TNT_8 || f->ev.pkt.type == NTL_IPT_TNT_64);
+    m->state[1] = (next ? f->ev.offset : ntl_ipt_flow_offset(f)) << 8 | (tnt ? f->tnt_left : 0);
+    m->state[2] = (uint64_t)f->mode | (uint64_t)f->told_mode << 8 |
+                  (uint64_t)(uint8_t)f->told_if << 16 | (uint64_t)f->pending_mode << 24 |
+                  (uint64_t)(uint8_t)f->pending_iflags << 32 |
+                  (uint64_t)(uint8_t)f->pending_tsx << 40;
+    /* Where tracing resumes matters only while it is disabled; the last
+     * branch's kind only to erratum BDM64. */
+    bool resume = !f->enabled && f->can_resume;
+    bool bdm64 = f->cfg.trace.time.errata.bdm64 && f->after_traced_branch;
+    m->state[3] = (uint64_t)f->enabled | (uint64_t)f->lost << 1 | (uint64_t)f->speculative << 2 |
+                  (uint64_t)resume << 3 | (uint64_t)bdm64 << 4 |
+                  (uint64_t)f->pending_paging << 5 | (uint64_t)f->pending_vmcs << 6 |
+                  (uint64_t)f->has_anchor << 7 | (uint64_t)f->evtrace.have << 8 |
+                  (uint64_t)f->have_ev << 9 | (uint64_t)f->at_end << 10 |
+                  (uint64_t)f->end_told << 11 | (uint64_t)f->psb.pending << 12;
+    m->state[4] = (uint64_t)f->n_fup_ev | (uint64_t)f->n_ptw << 8 | (uint64_t)f->n_evt << 16 |
+                  (uint64_t)(tnt ? f->tnt_nseg : 0) << 24 | (uint64_t)(f->pending_error != 0) << 32;
+    m->state[5] = f->has_anchor ? f->icount - f->anchor : 0;
+    m->rs_n = f->rs_n;
+    for (unsigned i = 0; i < f->rs_n; i++)
+        m->rs[i] = f->rs[(f->rs_top + NTL_IPT_RETSTACK - f->rs_n + i) % NTL_IPT_RETSTACK];
+}
+
+bool ntl_ipt_flow_seam(const struct ntl_ipt_flow *f, struct ntl_ipt_flow_seam *seam)
+{
+    *seam = f->seam;
+    return f->seam.seq != 0;
 }
 
 /* Applies a PSB+ read earlier. At a synchronisation point (start) it sets
@@ -539,6 +592,7 @@ static int apply_psb(struct ntl_ipt_flow *f, bool start, struct ntl_error *err)
         f->ip = s->ip;
         anchor_here(f); /* as libipt's enabled status */
     }
+    note_seam(f);
     return 0;
 }
 
@@ -1637,6 +1691,7 @@ int ntl_ipt_flow_next(struct ntl_ipt_flow *f, struct ntl_ipt_flow_item *it, stru
     *it = f->q[f->qh];
     f->qh = (f->qh + 1) % QUEUE;
     f->qn--;
+    f->n_items++;
     return 1;
 }
 
@@ -1672,6 +1727,21 @@ static int start(struct ntl_ipt_flow *f, struct ntl_error *err)
     if (rc < 0)
         return rc;
     return apply_psb(f, true, err);
+}
+
+int ntl_ipt_flow_sync_at(struct ntl_ipt_flow *f, uint64_t off, const uint64_t *rs, unsigned n,
+                         struct ntl_error *err)
+{
+    uint64_t rel = off - f->cfg.trace.origin;
+    if (off < f->cfg.trace.origin || rel > f->cfg.trace.size ||
+        !ntl_ipt_is_psb(f->cfg.trace.buf, f->cfg.trace.size, (size_t)rel))
+        return ntl_error_set(err, NTL_ERR_ARGUMENT, "trace", off, "no PSB at this offset");
+    ntl_ipt_evd_init(&f->evd, &f->cfg.trace);
+    ntl_ipt_evd_seek(&f->evd, (size_t)rel);
+    int rc = start(f, err);
+    for (unsigned i = 0; rc >= 0 && i < n && i < NTL_IPT_RETSTACK; i++)
+        call_push(f, rs[i]);
+    return rc;
 }
 
 int ntl_ipt_flow_sync(struct ntl_ipt_flow *f, struct ntl_error *err)

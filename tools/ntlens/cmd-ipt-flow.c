@@ -10,28 +10,31 @@
 #include "commands.h"
 #include "ipt-flow.h"
 #include "out.h"
+#include "ntlens/ipt_flow_split.h"
 #include "ntlens/ipt_trace.h"
 
 struct run {
     const char *cmd;
     const struct ipt_flow_opts *o;
-    struct ntl_ipt_flow *flow;
+    struct ntl_ipt_flow *flow;     /* one thread's decoder; NULL with --jobs */
     struct out *out;               /* records; NULL: ptxed's text */
     struct ipt_calls *calls;       /* --calls, --functions */
     uint64_t insns, blocks;
     bool in_block;                 /* the last item was an instruction that needs no trace */
     bool have_last;                /* an instruction since the last sync */
+    bool resynced;                 /* an error was told: after the resync, no last */
     struct ntl_ipt_flow_item last; /* the last one */
 };
 
-/* ptxed's diagnostic for a decode error. ptxed names the IP of the
- * instruction it could not decode, else the IP after the last instruction
- * decoded since it synchronised (its target for a direct branch), or that
- * instruction's own for a missing TNT or TIP, or 0 before any. */
-static void diagnose(const struct run *r, const char *what, int status)
+/* ptxed's diagnostic for a decode error (rec: where it happened). ptxed
+ * names the IP of the instruction it could not decode, else the IP after
+ * the last instruction decoded since it synchronised (its target for a
+ * direct branch), or that instruction's own for a missing TNT or TIP, or 0
+ * before any. */
+static void diagnose(const struct run *r, const char *what, const struct ntl_ipt_flow_rec *rec)
 {
-    uint64_t off, ip;
-    ntl_ipt_flow_where(r->flow, &off, &ip);
+    uint64_t off = rec->offset, ip = rec->ip;
+    int status = rec->status;
     if (status != NTL_IPT_NOMAP && status != NTL_IPT_BAD_INSN) {
         const struct ntl_ipt_flow_item *l = &r->last;
         bool direct = l->iclass == NTL_IPT_IC_JUMP || l->iclass == NTL_IPT_IC_CALL ||
@@ -64,67 +67,99 @@ static bool untraced(uint8_t iclass)
            iclass == NTL_IPT_IC_PTWRITE;
 }
 
-/* Every item to the end of the trace; after an error, on at the next PSB
- * as ptxed goes on. */
-static int decode(struct run *r)
+/* An item: counted, and shown or followed. Returns 0, or NTL_ERR_NOMEM. */
+static int item(struct run *r, const struct ntl_ipt_flow_item *it, uint64_t off)
 {
-    struct ntl_ipt_flow_item it;
-    struct ntl_error err;
-    ntl_error_clear(&err);
-    if (ntl_ipt_flow_sync(r->flow, &err) < 0) {
-        if (err.status != NTL_ERR_NOT_FOUND)
-            diagnose(r, "sync error", err.status);
+    if (it->kind == NTL_IPT_FL_RUN) {
+        /* Instructions not shown: counted as one by one, the last kept
+         * for diagnose. A block starts after each that took trace. */
+        bool last_traced = !untraced(it->iclass);
+        r->insns += it->b;
+        r->blocks += !r->in_block + it->c - last_traced;
+        r->in_block = !last_traced;
+        r->have_last = true;
+        r->last = *it;
         return 0;
     }
-    for (;;) {
-        uint64_t off = ntl_ipt_flow_offset(r->flow);
-        int rc = ntl_ipt_flow_next(r->flow, &it, &err);
-        if (rc > 0 && it.kind == NTL_IPT_FL_RUN) {
-            /* Instructions not shown: counted as one by one, the last kept
-             * for diagnose. A block starts after each that took trace. */
-            bool last_traced = !untraced(it.iclass);
-            r->insns += it.b;
-            r->blocks += !r->in_block + it.c - last_traced;
-            r->in_block = !last_traced;
-            r->have_last = true;
-            r->last = it;
-            continue;
-        }
-        if (rc > 0) {
-            /* Another address space: its code, decoded anew. */
-            if (it.kind == NTL_IPT_FL_PAGING && ntl_ipt_spaces_switch(r->o->spaces, it.a))
-                ntl_ipt_flow_invalidate(r->flow);
-            if (it.kind == NTL_IPT_FL_INSN) {
-                r->insns++;
-                r->blocks += !r->in_block;
-                r->in_block = untraced(it.iclass);
-                r->have_last = true;
-                r->last = it;
-            }
-            if (r->calls) {
-                if (ipt_calls_item(r->calls, &it) < 0)
-                    return -1;
-            } else if (r->out)
-                ipt_flow_records_row(r->out, &it, r->o, off);
-            else
-                ipt_flow_print(&it, r->o, off);
-            r->in_block &= it.kind == NTL_IPT_FL_INSN;
-            continue;
-        }
-        if (rc == 0)
-            return 0;
-        diagnose(r, "error", rc);
+    /* Another address space: its code, decoded anew (--jobs runs only
+     * where there is one). */
+    if (it->kind == NTL_IPT_FL_PAGING && ntl_ipt_spaces_switch(r->o->spaces, it->a) && r->flow)
+        ntl_ipt_flow_invalidate(r->flow);
+    if (it->kind == NTL_IPT_FL_INSN) {
+        r->insns++;
+        r->blocks += !r->in_block;
+        r->in_block = untraced(it->iclass);
+        r->have_last = true;
+        r->last = *it;
+    }
+    if (r->calls) {
+        if (ipt_calls_item(r->calls, it) < 0)
+            return NTL_ERR_NOMEM;
+    } else if (r->out)
+        ipt_flow_records_row(r->out, it, r->o, off);
+    else
+        ipt_flow_print(it, r->o, off);
+    r->in_block &= it->kind == NTL_IPT_FL_INSN;
+    return 0;
+}
+
+/* A record of the decode, from one decoder or the split one's merge. */
+static int take(void *ctx, const struct ntl_ipt_flow_rec *rec)
+{
+    struct run *r = ctx;
+    /* ptxed forgets the last instruction once it has resynchronised. */
+    if (r->resynced && rec->kind != NTL_IPT_REC_RESYNC_ERROR)
+        r->have_last = false;
+    r->resynced = false;
+    switch (rec->kind) {
+    case NTL_IPT_REC_ITEM:
+        return item(r, &rec->it, rec->offset);
+    case NTL_IPT_REC_ERROR:
+        diagnose(r, "error", rec);
         if (r->calls)
             ipt_calls_lost(r->calls);
+        r->resynced = !r->o->resync_on_error;
+        return 0;
+    default:
+        if (rec->status != NTL_ERR_NOT_FOUND)
+            diagnose(r, rec->kind == NTL_IPT_REC_SYNC_ERROR ? "sync error" : "resync error", rec);
+        return 0;
+    }
+}
+
+/* An error record for status where the decoder stands. */
+static struct ntl_ipt_flow_rec error_rec(const struct run *r, uint8_t kind, int status)
+{
+    struct ntl_ipt_flow_rec rec = { .kind = kind, .status = status };
+    ntl_ipt_flow_where(r->flow, &rec.offset, &rec.ip);
+    return rec;
+}
+
+/* Every item to the end of the trace on one decoder; after an error, on
+ * at the next PSB as ptxed goes on. Returns 0, or NTL_ERR_NOMEM. */
+static int decode(struct run *r)
+{
+    struct ntl_ipt_flow_rec rec;
+    struct ntl_error err;
+    ntl_error_clear(&err);
+    if (ntl_ipt_flow_sync(r->flow, &err) < 0)
+        return take(r, (rec = error_rec(r, NTL_IPT_REC_SYNC_ERROR, err.status), &rec));
+    for (;;) {
+        rec.kind = NTL_IPT_REC_ITEM;
+        rec.offset = ntl_ipt_flow_offset(r->flow);
+        int rc = ntl_ipt_flow_next(r->flow, &rec.it, &err), trc;
+        if (rc == 0)
+            return 0;
+        if (rc < 0)
+            rec = error_rec(r, NTL_IPT_REC_ERROR, rc);
+        if ((trc = take(r, &rec)) < 0)
+            return trc;
+        if (rc > 0)
+            continue;
         bool enabled;
         if (r->o->resync_on_error ? ntl_ipt_flow_recover(r->flow, &err) < 0
-                                  : ntl_ipt_flow_resync(r->flow, &enabled, &err) < 0) {
-            if (err.status != NTL_ERR_NOT_FOUND)
-                diagnose(r, "resync error", err.status);
-            return 0;
-        }
-        if (!r->o->resync_on_error)
-            r->have_last = false;
+                                  : ntl_ipt_flow_resync(r->flow, &enabled, &err) < 0)
+            return take(r, (rec = error_rec(r, NTL_IPT_REC_RESYNC_ERROR, err.status), &rec));
     }
 }
 
@@ -146,7 +181,10 @@ static int run(struct run *r, const struct ntl_ipt_trace *t)
     if (ntl_ipt_cpu_errata(&r->o->cpu, &cfg.trace.time.errata) < 0 && !r->out)
         printf("[0, 0: config error: unknown cpu]\n");
     ntl_error_clear(&err);
-    if (ntl_ipt_flow_new(&r->flow, &cfg, &err) < 0)
+    /* --jobs: the decoders read the image at once, which holds while no
+     * PAGING item switches its address space. */
+    bool split = r->o->jobs > 1 && ntl_ipt_spaces_count(r->o->spaces) == 0;
+    if (!split && ntl_ipt_flow_new(&r->flow, &cfg, &err) < 0)
         return cli_fail(r->cmd, &err, NULL);
     bool calls = r->o->calls || r->o->functions;
     if (r->o->fmt != IPT_FORMAT_PTXED || calls) {
@@ -160,14 +198,15 @@ static int run(struct run *r, const struct ntl_ipt_trace *t)
         if (!calls)
             ipt_flow_records_columns(r->out);
     }
-    int drc = decode(r);
+    struct ntl_ipt_split_config sc = { .jobs = r->o->jobs, .recover = r->o->resync_on_error };
+    int drc = split ? ntl_ipt_flow_split(&cfg, &sc, take, r, &err) : decode(r);
     if (drc == 0 && r->calls)
         drc = ipt_calls_finish(r->calls);
     ipt_calls_free(r->calls);
     if (drc < 0) {
         out_close(r->out);
         ntl_ipt_flow_free(r->flow);
-        return cli_failf(r->cmd, "out of memory");
+        return err.status ? cli_fail(r->cmd, &err, NULL) : cli_failf(r->cmd, "out of memory");
     }
     if (r->o->stat_insn && !r->out)
         printf("insn: %" PRIu64 ".\n", r->insns);

@@ -116,7 +116,7 @@ static int set_cr3(const struct opt *opt, const char *arg, void *ctx)
 
 int ipt_flow_parse_args(int argc, char **argv, struct ipt_flow_opts *o)
 {
-    long mtc_freq = 0, nom_freq = 0, fcfg[4] = {0};
+    long mtc_freq = 0, nom_freq = 0, fcfg[4] = {0}, jobs = 1;
     uint64_t eax = 0, ebx = 0;
 #define FILTER(n)                                                                            \
     OPT_INT(0, "filter:addr" #n "_cfg", &fcfg[n], "N", 0, 15,                                \
@@ -187,6 +187,9 @@ int ipt_flow_parse_args(int argc, char **argv, struct ipt_flow_opts *o)
                     "ptxed's instruction decoder (the same output;\n--stat counts no blocks)"),
         OPT_FLAG(0, "resync-on-error", &o->resync_on_error,
                  "after an error, go on at the next packet that\ntells the IP (default: at the next PSB)"),
+        OPT_INT('j', "jobs", &jobs, "N", 1, 64,
+                "decode on N threads, the trace split at PSBs\n"
+                "(the same output; one thread with --cr3\naddress spaces)"),
         OPT_GROUP("What is printed (beyond ptxed)"),
         OPT_FLAG(0, "calls", &o->calls,
                  "print the call tree as it ran instead: each call\n"
@@ -215,6 +218,7 @@ int ipt_flow_parse_args(int argc, char **argv, struct ipt_flow_opts *o)
         o->stat_blocks = o->decoder == IPT_FLOW_BLOCKS;
     }
     o->stat |= o->stat_insn || o->stat_blocks;
+    o->jobs = (unsigned)jobs;
     o->tc.mtc_freq = (uint8_t)mtc_freq;
     o->tc.nom_freq = (uint8_t)nom_freq;
     o->tc.cpuid_15_eax = (uint32_t)eax;

@@ -37,6 +37,7 @@ struct ipt_flow_opts {
     bool calls, functions;        /* --calls, --functions: instead of the flow */
     bool import_opt;              /* --import-optimization for --pe and --etl modules */
     int decoder;                  /* IPT_FLOW_BLOCKS or IPT_FLOW_INSNS */
+    unsigned jobs;                /* --jobs: threads decoding */
     int fmt;                      /* enum out_format, or IPT_FORMAT_PTXED */
     const char *trace;            /* --pt FILE or the TRACE operand */
     const char *etl;              /* --etl TRACE: the trace (--event) and/or modules */

@@ -1,0 +1,89 @@
+/* flow-threads.h over pthreads. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "flow-threads.h"
+
+struct flow_lock {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+};
+
+struct flow_lock *flow_lock_new(void)
+{
+    struct flow_lock *l = malloc(sizeof *l);
+    if (!l)
+        return NULL;
+    if (pthread_mutex_init(&l->mu, NULL) != 0) {
+        free(l);
+        return NULL;
+    }
+    if (pthread_cond_init(&l->cv, NULL) != 0) {
+        pthread_mutex_destroy(&l->mu);
+        free(l);
+        return NULL;
+    }
+    return l;
+}
+
+void flow_lock_free(struct flow_lock *l)
+{
+    if (!l)
+        return;
+    pthread_cond_destroy(&l->cv);
+    pthread_mutex_destroy(&l->mu);
+    free(l);
+}
+
+void flow_lock_take(struct flow_lock *l) { pthread_mutex_lock(&l->mu); }
+void flow_lock_drop(struct flow_lock *l) { pthread_mutex_unlock(&l->mu); }
+void flow_lock_wait(struct flow_lock *l) { pthread_cond_wait(&l->cv, &l->mu); }
+void flow_lock_wake(struct flow_lock *l) { pthread_cond_broadcast(&l->cv); }
+
+struct flow_threads {
+    unsigned n;
+    void (*fn)(void *);
+    void *arg;
+    pthread_t t[];
+};
+
+static void *trampoline(void *p)
+{
+    struct flow_threads *t = p;
+    t->fn(t->arg);
+    return NULL;
+}
+
+int flow_threads_start(struct flow_threads **out, unsigned n, void (*fn)(void *), void *arg)
+{
+    struct flow_threads *t = malloc(sizeof *t + n * sizeof t->t[0]);
+    if (!t)
+        return -1;
+    t->fn = fn;
+    t->arg = arg;
+    for (t->n = 0; t->n < n; t->n++)
+        if (pthread_create(&t->t[t->n], NULL, trampoline, t) != 0)
+            break;
+    if (t->n == 0) {
+        free(t);
+        return -1;
+    }
+    *out = t;
+    return 0;
+}
+
+void flow_threads_join(struct flow_threads *t)
+{
+    for (unsigned i = 0; i < t->n; i++)
+        pthread_join(t->t[i], NULL);
+    free(t);
+}
+
+double flow_thread_cpu(void)
+{
+    struct timespec t;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
+        return 0;
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
