@@ -125,7 +125,7 @@ ledger_slice() {
 
 # Runs slices, least fuzzed harness first, until the wall budget is spent.
 ledger_main() {
-    local budget=$1 slice=$2 end running=() name
+    local budget=$1 slice=$2 end name
     end=$(( $(date +%s) + budget - ledger_reserve ))
     [ -f "$ledger" ] || printf 'harness\tdate\tcpu_seconds\texecs\tedges\tfindings\n' > "$ledger"
     rm -f "$ledger_stop"
