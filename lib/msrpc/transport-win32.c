@@ -43,8 +43,10 @@ static int system_error(struct ntl_smb_pipe *p, DWORD e, const char *what,
                    text, sizeof text, NULL);
     text[strcspn(text, "\r\n")] = '\0';
     if (e == ERROR_BROKEN_PIPE || e == ERROR_PIPE_NOT_CONNECTED || e == ERROR_HANDLE_EOF)
-        st = NTL_ERR_EOF;
-    else if (e == ERROR_ACCESS_DENIED)
+        return ntl_error_set(err, NTL_ERR_EOF, NULL, NTL_NO_OFFSET,
+                             "%s %s: the server closed the pipe (error %lu)", what, p->where,
+                             (unsigned long)e);
+    if (e == ERROR_ACCESS_DENIED)
         st = NTL_ERR_ACCESS;
     return ntl_error_set(err, st, NULL, NTL_NO_OFFSET, "%s %s: error %lu%s%s", what, p->where,
                          (unsigned long)e, text[0] ? ": " : "", text);

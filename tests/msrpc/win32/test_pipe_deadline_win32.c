@@ -200,6 +200,7 @@ int main(int argc, char **argv)
     rc = fetch_global(&s, &value, &ms, msg, sizeof msg);
     printf("closed after 3 fragments: %s\n", msg);
     CHECK_EQ_INT(rc, NTL_ERR_EOF);
+    CHECK(strstr(msg, "the server closed the pipe") != NULL);
 
     ntl_buf_free(&value);
     free((void *)s.session);
