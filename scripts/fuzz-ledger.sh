@@ -131,12 +131,13 @@ ledger_main() {
     rm -f "$ledger_stop"
     declare -A pids=()
     # A slice starts only with some of it left to run (5 minutes, or all of a short one).
-    while [ ! -e "$ledger_stop" ] && [ $(( end - $(date +%s) )) -ge $(( slice < 300 ? slice : 300 )) ]; do
+    # Checked after each wait for a free job, not before it.
+    for (( ; ; )); do
         while [ "${#pids[@]}" -ge "$jobs" ]; do
             wait -n
             for name in "${!pids[@]}"; do kill -0 "${pids[$name]}" 2>/dev/null || unset "pids[$name]"; done
         done
-        [ -e "$ledger_stop" ] && break
+        [ ! -e "$ledger_stop" ] && [ $(( end - $(date +%s) )) -ge $(( slice < 300 ? slice : 300 )) ] || break
         name=$(ledger_next "${!pids[@]}")
         [ -n "$name" ] || break
         ledger_slice "$name" "$slice" "$end" &
