@@ -100,7 +100,8 @@ int ntl_winreg_fetch_value(struct ntl_rpc_client *c, const struct ntl_winreg_han
                            struct ntl_error *err);
 
 /* ------------------------------------------------------------------------
- * SMB transport (Linux, libsmbclient)
+ * SMB transport (Linux: libsmbclient; Windows: \\HOST\PIPE\name, the logon's
+ * credentials, no -U/-k/port)
  * ------------------------------------------------------------------------ */
 
 struct ntl_smb_target {
