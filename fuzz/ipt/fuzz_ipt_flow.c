@@ -1,7 +1,5 @@
-/* libFuzzer: the flow decoder, trace and code both fuzzed. The input's
- * first byte says how many 16-byte units of code follow (mapped at 0x1000,
- * and again at 0x100000 so far jumps land somewhere); the rest is the trace.
- * Every item must be well-formed, every error must leave a way on (resync
+/* libFuzzer: the flow decoder, trace and code both fuzzed, laid out as
+ * flow_input.h says (code, then trace). Every item must be well-formed, every error must leave a way on (resync
  * and recover), and a bounded input must end in a bounded number of items.
  * The input is decoded twice, instruction by instruction and in runs (the
  * block and decision caches' path): both must tell the same events, errors
@@ -10,7 +8,7 @@
 #include <string.h>
 
 #include "ntlens/ipt_flow.h"
-#include "ntlens/ipt_image.h"
+#include "flow_input.h"
 
 /* What one decode told: events and errors folded into a hash. */
 struct told {
@@ -76,20 +74,10 @@ static void decode(const struct ntl_ipt_flow_config *cfg, size_t size, struct to
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 1)
+    struct ntl_ipt_flow_config cfg;
+    struct ntl_ipt_image *img = flow_input(data, size, &cfg);
+    if (!img)
         return 0;
-    size_t code = (size_t)data[0] * 16;
-    if (code > size - 1)
-        code = size - 1;
-    struct ntl_ipt_image *img;
-    struct ntl_error err;
-    if (ntl_ipt_image_new(&img, &err) < 0)
-        return 0;
-    if (code && (ntl_ipt_image_add(img, data + 1, code, 0x1000, &err) < 0 ||
-                 ntl_ipt_image_add(img, data + 1, code, 0x100000, &err) < 0))
-        abort();
-    struct ntl_ipt_flow_config cfg = {.trace = {.buf = data + 1 + code, .size = size - 1 - code},
-                                      .read = ntl_ipt_image_read, .read_ctx = img};
     struct told one, runs;
     decode(&cfg, size, &one);
     cfg.runs = true;

@@ -1,6 +1,5 @@
 /* libFuzzer: the split flow decoder (ntlens/ipt_flow_split.h), trace and
- * code both fuzzed, laid out as for fuzz_ipt_flow (the first byte: 16-byte
- * units of code at 0x1000 and 0x100000; the rest: the trace). The trace is
+ * code both fuzzed, laid out as flow_input.h says (code, then trace). The trace is
  * decoded on one thread and on three (up to twelve parts), after errors
  * both by resync and by recovery, instruction by instruction and in runs:
  * the records must be the same, field by field, offsets included. */
@@ -8,7 +7,7 @@
 #include <string.h>
 
 #include "ntlens/ipt_flow_split.h"
-#include "ntlens/ipt_image.h"
+#include "flow_input.h"
 
 struct told {
     uint64_t n, hash;
@@ -52,24 +51,10 @@ static struct told decode(const struct ntl_ipt_flow_config *cfg, unsigned jobs, 
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 1)
-        return 0;
-    size_t code = (size_t)data[0] * 16;
-    if (code > size - 1)
-        code = size - 1;
-    struct ntl_ipt_image *img;
-    struct ntl_error err;
-    if (ntl_ipt_image_new(&img, &err) < 0)
-        return 0;
-    if (code && (ntl_ipt_image_add(img, data + 1, code, 0x1000, &err) < 0 ||
-                 ntl_ipt_image_add(img, data + 1, code, 0x100000, &err) < 0))
-        abort();
     struct ntl_ipt_flow_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.trace.buf = data + 1 + code;
-    cfg.trace.size = size - 1 - code;
-    cfg.read = ntl_ipt_image_read;
-    cfg.read_ctx = img;
+    struct ntl_ipt_image *img = flow_input(data, size, &cfg);
+    if (!img)
+        return 0;
     for (int way = 0; way < 4; way++) {
         cfg.runs = way & 1;
         struct told one = decode(&cfg, 1, way & 2), many = decode(&cfg, 3, way & 2);
