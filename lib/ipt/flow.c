@@ -104,6 +104,7 @@ struct ntl_ipt_flow {
     struct ntl_ipt_flow_seam seam; /* the last PSB+ applied */
     int pending_error; /* an error to report once the queue is empty */
     bool packet_error; /* the last error was the event layer's */
+    uint64_t recovered_at; /* 1 + the trace offset of the last recovery, 0: none */
     struct ntl_error saved_err;
 };
 
@@ -1700,6 +1701,7 @@ static int start(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
     f->have_ev = f->at_end = f->end_told = false;
     f->packet_error = false;
+    f->recovered_at = 0; /* a decoder synchronised again, or reused by --jobs */
     f->n_fup_ev = 0;
     f->n_ptw = 0;
     f->n_evt = 0;
@@ -1753,8 +1755,14 @@ int ntl_ipt_flow_sync(struct ntl_ipt_flow *f, struct ntl_error *err)
 int ntl_ipt_flow_recover(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
     bool enabled;
-    if (f->packet_error)
+    uint64_t at = ntl_ipt_flow_offset(f) + 1;
+    /* A second error with no packet read since the last recovery would
+     * recover there for ever: the next PSB is the way on. */
+    if (f->packet_error || f->recovered_at == at) {
+        f->recovered_at = 0;
         return ntl_ipt_flow_resync(f, &enabled, err);
+    }
+    f->recovered_at = at;
     f->qn = f->qh = 0;
     f->run_open = false;
     f->pending_error = 0;

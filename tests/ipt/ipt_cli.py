@@ -188,6 +188,30 @@ def check_modules_formats(trace, mp):
               for a in doc["addresses"]), "modules: addresses and offsets are hex strings")
 
 
+def check_recover_loop(tmp):
+    """A trace whose error recurs where recovery left off (found by
+    fuzz_ipt_flow_split): --resync-on-error went on printing the same error for
+    ever, on one thread and on two; now the next PSB is the way on."""
+    src = os.environ.get("NTLENS_SOURCE_ROOT", ".")
+    data = open(os.path.join(src, "fuzz/corpus/ipt_flow/recover-loop-same-offset"), "rb").read()
+    n = min(data[0] * 16, len(data) - 1)
+    code, trace = os.path.join(tmp, "loop.bin"), os.path.join(tmp, "loop.pt")
+    open(code, "wb").write(data[1:1 + n])
+    open(trace, "wb").write(data[1 + n:])
+    for jobs in ("1", "2"):
+        try:
+            p = subprocess.run([ntlens, "ipt", "flow", "--raw", code + ":0x1000", "--raw",
+                                code + ":0x100000", "--resync-on-error", "--no-inst", "--pt",
+                                trace, "--jobs", jobs], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=60)
+        except subprocess.TimeoutExpired:
+            check(False, "--resync-on-error --jobs %s: still decoding after 60 s" % jobs)
+            continue
+        lines = (p.stdout + p.stderr).decode(errors="replace").splitlines()
+        check(p.returncode == 0 and len(lines) < 10,
+              "--resync-on-error --jobs %s: exit %d, %d lines" % (jobs, p.returncode, len(lines)))
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="ntlens-ipt-")
     names = sorted(n for n in os.listdir(root) if n.startswith("kafl-"))
@@ -255,6 +279,7 @@ def main():
     trace = os.path.join(root, "kafl-foo", "trace.pt")
     check_records(trace)
     check_ptdump_options(tmp)
+    check_recover_loop(tmp)
     check_range(trace, tmp)
 
     # The map `ntlens etl images --map` prints (when the etl command and its
