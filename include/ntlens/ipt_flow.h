@@ -249,8 +249,8 @@ void ntl_ipt_flow_invalidate(struct ntl_ipt_flow *f);
  * walk reaches its FUP's IP, at a synchronisation or after a resync. */
 struct ntl_ipt_flow_seam {
     uint64_t psb;      /* trace offset of the PSB */
-    uint64_t items;    /* items ntl_ipt_flow_next returned before it (all
-                          later ones ran after the PSB+) */
+    uint64_t items;    /* items and errors ntl_ipt_flow_next returned before it
+                          (all later ones came after the PSB+) */
     unsigned seq;      /* seams so far, to tell a new one */
     bool clean;        /* its PSB+ held no MNT (the MNT item is told where the
                           PSB+ is read, before instructions of the seam's past) */

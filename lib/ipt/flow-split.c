@@ -133,7 +133,7 @@ static int go_on(const struct split *sp, struct ntl_ipt_flow *f, struct sink *s)
 
 /* Decodes on from where f stands into s, to the first seam stops_at allows
  * from part min on (e->end: the records before it) or to the end of the
- * trace (e->next = nparts). pulled counts the items f returned. Returns 0,
+ * trace (e->next = nparts). pulled counts the items and errors f returned. Returns 0,
  * or put's status. */
 static int decode(struct split *sp, struct ntl_ipt_flow *f, uint64_t *pulled, unsigned min,
                   struct sink *s, struct part *e)
@@ -148,9 +148,8 @@ static int decode(struct split *sp, struct ntl_ipt_flow *f, uint64_t *pulled, un
         int rc = ntl_ipt_flow_next(f, &r.it, &err), prc;
         if (rc == 0)
             break;
-        if (rc > 0)
-            ++*pulled;
-        else {
+        ++*pulled;
+        if (rc < 0) {
             r.kind = NTL_IPT_REC_ERROR;
             r.status = rc;
             ntl_ipt_flow_where(f, &r.offset, &r.ip);

@@ -100,7 +100,7 @@ struct ntl_ipt_flow {
     struct ntl_ipt_flow_item q[QUEUE];
     unsigned qh, qn;
     uint64_t err_off, err_ip;
-    uint64_t n_items;  /* items returned */
+    uint64_t n_told;   /* items and errors returned */
     struct ntl_ipt_flow_seam seam; /* the last PSB+ applied */
     int pending_error; /* an error to report once the queue is empty */
     bool packet_error; /* the last error was the event layer's */
@@ -533,7 +533,7 @@ static void note_seam(struct ntl_ipt_flow *f)
     bool next = peek(f, &err) > 0;
     m->seq++;
     m->psb = f->psb.at;
-    m->items = f->n_items + f->qn;
+    m->items = f->n_told + f->qn;
     m->clean = !f->psb.mnt;
     m->state[0] = f->enabled ? f->ip : 0;
     bool tnt = next && (f->ev.pkt.type == NTL_IPT_TNT_8 || f->ev.pkt.type == NTL_IPT_TNT_64);
@@ -1674,6 +1674,7 @@ int ntl_ipt_flow_next(struct ntl_ipt_flow *f, struct ntl_ipt_flow_item *it, stru
             int rc = f->pending_error;
             f->pending_error = 0;
             *err = f->saved_err;
+            f->n_told++;
             return rc;
         }
         int rc = advance(f, err);
@@ -1682,8 +1683,10 @@ int ntl_ipt_flow_next(struct ntl_ipt_flow *f, struct ntl_ipt_flow_item *it, stru
         if (rc == 0 && f->qn == 0)
             return 0;
         if (rc < 0) {
-            if (f->qn == 0)
+            if (f->qn == 0) {
+                f->n_told++;
                 return rc;
+            }
             /* Hand out what was decided before the error, then the error. */
             f->pending_error = rc;
             f->saved_err = *err;
@@ -1692,7 +1695,7 @@ int ntl_ipt_flow_next(struct ntl_ipt_flow *f, struct ntl_ipt_flow_item *it, stru
     *it = f->q[f->qh];
     f->qh = (f->qh + 1) % QUEUE;
     f->qn--;
-    f->n_items++;
+    f->n_told++;
     return 1;
 }
 

@@ -212,6 +212,21 @@ def check_recover_loop(tmp):
               "--resync-on-error --jobs %s: exit %d, %d lines" % (jobs, p.returncode, len(lines)))
 
 
+def check_seam_error(tmp):
+    """An error right after a PSB+ where --jobs cuts the trace (found by
+    fuzz_ipt_flow_split): the part before the seam and the part after it both
+    told it, so three threads printed it twice."""
+    src = os.environ.get("NTLENS_SOURCE_ROOT", ".")
+    data = open(os.path.join(src, "fuzz/corpus/ipt_flow_split/seam-error-told-twice"), "rb").read()
+    code, trace = os.path.join(tmp, "seam.bin"), os.path.join(tmp, "seam.pt")
+    open(code, "wb").write(b"\x90")
+    open(trace, "wb").write(data[1:])
+    outs = [run("flow", "--raw", code + ":0x1000", "--pt", trace, "--offset", "--event:ip",
+                "--resync-on-error", "--jobs", jobs) for jobs in ("1", "3")]
+    check(outs[0] == outs[1], "--jobs 3 differs from one thread after a seam: %r" % (outs,))
+    check(outs[0][0].count("[66, 100000: error") == 1, "the error after the seam once: %r" % outs[0][0])
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="ntlens-ipt-")
     names = sorted(n for n in os.listdir(root) if n.startswith("kafl-"))
@@ -280,6 +295,7 @@ def main():
     check_records(trace)
     check_ptdump_options(tmp)
     check_recover_loop(tmp)
+    check_seam_error(tmp)
     check_range(trace, tmp)
 
     # The map `ntlens etl images --map` prints (when the etl command and its
