@@ -10,7 +10,9 @@ and does not crash. A query whose reply comes late (the relay holds one
 reply past the scrape timeout) fails that scrape as timeout but keeps the
 connection: the next scrape reads its own reply over the same TCP
 connection, not the late one; a reply later than the call timeout drops
-the connection and the target reconnects."""
+the connection and the target reconnects. A probe that comes while a setup
+is still reading the title database (the relay holds that reply) answers
+connecting and leaves the setup's pipe alone."""
 import os
 import shutil
 import signal
@@ -37,10 +39,12 @@ class SlowRelay:
     """Accepts at once; relays to upstream (None: nowhere, never answers)
     after holding each connection for `delay` seconds. Setting `hold`
     holds the next bytes the server sends (and all behind them) that many
-    seconds."""
+    seconds; `hold_on = (BYTES, SECONDS)` sets it when the client sends
+    BYTES, and `held_at` tells when that happened."""
 
     def __init__(self, upstream, delay):
         self.upstream, self.delay, self.accepted, self.hold = upstream, delay, 0, 0
+        self.hold_on, self.held_at = None, None
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(64)
@@ -75,6 +79,9 @@ class SlowRelay:
                 data = a.recv(65536)
                 if not data:
                     break
+                if not held and self.hold_on and self.hold_on[0] in data:
+                    self.hold, self.hold_on = self.hold_on[1], None
+                    self.held_at = time.monotonic()
                 if held and self.hold:
                     hold, self.hold = self.hold, 0
                     time.sleep(hold)
@@ -139,6 +146,31 @@ def slow_connect_test(port, srv):
           "the next scrape uses the connection set up in the background (%.2fs)" % took)
     check(relay.accepted == accepted and accepted >= 1,
           "no new TCP connection for it (%d before, %d after)" % (accepted, relay.accepted))
+
+
+def mid_setup_test(port, srv):
+    relay = SlowRelay(srv.port, 0)
+    relay.hold_on = ("Counter 009".encode("utf-16-le"), 4.0)
+    target = "127.0.0.1:%d" % relay.port
+    page, took = probe(port, target, "slow")
+    check('error_kind="connecting"' in page,
+          "a setup whose title query is held answers connecting (%.2fs)" % took)
+    deadline = time.monotonic() + 10
+    while relay.held_at is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    check(relay.held_at is not None, "the setup opened its pipe and asked for the titles")
+    accepted = relay.accepted
+    page, took = probe(port, target, "slow")
+    inside = time.monotonic() < (relay.held_at or 0) + 4.0
+    check('probe_success{error_kind="connecting"} 0' in page and inside,
+          "a probe while the setup reads the titles over its open pipe still says "
+          "connecting (%.2fs, %s, within the hold: %s)"
+          % (took, [x for x in page.splitlines() if "probe_success" in x], inside))
+    time.sleep(max(0.0, relay.held_at + 4.5 - time.monotonic()))
+    page, took = probe(port, target, "slow")
+    check("probe_success 1" in page and relay.accepted == accepted,
+          "then the setup completes and the next scrape is read over its connection "
+          "(%.2fs, %d TCP connections before, %d after)" % (took, accepted, relay.accepted))
 
 
 def connected_relay(port, srv, module):
@@ -234,6 +266,7 @@ def main():
         p = start(write_config(d, srv.password), port)
         threading.Thread(target=lambda: lines.extend(p.stderr), daemon=True).start()
         slow_connect_test(port, srv)
+        mid_setup_test(port, srv)
         late_reply_test(port, srv)
         lost_reply_test(port, srv)
         black_hole_test(port, lines)
