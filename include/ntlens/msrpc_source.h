@@ -31,7 +31,8 @@ int ntl_msrpc_source_check_spec(const char *spec, struct ntl_error *err);
 
 /* The remote producer. Returns 0, or with err set: NTL_ERR_ARGUMENT (a
  * malformed spec), NTL_ERR_CONNECT, NTL_ERR_AUTH, NTL_ERR_ACCESS,
- * NTL_ERR_TIMEOUT, NTL_ERR_REMOTE, NTL_ERR_IO, NTL_ERR_NOMEM;
+ * NTL_ERR_NOT_FOUND (no winreg pipe after a few tries: RemoteRegistry is
+ * not running), NTL_ERR_TIMEOUT, NTL_ERR_REMOTE, NTL_ERR_IO, NTL_ERR_NOMEM;
  * NTL_ERR_UNSUPPORTED on Windows for a port other than 445 or Kerberos
  * (the logon's own tickets are used there). */
 int ntl_msrpc_smb_open(const char *spec, const struct ntl_source_options *opt,

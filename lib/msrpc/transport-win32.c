@@ -24,6 +24,8 @@
 
 #define DEFAULT_CONNECT_MS 10000u
 #define DEFAULT_CALL_MS 30000u
+#define PIPE_OPEN_TRIES 5
+#define PIPE_RETRY_MS 400
 
 struct ntl_smb_pipe {
     HANDLE h;
@@ -62,7 +64,6 @@ static enum ntl_status open_status(DWORD e)
     case ERROR_NETWORK_UNREACHABLE:
     case ERROR_HOST_UNREACHABLE:
     case ERROR_CONNECTION_REFUSED:
-    case ERROR_FILE_NOT_FOUND: /* no such pipe: no winreg server there */
         return NTL_ERR_CONNECT;
     case ERROR_SEM_TIMEOUT:
         return NTL_ERR_TIMEOUT;
@@ -170,11 +171,16 @@ static int pipe_read(void *pipe, void *data, size_t n, struct ntl_error *err)
 
 const struct ntl_rpc_pipe_ops ntl_smb_pipe_ops = {pipe_write, pipe_read};
 
-/* CreateFileW, waiting up to connect_ms while every instance is busy. */
+/* CreateFileW, waiting up to connect_ms while every instance is busy, and
+ * trying a pipe that is not there a few times, as transport-linux.c does:
+ * Windows starts RemoteRegistry on demand, and its pipe appears after a
+ * moment. */
 static int open_handle(struct ntl_smb_pipe *p, const wchar_t *path, unsigned connect_ms,
                        struct ntl_error *err)
 {
     ULONGLONG end = GetTickCount64() + connect_ms;
+    int missing = 0;
+    DWORD e;
 
     for (;;) {
         ULONGLONG now = GetTickCount64();
@@ -182,15 +188,24 @@ static int open_handle(struct ntl_smb_pipe *p, const wchar_t *path, unsigned con
                            FILE_FLAG_OVERLAPPED, NULL);
         if (p->h != INVALID_HANDLE_VALUE)
             return NTL_OK;
-        if (GetLastError() != ERROR_PIPE_BUSY || now >= end)
+        e = GetLastError();
+        if (e == ERROR_FILE_NOT_FOUND && ++missing < PIPE_OPEN_TRIES) {
+            Sleep(PIPE_RETRY_MS);
+            continue;
+        }
+        if (e != ERROR_PIPE_BUSY || now >= end)
             break;
         WaitNamedPipeW(path, (DWORD)(end - now));
     }
-    if (GetLastError() == ERROR_PIPE_BUSY)
+    if (e == ERROR_PIPE_BUSY)
         return ntl_error_set(err, NTL_ERR_TIMEOUT, NULL, NTL_NO_OFFSET,
                              "opening %s: every instance stayed busy for %u s", p->where,
                              (connect_ms + 999) / 1000);
-    return system_error(p, GetLastError(), "opening", true, err);
+    if (e == ERROR_FILE_NOT_FOUND)
+        return ntl_error_set(err, NTL_ERR_NOT_FOUND, NULL, NTL_NO_OFFSET,
+                             "%s is not available (on Windows, start the RemoteRegistry "
+                             "service)", p->where);
+    return system_error(p, e, "opening", true, err);
 }
 
 /* -U on Windows: an SMB session to the host as that user, which the

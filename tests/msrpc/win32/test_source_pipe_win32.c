@@ -11,7 +11,9 @@
  *      (what --call-timeout sets) and after it (ntl_msrpc_smb_set_call_timeout):
  *      NTL_ERR_TIMEOUT at 2 s naming QueryValue("Global"), the pipe and the
  *      deadline; the next query fails at once, and the close does not wait.
- *   3. What Windows refuses at the open: a port other than 445, -k.
+ *   3. A pipe that appears 600 ms late is tried again and opened; one that
+ *      never appears is NTL_ERR_NOT_FOUND after five tries.
+ *   4. What Windows refuses at the open: a port other than 445, -k.
  * argv[1]: the session file. */
 #include <windows.h>
 
@@ -122,6 +124,46 @@ static void slow_loris(struct replay_server *s, bool at_open)
     stop(s);
 }
 
+static DWORD WINAPI start_late(void *arg)
+{
+    struct replay_server *s = arg;
+    Sleep(600);
+    return replay_start(s, "ntlens-source-late") ? 0 : 1;
+}
+
+/* A pipe that appears only after a moment (RemoteRegistry starting on
+ * demand) is tried again; one that never appears is NTL_ERR_NOT_FOUND. */
+static void late_pipe(struct replay_server *s)
+{
+    struct ntl_source_options opt = {.pipe_name = "ntlens-source-late"};
+    struct ntl_source *src = NULL;
+    struct ntl_error err;
+    HANDLE later = CreateThread(NULL, 0, start_late, s, 0, NULL);
+    ULONGLONG t0 = GetTickCount64(), ms;
+
+    ntl_error_clear(&err);
+    CHECK_EQ_INT(ntl_msrpc_source_open("\\\\.", &opt, &src, &err), NTL_OK);
+    ms = GetTickCount64() - t0;
+    printf("a pipe appearing after 600 ms: opened after %llu ms %s\n", (unsigned long long)ms,
+           err.message);
+    CHECK(ms >= 600);
+    if (src)
+        ntl_source_close(src);
+    CHECK(s->closed_key);
+    CHECK_EQ_U64(WaitForSingleObject(later, 5000), WAIT_OBJECT_0);
+    CloseHandle(later);
+    stop(s);
+
+    opt.pipe_name = "ntlens-source-never";
+    t0 = GetTickCount64();
+    CHECK_EQ_INT(ntl_msrpc_source_open("\\\\.", &opt, &src, &err), NTL_ERR_NOT_FOUND);
+    ms = GetTickCount64() - t0;
+    printf("a pipe that never appears: %llu ms: %s\n", (unsigned long long)ms, err.message);
+    CHECK(ms >= 1500 && ms < 5000);
+    CHECK(strstr(err.message, "\\\\.\\PIPE\\ntlens-source-never is not available") != NULL);
+    CHECK(src == NULL);
+}
+
 static void refused_options(void)
 {
     struct ntl_source_options kerberos = {.kerberos = true};
@@ -149,6 +191,7 @@ int main(int argc, char **argv)
         full_snapshot(&s);
         slow_loris(&s, true);
         slow_loris(&s, false);
+        late_pipe(&s);
     }
     refused_options();
     replay_free(&s);
