@@ -110,7 +110,8 @@ struct ntl_smb_target {
     const char *host;
     uint16_t port;            /* 0: 445 */
     const char *domain;       /* NULL: none */
-    const char *user;         /* NULL or "": anonymous unless kerberos */
+    const char *user;         /* NULL or "": anonymous unless kerberos (Windows: the
+                               * logon's credentials) */
     const char *password;     /* never copied into errors */
     bool kerberos;
     const char *krb5_ccache;  /* kerberos: the helper's KRB5CCNAME; NULL: inherited */
