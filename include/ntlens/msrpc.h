@@ -3,9 +3,10 @@
  *
  * Layers: ntlens/dcerpc.h (PDUs) and ntlens/ndr.h + ntlens/winreg.h (stubs)
  * parse bytes; this header adds the I/O. A pipe is any object with
- * write/read functions (struct ntl_rpc_pipe_ops); the Linux transport over
- * libsmbclient is ntl_smb_pipe_open. One client is used from one thread at a
- * time; separate clients share nothing. */
+ * write/read functions (struct ntl_rpc_pipe_ops); the SMB transport
+ * (libsmbclient on Linux, named-pipe handles on Windows) is
+ * ntl_smb_pipe_open. One client is used from one thread at a time;
+ * separate clients share nothing. */
 #ifndef NTLENS_MSRPC_H
 #define NTLENS_MSRPC_H
 
@@ -100,15 +101,17 @@ int ntl_winreg_fetch_value(struct ntl_rpc_client *c, const struct ntl_winreg_han
                            struct ntl_error *err);
 
 /* ------------------------------------------------------------------------
- * SMB transport (Linux: libsmbclient; Windows: \\HOST\PIPE\name, the logon's
- * credentials, no -U/-k/port)
+ * SMB transport (Linux: libsmbclient; Windows: CreateFileW on
+ * \\HOST\PIPE\name with the logon's credentials, or after WNetAddConnection2W
+ * to \\HOST\IPC$ as user; port 445 only, no Kerberos option)
  * ------------------------------------------------------------------------ */
 
 struct ntl_smb_target {
     const char *host;
     uint16_t port;            /* 0: 445 */
     const char *domain;       /* NULL: none */
-    const char *user;         /* NULL or "": anonymous unless kerberos */
+    const char *user;         /* NULL or "": anonymous unless kerberos (Windows: the
+                               * logon's credentials) */
     const char *password;     /* never copied into errors */
     bool kerberos;
     const char *krb5_ccache;  /* kerberos: the helper's KRB5CCNAME; NULL: inherited */

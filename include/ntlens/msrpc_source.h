@@ -1,5 +1,6 @@
-/* The remote performance-data source (winreg over an SMB named pipe on Linux,
- * RegConnectRegistryW on Windows), and opening any source spec: this module
+/* The remote performance-data source (winreg over the SMB named pipe
+ * \\HOST\PIPE\winreg: libsmbclient on Linux, the system's redirector on
+ * Windows), and opening any source spec: this module
  * sits above lib/source, so the choice that includes remote producers is
  * made here (docs/architecture.md). */
 #ifndef NTLENS_MSRPC_SOURCE_H
@@ -30,7 +31,10 @@ int ntl_msrpc_source_check_spec(const char *spec, struct ntl_error *err);
 
 /* The remote producer. Returns 0, or with err set: NTL_ERR_ARGUMENT (a
  * malformed spec), NTL_ERR_CONNECT, NTL_ERR_AUTH, NTL_ERR_ACCESS,
- * NTL_ERR_TIMEOUT, NTL_ERR_REMOTE, NTL_ERR_IO, NTL_ERR_NOMEM. */
+ * NTL_ERR_NOT_FOUND (no winreg pipe after a few tries: RemoteRegistry is
+ * not running), NTL_ERR_TIMEOUT, NTL_ERR_REMOTE, NTL_ERR_IO, NTL_ERR_NOMEM;
+ * NTL_ERR_UNSUPPORTED on Windows for a port other than 445 or Kerberos
+ * (the logon's own tickets are used there). */
 int ntl_msrpc_smb_open(const char *spec, const struct ntl_source_options *opt,
                        struct ntl_source **out, struct ntl_error *err);
 
@@ -38,8 +42,8 @@ int ntl_msrpc_smb_open(const char *spec, const struct ntl_source_options *opt,
  * remote spec through ntl_msrpc_source_open): each call ends within ms
  * (0: the open's call timeout again), as the exporter's scrape timeout
  * asks. A call that runs out of time leaves the source broken, as any
- * timeout does. Returns 0, or NTL_ERR_UNSUPPORTED on Windows, whose
- * RegQueryValueEx takes no deadline. */
+ * timeout does (Windows: later calls fail at once with NTL_ERR_IO, so the
+ * caller reconnects). Returns 0. */
 int ntl_msrpc_smb_set_call_timeout(struct ntl_source *s, unsigned ms, struct ntl_error *err);
 
 /* One value ntl_msrpc_smb_read_key reads: name in; type (REG_*, 0 when

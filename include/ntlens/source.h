@@ -35,6 +35,8 @@ struct ntl_source_options {
     bool kerberos;
     bool anonymous;
     const char *krb5_ccache;      /* kerberos: the ticket cache ("FILE:..."); NULL: KRB5CCNAME */
+    const char *pipe_name;        /* remote only: the pipe on the host; NULL: "winreg" (tests
+                                   * name a pipe server of their own) */
 };
 
 enum ntl_title_kind {

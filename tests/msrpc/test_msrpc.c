@@ -601,7 +601,7 @@ static void test_more_data(void)
 }
 
 /* Opening remote sources that cannot work fails cleanly on every platform
- * (Linux: libsmbclient; Windows and Wine: RegConnectRegistryW), and the
+ * (Linux: libsmbclient; Windows and Wine: the named-pipe transport), and the
  * password never shows. */
 static void test_source_errors(void)
 {

@@ -8,7 +8,8 @@
  *   2. Slow loris: the full Global answer comes one fragment every 700 ms,
  *      each read answered well inside a second, 7.7 s for the whole reply.
  *      The call fails at its 2 s deadline, NTL_ERR_TIMEOUT naming the call
- *      and the deadline, and the pipe refuses the next call at once.
+ *      and the deadline, and the pipe refuses the next call at once
+ *      (NTL_ERR_IO: reconnect).
  *   3. A server that closes the pipe in the middle of a reply: NTL_ERR_EOF.
  * argv[1]: the session file. */
 #include <windows.h>
@@ -152,9 +153,11 @@ static int fetch_global(struct server *s, struct ntl_buf *value, ULONGLONG *ms, 
     *ms = GetTickCount64() - t0;
     ntl_error_format(&err, msg, msg_size);
     if (rc == NTL_ERR_TIMEOUT) {
-        /* The abandoned call's late answer must not be taken for the next one's. */
+        /* The abandoned call's late answer must not be taken for the next
+         * one's: refused at once, as a broken connection (the caller
+         * reconnects). */
         t0 = GetTickCount64();
-        CHECK_EQ_INT(ntl_winreg_close_key(&rpc, &hkpd, &err), NTL_ERR_TIMEOUT);
+        CHECK_EQ_INT(ntl_winreg_close_key(&rpc, &hkpd, &err), NTL_ERR_IO);
         CHECK(GetTickCount64() - t0 < 100);
     }
     ntl_rpc_client_free(&rpc);

@@ -1,6 +1,8 @@
-/* The remote source on Linux: winreg over \PIPE\winreg (libsmbclient),
- * HKEY_PERFORMANCE_DATA answers with buffer growth, and the title
- * databases cached per source (one host) and language. */
+/* The remote source: winreg over \PIPE\winreg (the SMB pipe transport:
+ * libsmbclient on Linux, CreateFileW on Windows), HKEY_PERFORMANCE_DATA
+ * answers with buffer growth, and the title databases cached per source
+ * (one host) and language. The same calls, bounds checks, deadlines and
+ * errors on both systems; only the transport differs. */
 #include "ntlens/msrpc_source.h"
 
 #include <stdio.h>
@@ -220,7 +222,7 @@ int ntl_msrpc_smb_open(const char *spec, const struct ntl_source_options *opt,
     t.call_timeout_ms = opt->call_timeout_ms;
 
     ntl_rpc_client_init(&m->rpc, &ntl_smb_pipe_ops, NULL, m->max_block + 4096);
-    rc = ntl_smb_pipe_open(&t, "winreg", &m->pipe, err);
+    rc = ntl_smb_pipe_open(&t, opt->pipe_name ? opt->pipe_name : "winreg", &m->pipe, err);
     if (rc >= 0) {
         m->rpc.pipe = m->pipe;
         rc = ntl_rpc_bind(&m->rpc, &ntl_winreg_syntax, err);
