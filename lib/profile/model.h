@@ -13,14 +13,38 @@
 #define MODEL_MAX_IDS (1u << 24)
 #define MODEL_MAX_STACK_BYTES ((size_t)8 << 30)
 #define MODEL_MAX_SAMPLES ((size_t)1 << 30)
-/* Bucket hits in flight (struct ntl_profile's pending). */
-#define MODEL_PENDING_HITS 16u
+
+/* A bucket and its hits. */
+struct model_bucket {
+    uint64_t hits;
+    uint32_t bucket;
+};
+
+/* A range's bucket hits (hits.c): rows sorted by bucket, and the hits
+ * added since, logged unsorted (a bucket number per hit of weight 1, a
+ * row per other hit) until the rows are read or the log grows long. */
+struct model_hits {
+    struct model_bucket *rows;
+    size_t nrows;
+    uint32_t *log;
+    size_t nlog, cap_log;
+    struct model_bucket *wlog;
+    size_t nwlog, cap_wlog;
+};
 
 struct model_range {
     struct ntl_profile_range pub;
+    struct model_hits hits;
     char *name, *path;
     struct ntl_profile_symtab *syms;
     bool since_start;          /* there before the first sample (ntl_profile_range_since_start) */
+};
+
+/* An active range of a space: its first and last address beside its
+ * index, so that finding a sample's range searches one small array. */
+struct model_slot {
+    uint64_t base, last;
+    size_t range;
 };
 
 /* A process's (or the kernel's) active ranges, sorted by base, disjoint,
@@ -28,7 +52,7 @@ struct model_range {
  * stack symbolized after its module was unloaded). */
 struct model_space {
     uint32_t pid;
-    size_t *idx;
+    struct model_slot *act;
     size_t n, cap;
     size_t *gone;
     size_t ngone, cap_gone;
@@ -67,20 +91,13 @@ struct ntl_profile {
     struct model_space *spaces;
     size_t nspaces, cap_spaces;
     struct u64map space_of;    /* pid -> index in spaces */
-    struct u64map buckets;     /* range << 32 | bucket -> hits */
-    uint64_t bucket_adds;      /* ntl_profile_add_hits calls that counted */
-    /* Hits not yet in buckets, oldest at pending_at: each waits while
-     * MODEL_PENDING_HITS later ones arrive, its slot prefetched meanwhile,
-     * so a profile of scattered buckets does not stall on every sample.
-     * buckets has room for them all (reserved), so applying cannot fail. */
-    struct u64map_slot pending[MODEL_PENDING_HITS];
-    unsigned npending, pending_at;
-    /* The buckets as (key, hits) sorted by key, so a range's buckets are
-     * one run found by binary search (the report asks for every range's);
-     * current while bucket_adds is still indexed_adds. */
-    struct u64map_slot *bucket_index;
-    size_t nbucket_index;
-    uint64_t indexed_adds;
+    size_t nbuckets;           /* distinct buckets in the ranges' rows */
+    size_t nlogged;            /* hits in the ranges' logs */
+    /* Sorting a log: room reused from range to range (hits.c). */
+    uint32_t *scratch_log;
+    size_t cap_scratch_log;
+    struct model_bucket *scratch_rows;
+    size_t cap_scratch_rows;
     struct model_proc *procs;
     size_t nprocs, cap_procs;
     struct u64map proc_of;     /* pid -> index in procs */
@@ -116,8 +133,16 @@ int model_keep_sample(struct ntl_profile *p, const struct ntl_profile_sample *s,
 const struct ntl_profile_symbol *model_symtab_walk(struct ntl_profile_symtab *t, uint64_t offset,
                                                   uint64_t *disp, size_t *at);
 
-/* Puts the hits still pending into buckets (before reading them). */
-void model_flush_hits(struct ntl_profile *p);
+/* Counts count hits in bucket of range (both valid). 0, or NTL_ERR_LIMIT
+ * (more than MODEL_MAX_BUCKETS distinct buckets), NTL_ERR_NOMEM. */
+int model_hits_add(struct ntl_profile *p, size_t range, uint32_t bucket, uint64_t count,
+                   struct ntl_error *err);
+
+/* Merges the hits logged for range into its rows (before reading them). 0,
+ * or -1 out of memory. */
+int model_hits_settle(struct ntl_profile *p, size_t range);
+
+void model_hits_free(struct model_hits *h);
 
 /* Grows an array of elem-sized items to hold n + 1. 0, or -1 out of memory. */
 int model_reserve(void **v, size_t *cap, size_t n, size_t elem);

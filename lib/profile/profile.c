@@ -24,7 +24,6 @@ int ntl_profile_new(struct ntl_profile **out, struct ntl_error *err)
     if (!p)
         return ntl_error_set(err, NTL_ERR_NOMEM, "profile", NTL_NO_OFFSET, "out of memory");
     u64map_init(&p->space_of, MODEL_MAX_IDS);
-    u64map_init(&p->buckets, MODEL_MAX_BUCKETS);
     u64map_init(&p->proc_of, MODEL_MAX_IDS);
     u64map_init(&p->thread_of, MODEL_MAX_IDS);
     ntl_buf_init(&p->frames, MODEL_MAX_STACK_BYTES);
@@ -39,9 +38,10 @@ void ntl_profile_free(struct ntl_profile *p)
     for (size_t i = 0; i < p->nranges; i++) {
         free(p->ranges[i].name);
         free(p->ranges[i].path);
+        model_hits_free(&p->ranges[i].hits);
     }
     for (size_t i = 0; i < p->nspaces; i++) {
-        free(p->spaces[i].idx);
+        free(p->spaces[i].act);
         free(p->spaces[i].gone);
     }
     for (size_t i = 0; i < p->nprocs; i++)
@@ -56,8 +56,8 @@ void ntl_profile_free(struct ntl_profile *p)
     free(p->threads);
     free(p->symtabs);
     u64map_free(&p->space_of);
-    u64map_free(&p->buckets);
-    free(p->bucket_index);
+    free(p->scratch_log);
+    free(p->scratch_rows);
     u64map_free(&p->proc_of);
     u64map_free(&p->thread_of);
     ntl_buf_free(&p->frames);
@@ -106,14 +106,13 @@ static struct model_space *space_get(struct ntl_profile *p, uint32_t pid, struct
     return s;
 }
 
-/* Index in s->idx of the first range that ends at or above addr. */
-static size_t space_search(const struct ntl_profile *p, const struct model_space *s, uint64_t addr)
+/* Index in s->act of the first range that ends at or above addr. */
+static size_t space_search(const struct model_space *s, uint64_t addr)
 {
     size_t lo = 0, hi = s->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        const struct ntl_profile_range *r = &p->ranges[s->idx[mid]].pub;
-        if (r->base + (r->size - 1) < addr)
+        if (s->act[mid].last < addr)
             lo = mid + 1;
         else
             hi = mid;
@@ -135,11 +134,11 @@ static int space_retire(struct ntl_profile *p, struct model_space *s, size_t idx
  * inactive) and returns where the new one goes, or -1 out of memory. */
 static long space_cut(struct ntl_profile *p, struct model_space *s, uint64_t base, uint64_t last)
 {
-    size_t at = space_search(p, s, base), j = at;
-    while (j < s->n && p->ranges[s->idx[j]].pub.base <= last)
-        if (space_retire(p, s, s->idx[j++]) < 0)
+    size_t at = space_search(s, base), j = at;
+    while (j < s->n && s->act[j].base <= last)
+        if (space_retire(p, s, s->act[j++].range) < 0)
             return -1;
-    memmove(s->idx + at, s->idx + j, (s->n - j) * sizeof *s->idx);
+    memmove(s->act + at, s->act + j, (s->n - j) * sizeof *s->act);
     s->n -= j - at;
     return (long)at;
 }
@@ -174,7 +173,7 @@ int ntl_profile_add_range(struct ntl_profile *p, uint32_t pid, const char *name,
     if (!s)
         return err ? err->status : NTL_ERR_NOMEM;
     if (model_reserve((void **)&p->ranges, &p->cap_ranges, p->nranges, sizeof *p->ranges) < 0 ||
-        model_reserve((void **)&s->idx, &s->cap, s->n, sizeof *s->idx) < 0)
+        model_reserve((void **)&s->act, &s->cap, s->n, sizeof *s->act) < 0)
         return nomem(err, "profile range");
     struct model_range *r = &p->ranges[p->nranges];
     memset(r, 0, sizeof *r);
@@ -197,8 +196,8 @@ int ntl_profile_add_range(struct ntl_profile *p, uint32_t pid, const char *name,
         free(r->path);
         return nomem(err, "profile range");
     }
-    memmove(s->idx + at + 1, s->idx + at, (s->n - (size_t)at) * sizeof *s->idx);
-    s->idx[at] = p->nranges;
+    memmove(s->act + at + 1, s->act + at, (s->n - (size_t)at) * sizeof *s->act);
+    s->act[at] = (struct model_slot){base, base + (size - 1), p->nranges};
     s->n++;
     return (int)p->nranges++;
 }
@@ -208,12 +207,12 @@ int ntl_profile_end_range(struct ntl_profile *p, uint32_t pid, uint64_t base)
     struct model_space *s = space_find(p, pid);
     if (!s)
         return NTL_ERR_NOT_FOUND;
-    size_t at = space_search(p, s, base);
-    if (at == s->n || p->ranges[s->idx[at]].pub.base != base)
+    size_t at = space_search(s, base);
+    if (at == s->n || s->act[at].base != base)
         return NTL_ERR_NOT_FOUND;
-    if (space_retire(p, s, s->idx[at]) < 0)
+    if (space_retire(p, s, s->act[at].range) < 0)
         return NTL_ERR_NOMEM;
-    memmove(s->idx + at, s->idx + at + 1, (s->n - at - 1) * sizeof *s->idx);
+    memmove(s->act + at, s->act + at + 1, (s->n - at - 1) * sizeof *s->act);
     s->n--;
     return 0;
 }
@@ -223,48 +222,6 @@ size_t ntl_profile_range_count(const struct ntl_profile *p) { return p->nranges;
 const struct ntl_profile_range *ntl_profile_range(const struct ntl_profile *p, size_t index)
 {
     return index < p->nranges ? &p->ranges[index].pub : NULL;
-}
-
-/* Adds count to key's bucket, which has its slot (reserved). */
-static void apply_hits(struct ntl_profile *p, uint64_t key, uint64_t count)
-{
-    int limited;
-    *u64map_slot(&p->buckets, key, &limited) += count;
-}
-
-void model_flush_hits(struct ntl_profile *p)
-{
-    for (; p->npending; p->npending--, p->pending_at = (p->pending_at + 1) % MODEL_PENDING_HITS)
-        apply_hits(p, p->pending[p->pending_at].key, p->pending[p->pending_at].val);
-}
-
-/* Queues count hits for key, applying the oldest queued when the queue is
- * full. Near the bucket limit, the queue is applied and key counted at
- * once, so the call that goes past the limit is the one that fails. */
-static int queue_hits(struct ntl_profile *p, uint64_t key, uint64_t count, struct ntl_error *err)
-{
-    if (p->buckets.count + p->npending >= MODEL_MAX_BUCKETS) {
-        int limited;
-        model_flush_hits(p);
-        uint64_t *v = u64map_slot(&p->buckets, key, &limited);
-        if (!v)
-            return limited ? ntl_error_set(err, NTL_ERR_LIMIT, "profile bucket", NTL_NO_OFFSET,
-                                           "more than %u buckets hit", MODEL_MAX_BUCKETS)
-                           : nomem(err, "profile bucket");
-        *v += count;
-        return 0;
-    }
-    if (u64map_reserve(&p->buckets, p->buckets.count + p->npending + 1) < 0)
-        return nomem(err, "profile bucket");
-    if (p->npending == MODEL_PENDING_HITS) {
-        apply_hits(p, p->pending[p->pending_at].key, p->pending[p->pending_at].val);
-        p->pending_at = (p->pending_at + 1) % MODEL_PENDING_HITS;
-        p->npending--;
-    }
-    u64map_prefetch(&p->buckets, key);
-    p->pending[(p->pending_at + p->npending++) % MODEL_PENDING_HITS] =
-        (struct u64map_slot){key, count};
-    return 0;
 }
 
 int ntl_profile_add_hits(struct ntl_profile *p, size_t range, uint64_t bucket, uint64_t count,
@@ -277,10 +234,9 @@ int ntl_profile_add_hits(struct ntl_profile *p, size_t range, uint64_t bucket, u
                              "no bucket %llu in range %zu", (unsigned long long)bucket, range);
     if (!count)
         return 0;
-    int rc = queue_hits(p, (uint64_t)range << 32 | bucket, count, err);
+    int rc = model_hits_add(p, range, (uint32_t)bucket, count, err);
     if (rc < 0)
         return rc;
-    p->bucket_adds++;
     p->ranges[range].pub.hits += count;
     p->total += count;
     return 0;

@@ -93,18 +93,19 @@ long model_range_at(const struct ntl_profile *p, uint32_t pid, uint64_t addr)
     if (!si)
         return -1;
     const struct model_space *s = &p->spaces[*si];
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const struct ntl_profile_range *r = &p->ranges[s->idx[mid]].pub;
-        if (addr < r->base)
-            hi = mid;
-        else if (addr - r->base >= r->size)
-            lo = mid + 1;
-        else
-            return (long)s->idx[mid];
+    /* Branch-free: the first range ending at or above addr is at lo + 1
+     * when s->act[lo] ends below it (a sample's range is a coin toss of a
+     * branch at every step otherwise). */
+    size_t lo = 0, n = s->n;
+    if (!n)
+        return -1;
+    while (n > 1) {
+        size_t half = n / 2;
+        lo = s->act[lo + half - 1].last < addr ? lo + half : lo;
+        n -= half;
     }
-    return -1;
+    lo += s->act[lo].last < addr;
+    return lo < s->n && s->act[lo].base <= addr ? (long)s->act[lo].range : -1;
 }
 
 long model_range_any(const struct ntl_profile *p, uint32_t pid, uint64_t addr)
