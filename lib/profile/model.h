@@ -40,26 +40,28 @@ struct model_range {
     bool since_start;          /* there before the first sample (ntl_profile_range_since_start) */
 };
 
-/* An active range of a space: its first and last address beside its
- * index, so that finding a sample's range searches one small array. */
+/* An active range of a space: its first address and index. */
 struct model_slot {
-    uint64_t base, last;
+    uint64_t base;
     size_t range;
 };
 
-/* A process's (or the kernel's) active ranges, sorted by base, disjoint,
- * and those it no longer has, in the order they went (for addresses of a
- * stack symbolized after its module was unloaded). */
+/* A process's (or the kernel's) active ranges, sorted by base, disjoint
+ * (their last addresses apart, in one small array that finding a sample's
+ * range searches), and those it no longer has, in the order they went
+ * (for addresses of a stack symbolized after its module was unloaded). */
 struct model_space {
     uint32_t pid;
+    uint64_t *last;
     struct model_slot *act;
-    size_t n, cap;
+    size_t n, cap, cap_last;
     size_t *gone;
     size_t ngone, cap_gone;
 };
 
 struct model_proc {
     uint32_t pid;
+    size_t space;              /* 1 + its space's index, once known; 0 before */
     char *name;
     uint64_t hits, unknown;
 };
@@ -101,6 +103,7 @@ struct ntl_profile {
     struct model_proc *procs;
     size_t nprocs, cap_procs;
     struct u64map proc_of;     /* pid -> index in procs */
+    size_t last_proc;          /* the index proc_of gave last */
     struct model_thread *threads;
     size_t nthreads, cap_threads;
     struct u64map thread_of;   /* tid -> index in threads */
@@ -113,6 +116,13 @@ struct ntl_profile {
     struct ntl_buf frames;     /* the samples' stacks, u64 addresses */
     bool no_stacks;            /* ntl_profile_keep_stacks(p, false) */
 };
+
+/* The index in s's active ranges of the first one that ends at or above
+ * addr (s->n when none does). */
+size_t model_space_search(const struct model_space *s, uint64_t addr);
+
+/* The index of the active range of s holding addr, or -1. */
+long model_space_range(const struct model_space *s, uint64_t addr);
 
 /* The index of the active range of pid's space holding addr, or -1. */
 long model_range_at(const struct ntl_profile *p, uint32_t pid, uint64_t addr);

@@ -41,6 +41,7 @@ void ntl_profile_free(struct ntl_profile *p)
         model_hits_free(&p->ranges[i].hits);
     }
     for (size_t i = 0; i < p->nspaces; i++) {
+        free(p->spaces[i].last);
         free(p->spaces[i].act);
         free(p->spaces[i].gone);
     }
@@ -106,18 +107,34 @@ static struct model_space *space_get(struct ntl_profile *p, uint32_t pid, struct
     return s;
 }
 
-/* Index in s->act of the first range that ends at or above addr. */
-static size_t space_search(const struct model_space *s, uint64_t addr)
+size_t model_space_search(const struct model_space *s, uint64_t addr)
 {
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->act[mid].last < addr)
-            lo = mid + 1;
-        else
-            hi = mid;
+    /* Branch-free (whether a sample's range lies left or right is a coin
+     * toss at every step), over the last addresses alone: 2.4 KB for 300
+     * ranges, where a load waits on the one before. */
+    size_t lo = 0, n = s->n;
+    if (!n)
+        return 0;
+    while (n > 1) {
+        size_t half = n / 2;
+        lo = s->last[lo + half - 1] < addr ? lo + half : lo;
+        n -= half;
     }
-    return lo;
+    return lo + (s->last[lo] < addr);
+}
+
+long model_space_range(const struct model_space *s, uint64_t addr)
+{
+    size_t at = model_space_search(s, addr);
+    return at < s->n && s->act[at].base <= addr ? (long)s->act[at].range : -1;
+}
+
+/* Moves s's active ranges from index from on to index to (both arrays). */
+static void space_move(struct model_space *s, size_t to, size_t from)
+{
+    memmove(s->last + to, s->last + from, (s->n - from) * sizeof *s->last);
+    memmove(s->act + to, s->act + from, (s->n - from) * sizeof *s->act);
+    s->n = s->n + to - from;
 }
 
 /* Range idx leaves s; -1 when out of memory to remember it. */
@@ -134,12 +151,11 @@ static int space_retire(struct ntl_profile *p, struct model_space *s, size_t idx
  * inactive) and returns where the new one goes, or -1 out of memory. */
 static long space_cut(struct ntl_profile *p, struct model_space *s, uint64_t base, uint64_t last)
 {
-    size_t at = space_search(s, base), j = at;
+    size_t at = model_space_search(s, base), j = at;
     while (j < s->n && s->act[j].base <= last)
         if (space_retire(p, s, s->act[j++].range) < 0)
             return -1;
-    memmove(s->act + at, s->act + j, (s->n - j) * sizeof *s->act);
-    s->n -= j - at;
+    space_move(s, at, j);
     return (long)at;
 }
 
@@ -173,7 +189,8 @@ int ntl_profile_add_range(struct ntl_profile *p, uint32_t pid, const char *name,
     if (!s)
         return err ? err->status : NTL_ERR_NOMEM;
     if (model_reserve((void **)&p->ranges, &p->cap_ranges, p->nranges, sizeof *p->ranges) < 0 ||
-        model_reserve((void **)&s->act, &s->cap, s->n, sizeof *s->act) < 0)
+        model_reserve((void **)&s->act, &s->cap, s->n, sizeof *s->act) < 0 ||
+        model_reserve((void **)&s->last, &s->cap_last, s->n, sizeof *s->last) < 0)
         return nomem(err, "profile range");
     struct model_range *r = &p->ranges[p->nranges];
     memset(r, 0, sizeof *r);
@@ -196,9 +213,9 @@ int ntl_profile_add_range(struct ntl_profile *p, uint32_t pid, const char *name,
         free(r->path);
         return nomem(err, "profile range");
     }
-    memmove(s->act + at + 1, s->act + at, (s->n - (size_t)at) * sizeof *s->act);
-    s->act[at] = (struct model_slot){base, base + (size - 1), p->nranges};
-    s->n++;
+    space_move(s, (size_t)at + 1, (size_t)at);
+    s->act[at] = (struct model_slot){base, p->nranges};
+    s->last[at] = base + (size - 1);
     return (int)p->nranges++;
 }
 
@@ -207,13 +224,12 @@ int ntl_profile_end_range(struct ntl_profile *p, uint32_t pid, uint64_t base)
     struct model_space *s = space_find(p, pid);
     if (!s)
         return NTL_ERR_NOT_FOUND;
-    size_t at = space_search(s, base);
+    size_t at = model_space_search(s, base);
     if (at == s->n || s->act[at].base != base)
         return NTL_ERR_NOT_FOUND;
     if (space_retire(p, s, s->act[at].range) < 0)
         return NTL_ERR_NOMEM;
-    memmove(s->act + at, s->act + at + 1, (s->n - at - 1) * sizeof *s->act);
-    s->n--;
+    space_move(s, at, at + 1);
     return 0;
 }
 

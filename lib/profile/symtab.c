@@ -92,7 +92,7 @@ static int by_offset(const void *a, const void *b)
 static bool in_order(const struct ntl_profile_symtab *t)
 {
     for (size_t i = 1; i < t->n; i++)
-        if (by_offset(&t->v[i - 1], &t->v[i]) > 0)
+        if (t->v[i - 1].offset >= t->v[i].offset && by_offset(&t->v[i - 1], &t->v[i]) > 0)
             return false;
     return true;
 }
