@@ -56,7 +56,7 @@ static size_t collapse_log(const uint32_t *v, size_t n, struct model_bucket *out
         if (k && out[k - 1].bucket == v[i])
             out[k - 1].hits++;
         else
-            out[k++] = (struct model_bucket){1, v[i]};
+            out[k++] = (struct model_bucket){1, v[i], MODEL_NO_SYMBOL};
     }
     return k;
 }
@@ -159,6 +159,7 @@ static int settle(struct ntl_profile *p, struct model_hits *h)
     size_t n = merge(h->rows, h->nrows, add, nadd, rows);
     free(h->rows);
     h->rows = rows;
+    h->named_by = NULL;
     p->nbuckets += n - h->nrows;
     h->nrows = n;
     p->nlogged -= logged;
@@ -237,7 +238,7 @@ int model_hits_add(struct ntl_profile *p, size_t range, uint32_t bucket, uint64_
     } else {
         if (model_reserve((void **)&h->wlog, &h->cap_wlog, h->nwlog, sizeof *h->wlog) < 0)
             return nomem(err);
-        h->wlog[h->nwlog++] = (struct model_bucket){count, bucket};
+        h->wlog[h->nwlog++] = (struct model_bucket){count, bucket, MODEL_NO_SYMBOL};
     }
     p->nlogged++;
     return 0;

@@ -14,18 +14,27 @@
 #define MODEL_MAX_STACK_BYTES ((size_t)8 << 30)
 #define MODEL_MAX_SAMPLES ((size_t)1 << 30)
 
-/* A bucket and its hits. */
+/* A bucket, its hits, and the index of its symbol in its range's sorted
+ * table (MODEL_NO_SYMBOL for none; set by the report, see model_hits). */
 struct model_bucket {
     uint64_t hits;
     uint32_t bucket;
+    uint32_t sym;
 };
+
+#define MODEL_NO_SYMBOL UINT32_MAX
 
 /* A range's bucket hits (hits.c): rows sorted by bucket, and the hits
  * added since, logged unsorted (a bucket number per hit of weight 1, a
- * row per other hit) until the rows are read or the log grows long. */
+ * row per other hit) until the rows are read or the log grows long. The
+ * rows' symbols are current while named_by is the range's table and
+ * named_gen that table's generation (the report names them once for its
+ * function and bucket tables). */
 struct model_hits {
     struct model_bucket *rows;
     size_t nrows;
+    const struct ntl_profile_symtab *named_by;
+    uint64_t named_gen;
     uint32_t *log;
     size_t nlog, cap_log;
     struct model_bucket *wlog;
@@ -153,6 +162,11 @@ int model_hits_add(struct ntl_profile *p, size_t range, uint32_t bucket, uint64_
 int model_hits_settle(struct ntl_profile *p, size_t range);
 
 void model_hits_free(struct model_hits *h);
+
+/* The table's symbols sorted by offset (model_symtab_walk's results point
+ * into it), and a number that changes whenever a symbol is added. */
+const struct ntl_profile_symbol *model_symtab_sorted(struct ntl_profile_symtab *t);
+uint64_t model_symtab_gen(const struct ntl_profile_symtab *t);
 
 /* Grows an array of elem-sized items to hold n + 1. 0, or -1 out of memory. */
 int model_reserve(void **v, size_t *cap, size_t n, size_t elem);

@@ -112,24 +112,53 @@ static const struct model_hits *range_hits(struct ntl_profile *p, size_t range,
     return &p->ranges[range].hits;
 }
 
+/* Names r's rows (settled) unless they are named already: one walk
+ * through the sorted symbols, since the rows are in offset order. Returns
+ * the sorted symbols the rows' indices point into, or NULL when r has no
+ * table. */
+static const struct ntl_profile_symbol *name_rows(struct model_range *r)
+{
+    struct model_hits *h = &r->hits;
+    if (!r->syms)
+        return NULL;
+    const struct ntl_profile_symbol *base = model_symtab_sorted(r->syms);
+    uint64_t gen = model_symtab_gen(r->syms), disp;
+    if (h->named_by == r->syms && h->named_gen == gen)
+        return base;
+    size_t at = 0;
+    for (size_t i = 0; i < h->nrows; i++) {
+        uint64_t off = (uint64_t)h->rows[i].bucket << r->pub.bucket_shift;
+        const struct ntl_profile_symbol *s = model_symtab_walk(r->syms, off, &disp, &at);
+        h->rows[i].sym = s ? (uint32_t)(s - base) : MODEL_NO_SYMBOL;
+    }
+    h->named_by = r->syms;
+    h->named_gen = gen;
+    return base;
+}
+
+/* The symbol of row b, from name_rows' base. */
+static const struct ntl_profile_symbol *row_symbol(const struct ntl_profile_symbol *base,
+                                                   const struct model_bucket *b)
+{
+    return base && b->sym != MODEL_NO_SYMBOL ? base + b->sym : NULL;
+}
+
 int ntl_profile_buckets(struct ntl_profile *p, size_t range, struct ntl_profile_bucket_row **rows,
                         size_t *n, struct ntl_error *err)
 {
     const struct model_hits *h = range_hits(p, range, err);
     if (!h)
         return err ? err->status : NTL_ERR_NOMEM;
-    const struct model_range *r = &p->ranges[range];
+    struct model_range *r = &p->ranges[range];
     struct ntl_profile_bucket_row *v = alloc_rows(h->nrows, sizeof *v);
-    size_t at = 0;
     if (!v)
         return nomem(err);
-    /* By offset, so the symbols are one walk. */
+    const struct ntl_profile_symbol *base = name_rows(r);
     for (size_t i = 0; i < h->nrows; i++) {
-        uint64_t off = (uint64_t)h->rows[i].bucket << r->pub.bucket_shift, disp = 0;
-        const struct ntl_profile_symbol *s =
-            r->syms ? model_symtab_walk(r->syms, off, &disp, &at) : NULL;
+        uint64_t off = (uint64_t)h->rows[i].bucket << r->pub.bucket_shift;
+        const struct ntl_profile_symbol *s = row_symbol(base, &h->rows[i]);
         v[i] = (struct ntl_profile_bucket_row){off, h->rows[i].hits, s ? s->name : NULL,
-                                               s ? disp : 0};
+                                               s ? off - s->offset : 0};
     }
     *rows = v;
     *n = h->nrows;
@@ -165,19 +194,19 @@ static void sort_functions(struct ntl_profile_function_row *v,
 
 /* A range's buckets per function, in offset order: a symbol's buckets
  * are adjacent, one row for each run. Returns the number of rows. */
-static size_t function_rows(const struct model_range *r, const struct model_hits *h,
-                            struct ntl_profile_function_row *v)
+static size_t function_rows(struct model_range *r, struct ntl_profile_function_row *v)
 {
-    size_t k = 0, at = 0;
+    const struct ntl_profile_symbol *base = name_rows(r);
+    const struct model_hits *h = &r->hits;
+    size_t k = 0;
     for (size_t i = 0; i < h->nrows; i++) {
-        uint64_t off = (uint64_t)h->rows[i].bucket << r->pub.bucket_shift, disp = 0;
-        const struct ntl_profile_symbol *s =
-            r->syms ? model_symtab_walk(r->syms, off, &disp, &at) : NULL;
-        if (k && s && v[k - 1].symbol == s->name && v[k - 1].offset == off - disp) {
+        uint64_t off = (uint64_t)h->rows[i].bucket << r->pub.bucket_shift;
+        const struct ntl_profile_symbol *s = row_symbol(base, &h->rows[i]);
+        if (k && s && v[k - 1].symbol == s->name && v[k - 1].offset == s->offset) {
             v[k - 1].hits += h->rows[i].hits;
             continue;
         }
-        v[k++] = (struct ntl_profile_function_row){s ? s->name : NULL, s ? off - disp : off,
+        v[k++] = (struct ntl_profile_function_row){s ? s->name : NULL, s ? s->offset : off,
                                                    h->rows[i].hits};
     }
     return k;
@@ -197,7 +226,7 @@ int ntl_profile_functions(struct ntl_profile *p, size_t range,
         free(tmp);
         return nomem(err);
     }
-    size_t k = function_rows(&p->ranges[range], h, v);
+    size_t k = function_rows(&p->ranges[range], v);
     sort_functions(v, tmp, k);
     free(tmp);
     *rows = v;

@@ -14,6 +14,7 @@ struct ntl_profile_symtab {
     struct ntl_profile_symbol *v;
     size_t n, cap;
     bool sorted;
+    uint64_t gen;             /* symbols added */
     char **chunks;
     size_t nchunks, cap_chunks;
     char *name_at;            /* where the last chunk's free bytes start */
@@ -72,6 +73,7 @@ int ntl_profile_symtab_add(struct ntl_profile_symtab *t, const char *name, uint6
         return ntl_error_set(err, NTL_ERR_NOMEM, "symbol table", NTL_NO_OFFSET, "out of memory");
     t->v[t->n++] = (struct ntl_profile_symbol){.name = copy, .offset = offset, .size = size};
     t->sorted = false;
+    t->gen++;
     return 0;
 }
 
@@ -161,6 +163,15 @@ const struct ntl_profile_symbol *model_symtab_walk(struct ntl_profile_symtab *t,
     *at = lo;
     return holder(t, lo, offset, disp);
 }
+
+const struct ntl_profile_symbol *model_symtab_sorted(struct ntl_profile_symtab *t)
+{
+    if (!t->sorted)
+        sort(t);
+    return t->v;
+}
+
+uint64_t model_symtab_gen(const struct ntl_profile_symtab *t) { return t->gen; }
 
 int ntl_profile_symtab_from_pe(const void *data, size_t size, struct ntl_profile_symtab **out,
                                struct ntl_error *err)
