@@ -11,7 +11,8 @@
 
 /* A log this long is merged without waiting for a read (and twice the
  * rows, so that merging stays linear in the hits): it bounds the memory
- * of a long profile by its distinct buckets. */
+ * of a long profile by its distinct buckets. Told when a hit finds the
+ * log full (model_hit appends the others inline). */
 #define LOG_MERGE_AT ((size_t)1 << 16)
 
 #define DIGIT_MAX_BITS 11u

@@ -157,6 +157,20 @@ const struct ntl_profile_symbol *model_symtab_walk(struct ntl_profile_symtab *t,
 int model_hits_add(struct ntl_profile *p, size_t range, uint32_t bucket, uint64_t count,
                    struct ntl_error *err);
 
+/* model_hits_add, with a sample's common case here: one hit, room in the
+ * log, far from every limit (a call less per sample). */
+static inline int model_hit(struct ntl_profile *p, size_t range, uint32_t bucket, uint64_t count,
+                            struct ntl_error *err)
+{
+    struct model_hits *h = &p->ranges[range].hits;
+    if (count != 1 || h->nlog == h->cap_log ||
+        p->nbuckets + p->nlogged >= MODEL_MAX_BUCKETS)
+        return model_hits_add(p, range, bucket, count, err);
+    h->log[h->nlog++] = bucket;
+    p->nlogged++;
+    return 0;
+}
+
 /* Merges the hits logged for range into its rows (before reading them). 0,
  * or -1 out of memory. */
 int model_hits_settle(struct ntl_profile *p, size_t range);

@@ -141,7 +141,7 @@ int ntl_profile_add_sample(struct ntl_profile *p, const struct ntl_profile_sampl
     if (r >= 0) {
         struct ntl_profile_range *rg = &p->ranges[r].pub;
         /* The ip is in the range: its bucket exists. */
-        if ((rc = model_hits_add(p, (size_t)r, (uint32_t)((s->ip - rg->base) >> rg->bucket_shift),
+        if ((rc = model_hit(p, (size_t)r, (uint32_t)((s->ip - rg->base) >> rg->bucket_shift),
                                  weight, err)) < 0)
             return rc;
         rg->hits += weight;
