@@ -13,6 +13,9 @@
 #define MODEL_MAX_IDS (1u << 24)
 #define MODEL_MAX_STACK_BYTES ((size_t)8 << 30)
 #define MODEL_MAX_SAMPLES ((size_t)1 << 30)
+/* A space's grid (struct model_space). */
+#define MODEL_GRID_CELLS 4096u
+#define MODEL_GRID_AFTER 4096u
 
 /* A bucket, its hits, and the index of its symbol in its range's sorted
  * table (MODEL_NO_SYMBOL for none; set by the report, see model_hits). */
@@ -64,6 +67,17 @@ struct model_space {
     uint64_t *last;
     struct model_slot *act;
     size_t n, cap, cap_last;
+    /* The span of the active ranges cut into grid_cells (at most
+     * MODEL_GRID_CELLS) cells of 2^grid_shift bytes from grid_lo, each with
+     * the index of the first range ending at or after its start, so a
+     * sample searches only the ranges of its cell (a search over all was
+     * most of adding a sample). Built after MODEL_GRID_AFTER lookups with
+     * the ranges unchanged (a trace that loads modules between samples
+     * would rebuild it for each), 0 cells before. */
+    uint32_t *grid;
+    size_t grid_cells, lookups;
+    uint64_t grid_lo;
+    unsigned grid_shift;
     size_t *gone;
     size_t ngone, cap_gone;
 };
@@ -132,6 +146,8 @@ size_t model_space_search(const struct model_space *s, uint64_t addr);
 
 /* The index of the active range of s holding addr, or -1. */
 long model_space_range(const struct model_space *s, uint64_t addr);
+/* The same through s's grid (building it when due): for samples. */
+long model_space_find(struct model_space *s, uint64_t addr);
 
 /* The index of the active range of pid's space holding addr, or -1. */
 long model_range_at(const struct ntl_profile *p, uint32_t pid, uint64_t addr);

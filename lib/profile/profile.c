@@ -43,6 +43,7 @@ void ntl_profile_free(struct ntl_profile *p)
     for (size_t i = 0; i < p->nspaces; i++) {
         free(p->spaces[i].last);
         free(p->spaces[i].act);
+        free(p->spaces[i].grid);
         free(p->spaces[i].gone);
     }
     for (size_t i = 0; i < p->nprocs; i++)
@@ -107,25 +108,69 @@ static struct model_space *space_get(struct ntl_profile *p, uint32_t pid, struct
     return s;
 }
 
-size_t model_space_search(const struct model_space *s, uint64_t addr)
+/* The first index in [lo, lo + n) whose range ends at or above addr, or
+ * lo + n. Branch-free (whether a sample's range lies left or right is a
+ * coin toss at every step), over the last addresses alone, where a load
+ * waits on the one before. */
+static size_t search_last(const uint64_t *last, size_t lo, size_t n, uint64_t addr)
 {
-    /* Branch-free (whether a sample's range lies left or right is a coin
-     * toss at every step), over the last addresses alone: 2.4 KB for 300
-     * ranges, where a load waits on the one before. */
-    size_t lo = 0, n = s->n;
     if (!n)
-        return 0;
+        return lo;
     while (n > 1) {
         size_t half = n / 2;
-        lo = s->last[lo + half - 1] < addr ? lo + half : lo;
+        lo = last[lo + half - 1] < addr ? lo + half : lo;
         n -= half;
     }
-    return lo + (s->last[lo] < addr);
+    return lo + (last[lo] < addr);
+}
+
+size_t model_space_search(const struct model_space *s, uint64_t addr)
+{
+    return search_last(s->last, 0, s->n, addr);
 }
 
 long model_space_range(const struct model_space *s, uint64_t addr)
 {
     size_t at = model_space_search(s, addr);
+    return at < s->n && s->act[at].base <= addr ? (long)s->act[at].range : -1;
+}
+
+/* Builds s's grid (model.h). 0, or -1 out of memory. */
+static int grid_build(struct model_space *s)
+{
+    if (!s->grid && !(s->grid = malloc((MODEL_GRID_CELLS + 1) * sizeof *s->grid)))
+        return -1;
+    uint64_t lo = s->act[0].base, span = s->last[s->n - 1] - lo;
+    unsigned shift = 0;
+    while (span >> shift >= MODEL_GRID_CELLS)
+        shift++;
+    size_t cells = (size_t)(span >> shift) + 1, at = 0;
+    for (size_t k = 0; k < cells; k++) {
+        uint64_t start = lo + ((uint64_t)k << shift);  /* at most the last address */
+        while (s->last[at] < start)
+            at++;
+        s->grid[k] = (uint32_t)at;
+    }
+    s->grid[cells] = (uint32_t)s->n;
+    s->grid_lo = lo;
+    s->grid_shift = shift;
+    s->grid_cells = cells;
+    return 0;
+}
+
+long model_space_find(struct model_space *s, uint64_t addr)
+{
+    size_t at;
+    if (!s->grid_cells && (s->n < 2 || ++s->lookups < MODEL_GRID_AFTER || grid_build(s) < 0)) {
+        at = model_space_search(s, addr);
+    } else if (addr < s->grid_lo) {
+        at = 0;
+    } else {
+        uint64_t k = (addr - s->grid_lo) >> s->grid_shift;
+        at = k >= s->grid_cells ? s->n
+                                : search_last(s->last, s->grid[k], s->grid[k + 1] - s->grid[k],
+                                              addr);
+    }
     return at < s->n && s->act[at].base <= addr ? (long)s->act[at].range : -1;
 }
 
@@ -135,6 +180,8 @@ static void space_move(struct model_space *s, size_t to, size_t from)
     memmove(s->last + to, s->last + from, (s->n - from) * sizeof *s->last);
     memmove(s->act + to, s->act + from, (s->n - from) * sizeof *s->act);
     s->n = s->n + to - from;
+    s->grid_cells = 0;
+    s->lookups = 0;
 }
 
 /* Range idx leaves s; -1 when out of memory to remember it. */

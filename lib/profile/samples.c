@@ -104,7 +104,7 @@ static long sample_range(struct ntl_profile *p, struct model_proc *pr, uint64_t 
         const uint64_t *si = u64map_get(&p->space_of, pr->pid);
         pr->space = si ? *si + 1 : 0;
     }
-    long r = pr->space ? model_space_range(&p->spaces[pr->space - 1], ip) : -1;
+    long r = pr->space ? model_space_find(&p->spaces[pr->space - 1], ip) : -1;
     return r < 0 ? model_range_at(p, NTL_PROFILE_KERNEL_PID, ip) : r;
 }
 

@@ -248,6 +248,43 @@ static void test_bucket_log(void)
     ntl_profile_free(p);
 }
 
+/* A sample's range through its space's grid (built after 4,096 lookups,
+ * dropped when the ranges change), against ntl_profile_range_of's plain
+ * search: ranges of many sizes with gaps, one ending at the top of the
+ * address space, samples in them, between them and outside them, then
+ * ranges ended and added over others, and the same again. */
+static void test_range_grid(void)
+{
+    struct ntl_profile *p;
+    struct ntl_error err = {0};
+    uint64_t rng = 0x2545f4914f6cdd1dull, base = 0x10000, bases[60];
+    CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
+    for (unsigned i = 0; i < 60; i++) {
+        uint64_t size = 0x1000ull << (i % 13);
+        CHECK(ntl_profile_add_range(p, 7, "m", "", bases[i] = base, size, 2, &err) >= 0);
+        base += size + (i % 3 ? 0 : 0x5000);
+    }
+    CHECK(ntl_profile_add_range(p, 7, "top", "", 0xfffffffffff00000ull, 0x100000, 4, &err) >= 0);
+    for (unsigned round = 0; round < 3; round++) {
+        for (unsigned k = 0; k < 12000; k++) {
+            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+            uint64_t ip = k % 50 == 0 ? ~(rng % 0x200000) : rng % (base + 0x10000);
+            struct ntl_profile_sample s = {.ip = ip, .pid = 7, .tid = 8};
+            long r = ntl_profile_range_of(p, 7, ip);  /* an active range, else one gone */
+            CHECK_EQ_INT(ntl_profile_add_sample(p, &s, &err),
+                         r >= 0 && ntl_profile_range(p, (size_t)r)->active);
+        }
+        uint64_t sum = ntl_profile_unknown(p);
+        for (size_t r = 0; r < ntl_profile_range_count(p); r++)
+            sum += ntl_profile_range(p, r)->hits;
+        CHECK_EQ_U64(sum, ntl_profile_total(p));
+        CHECK_EQ_INT(ntl_profile_end_range(p, 7, bases[round * 7]), 0);
+        CHECK(ntl_profile_add_range(p, 7, "over", "", 0x30000 + round * 0x8000, 0x9000, 2,
+                                    &err) >= 0);
+    }
+    ntl_profile_free(p);
+}
+
 static void test_symbols_and_report(void)
 {
     struct ntl_profile *p;
@@ -336,6 +373,7 @@ int main(int argc, char **argv)
     test_stacks_dropped();
     test_bucket_rows();
     test_bucket_log();
+    test_range_grid();
     test_symbols_and_report();
     test_elf(argv[0]);
     return check_exit();
