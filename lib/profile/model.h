@@ -140,10 +140,6 @@ struct ntl_profile {
     bool no_stacks;            /* ntl_profile_keep_stacks(p, false) */
 };
 
-/* The index in s's active ranges of the first one that ends at or above
- * addr (s->n when none does). */
-size_t model_space_search(const struct model_space *s, uint64_t addr);
-
 /* The index of the active range of s holding addr, or -1. */
 long model_space_range(const struct model_space *s, uint64_t addr);
 /* The same through s's grid (building it when due): for samples. */

@@ -124,14 +124,16 @@ static size_t search_last(const uint64_t *last, size_t lo, size_t n, uint64_t ad
     return lo + (last[lo] < addr);
 }
 
-size_t model_space_search(const struct model_space *s, uint64_t addr)
+/* The index in s's active ranges of the first one that ends at or above
+ * addr (s->n when none does). */
+static size_t space_search(const struct model_space *s, uint64_t addr)
 {
     return search_last(s->last, 0, s->n, addr);
 }
 
 long model_space_range(const struct model_space *s, uint64_t addr)
 {
-    size_t at = model_space_search(s, addr);
+    size_t at = space_search(s, addr);
     return at < s->n && s->act[at].base <= addr ? (long)s->act[at].range : -1;
 }
 
@@ -162,7 +164,7 @@ long model_space_find(struct model_space *s, uint64_t addr)
 {
     size_t at;
     if (!s->grid_cells && (s->n < 2 || ++s->lookups < MODEL_GRID_AFTER || grid_build(s) < 0)) {
-        at = model_space_search(s, addr);
+        at = space_search(s, addr);
     } else if (addr < s->grid_lo) {
         at = 0;
     } else {
@@ -198,7 +200,7 @@ static int space_retire(struct ntl_profile *p, struct model_space *s, size_t idx
  * inactive) and returns where the new one goes, or -1 out of memory. */
 static long space_cut(struct ntl_profile *p, struct model_space *s, uint64_t base, uint64_t last)
 {
-    size_t at = model_space_search(s, base), j = at;
+    size_t at = space_search(s, base), j = at;
     while (j < s->n && s->act[j].base <= last)
         if (space_retire(p, s, s->act[j++].range) < 0)
             return -1;
@@ -271,7 +273,7 @@ int ntl_profile_end_range(struct ntl_profile *p, uint32_t pid, uint64_t base)
     struct model_space *s = space_find(p, pid);
     if (!s)
         return NTL_ERR_NOT_FOUND;
-    size_t at = model_space_search(s, base);
+    size_t at = space_search(s, base);
     if (at == s->n || s->act[at].base != base)
         return NTL_ERR_NOT_FOUND;
     if (space_retire(p, s, s->act[at].range) < 0)
