@@ -13,29 +13,78 @@
 #define MODEL_MAX_IDS (1u << 24)
 #define MODEL_MAX_STACK_BYTES ((size_t)8 << 30)
 #define MODEL_MAX_SAMPLES ((size_t)1 << 30)
-/* Bucket hits in flight (struct ntl_profile's pending). */
-#define MODEL_PENDING_HITS 16u
+/* A space's grid (struct model_space). */
+#define MODEL_GRID_CELLS 4096u
+#define MODEL_GRID_AFTER 4096u
+
+/* A bucket, its hits, and the index of its symbol in its range's sorted
+ * table (MODEL_NO_SYMBOL for none; set by the report, see model_hits). */
+struct model_bucket {
+    uint64_t hits;
+    uint32_t bucket;
+    uint32_t sym;
+};
+
+#define MODEL_NO_SYMBOL UINT32_MAX
+
+/* A range's bucket hits (hits.c): rows sorted by bucket, and the hits
+ * added since, logged unsorted (a bucket number per hit of weight 1, a
+ * row per other hit) until the rows are read or the log grows long. The
+ * rows' symbols are current while named_by is the range's table and
+ * named_gen that table's generation (the report names them once for its
+ * function and bucket tables). */
+struct model_hits {
+    struct model_bucket *rows;
+    size_t nrows;
+    const struct ntl_profile_symtab *named_by;
+    uint64_t named_gen;
+    uint32_t *log;
+    size_t nlog, cap_log;
+    struct model_bucket *wlog;
+    size_t nwlog, cap_wlog;
+};
 
 struct model_range {
     struct ntl_profile_range pub;
+    struct model_hits hits;
     char *name, *path;
     struct ntl_profile_symtab *syms;
     bool since_start;          /* there before the first sample (ntl_profile_range_since_start) */
 };
 
-/* A process's (or the kernel's) active ranges, sorted by base, disjoint,
- * and those it no longer has, in the order they went (for addresses of a
- * stack symbolized after its module was unloaded). */
+/* An active range of a space: its first address and index. */
+struct model_slot {
+    uint64_t base;
+    size_t range;
+};
+
+/* A process's (or the kernel's) active ranges, sorted by base, disjoint
+ * (their last addresses apart, in one small array that finding a sample's
+ * range searches), and those it no longer has, in the order they went
+ * (for addresses of a stack symbolized after its module was unloaded). */
 struct model_space {
     uint32_t pid;
-    size_t *idx;
-    size_t n, cap;
+    uint64_t *last;
+    struct model_slot *act;
+    size_t n, cap, cap_last;
+    /* The span of the active ranges cut into grid_cells (at most
+     * MODEL_GRID_CELLS) cells of 2^grid_shift bytes from grid_lo, each with
+     * the index of the first range ending at or after its start, so a
+     * sample searches only the ranges of its cell (a search over all was
+     * most of adding a sample). Built after MODEL_GRID_AFTER lookups with
+     * the ranges unchanged (a trace that loads modules between samples
+     * would rebuild it for each), 0 cells before. */
+    uint32_t *grid;
+    size_t grid_cells, lookups;
+    uint64_t grid_lo;
+    unsigned grid_shift;
     size_t *gone;
     size_t ngone, cap_gone;
 };
 
 struct model_proc {
     uint32_t pid;
+    size_t space;              /* 1 + its space's index, once known; 0 before */
     char *name;
     uint64_t hits, unknown;
 };
@@ -67,23 +116,17 @@ struct ntl_profile {
     struct model_space *spaces;
     size_t nspaces, cap_spaces;
     struct u64map space_of;    /* pid -> index in spaces */
-    struct u64map buckets;     /* range << 32 | bucket -> hits */
-    uint64_t bucket_adds;      /* ntl_profile_add_hits calls that counted */
-    /* Hits not yet in buckets, oldest at pending_at: each waits while
-     * MODEL_PENDING_HITS later ones arrive, its slot prefetched meanwhile,
-     * so a profile of scattered buckets does not stall on every sample.
-     * buckets has room for them all (reserved), so applying cannot fail. */
-    struct u64map_slot pending[MODEL_PENDING_HITS];
-    unsigned npending, pending_at;
-    /* The buckets as (key, hits) sorted by key, so a range's buckets are
-     * one run found by binary search (the report asks for every range's);
-     * current while bucket_adds is still indexed_adds. */
-    struct u64map_slot *bucket_index;
-    size_t nbucket_index;
-    uint64_t indexed_adds;
+    size_t nbuckets;           /* distinct buckets in the ranges' rows */
+    size_t nlogged;            /* hits in the ranges' logs */
+    /* Sorting a log: room reused from range to range (hits.c). */
+    uint32_t *scratch_log;
+    size_t cap_scratch_log;
+    struct model_bucket *scratch_rows;
+    size_t cap_scratch_rows;
     struct model_proc *procs;
     size_t nprocs, cap_procs;
     struct u64map proc_of;     /* pid -> index in procs */
+    size_t last_proc;          /* the index proc_of gave last */
     struct model_thread *threads;
     size_t nthreads, cap_threads;
     struct u64map thread_of;   /* tid -> index in threads */
@@ -96,6 +139,11 @@ struct ntl_profile {
     struct ntl_buf frames;     /* the samples' stacks, u64 addresses */
     bool no_stacks;            /* ntl_profile_keep_stacks(p, false) */
 };
+
+/* The index of the active range of s holding addr, or -1. */
+long model_space_range(const struct model_space *s, uint64_t addr);
+/* The same through s's grid (building it when due): for samples. */
+long model_space_find(struct model_space *s, uint64_t addr);
 
 /* The index of the active range of pid's space holding addr, or -1. */
 long model_range_at(const struct ntl_profile *p, uint32_t pid, uint64_t addr);
@@ -116,8 +164,35 @@ int model_keep_sample(struct ntl_profile *p, const struct ntl_profile_sample *s,
 const struct ntl_profile_symbol *model_symtab_walk(struct ntl_profile_symtab *t, uint64_t offset,
                                                   uint64_t *disp, size_t *at);
 
-/* Puts the hits still pending into buckets (before reading them). */
-void model_flush_hits(struct ntl_profile *p);
+/* Counts count hits in bucket of range (both valid). 0, or NTL_ERR_LIMIT
+ * (more than MODEL_MAX_BUCKETS distinct buckets), NTL_ERR_NOMEM. */
+int model_hits_add(struct ntl_profile *p, size_t range, uint32_t bucket, uint64_t count,
+                   struct ntl_error *err);
+
+/* model_hits_add, with a sample's common case here: one hit, room in the
+ * log, far from every limit (a call less per sample). */
+static inline int model_hit(struct ntl_profile *p, size_t range, uint32_t bucket, uint64_t count,
+                            struct ntl_error *err)
+{
+    struct model_hits *h = &p->ranges[range].hits;
+    if (count != 1 || h->nlog == h->cap_log ||
+        p->nbuckets + p->nlogged >= MODEL_MAX_BUCKETS)
+        return model_hits_add(p, range, bucket, count, err);
+    h->log[h->nlog++] = bucket;
+    p->nlogged++;
+    return 0;
+}
+
+/* Merges the hits logged for range into its rows (before reading them). 0,
+ * or -1 out of memory. */
+int model_hits_settle(struct ntl_profile *p, size_t range);
+
+void model_hits_free(struct model_hits *h);
+
+/* The table's symbols sorted by offset (model_symtab_walk's results point
+ * into it), and a number that changes whenever a symbol is added. */
+const struct ntl_profile_symbol *model_symtab_sorted(struct ntl_profile_symtab *t);
+uint64_t model_symtab_gen(const struct ntl_profile_symtab *t);
 
 /* Grows an array of elem-sized items to hold n + 1. 0, or -1 out of memory. */
 int model_reserve(void **v, size_t *cap, size_t n, size_t elem);

@@ -24,7 +24,6 @@ int ntl_profile_new(struct ntl_profile **out, struct ntl_error *err)
     if (!p)
         return ntl_error_set(err, NTL_ERR_NOMEM, "profile", NTL_NO_OFFSET, "out of memory");
     u64map_init(&p->space_of, MODEL_MAX_IDS);
-    u64map_init(&p->buckets, MODEL_MAX_BUCKETS);
     u64map_init(&p->proc_of, MODEL_MAX_IDS);
     u64map_init(&p->thread_of, MODEL_MAX_IDS);
     ntl_buf_init(&p->frames, MODEL_MAX_STACK_BYTES);
@@ -39,9 +38,12 @@ void ntl_profile_free(struct ntl_profile *p)
     for (size_t i = 0; i < p->nranges; i++) {
         free(p->ranges[i].name);
         free(p->ranges[i].path);
+        model_hits_free(&p->ranges[i].hits);
     }
     for (size_t i = 0; i < p->nspaces; i++) {
-        free(p->spaces[i].idx);
+        free(p->spaces[i].last);
+        free(p->spaces[i].act);
+        free(p->spaces[i].grid);
         free(p->spaces[i].gone);
     }
     for (size_t i = 0; i < p->nprocs; i++)
@@ -56,8 +58,8 @@ void ntl_profile_free(struct ntl_profile *p)
     free(p->threads);
     free(p->symtabs);
     u64map_free(&p->space_of);
-    u64map_free(&p->buckets);
-    free(p->bucket_index);
+    free(p->scratch_log);
+    free(p->scratch_rows);
     u64map_free(&p->proc_of);
     u64map_free(&p->thread_of);
     ntl_buf_free(&p->frames);
@@ -106,19 +108,82 @@ static struct model_space *space_get(struct ntl_profile *p, uint32_t pid, struct
     return s;
 }
 
-/* Index in s->idx of the first range that ends at or above addr. */
-static size_t space_search(const struct ntl_profile *p, const struct model_space *s, uint64_t addr)
+/* The first index in [lo, lo + n) whose range ends at or above addr, or
+ * lo + n. Branch-free (whether a sample's range lies left or right is a
+ * coin toss at every step), over the last addresses alone, where a load
+ * waits on the one before. */
+static size_t search_last(const uint64_t *last, size_t lo, size_t n, uint64_t addr)
 {
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const struct ntl_profile_range *r = &p->ranges[s->idx[mid]].pub;
-        if (r->base + (r->size - 1) < addr)
-            lo = mid + 1;
-        else
-            hi = mid;
+    if (!n)
+        return lo;
+    while (n > 1) {
+        size_t half = n / 2;
+        lo = last[lo + half - 1] < addr ? lo + half : lo;
+        n -= half;
     }
-    return lo;
+    return lo + (last[lo] < addr);
+}
+
+/* The index in s's active ranges of the first one that ends at or above
+ * addr (s->n when none does). */
+static size_t space_search(const struct model_space *s, uint64_t addr)
+{
+    return search_last(s->last, 0, s->n, addr);
+}
+
+long model_space_range(const struct model_space *s, uint64_t addr)
+{
+    size_t at = space_search(s, addr);
+    return at < s->n && s->act[at].base <= addr ? (long)s->act[at].range : -1;
+}
+
+/* Builds s's grid (model.h). 0, or -1 out of memory. */
+static int grid_build(struct model_space *s)
+{
+    if (!s->grid && !(s->grid = malloc((MODEL_GRID_CELLS + 1) * sizeof *s->grid)))
+        return -1;
+    uint64_t lo = s->act[0].base, span = s->last[s->n - 1] - lo;
+    unsigned shift = 0;
+    while (span >> shift >= MODEL_GRID_CELLS)
+        shift++;
+    size_t cells = (size_t)(span >> shift) + 1, at = 0;
+    for (size_t k = 0; k < cells; k++) {
+        uint64_t start = lo + ((uint64_t)k << shift);  /* at most the last address */
+        while (s->last[at] < start)
+            at++;
+        s->grid[k] = (uint32_t)at;
+    }
+    s->grid[cells] = (uint32_t)s->n;
+    s->grid_lo = lo;
+    s->grid_shift = shift;
+    s->grid_cells = cells;
+    return 0;
+}
+
+long model_space_find(struct model_space *s, uint64_t addr)
+{
+    size_t at;
+    if (!s->grid_cells && (s->n < 2 || ++s->lookups < MODEL_GRID_AFTER || grid_build(s) < 0)) {
+        at = space_search(s, addr);
+    } else if (addr < s->grid_lo) {
+        at = 0;
+    } else {
+        uint64_t k = (addr - s->grid_lo) >> s->grid_shift;
+        at = k >= s->grid_cells ? s->n
+                                : search_last(s->last, s->grid[k], s->grid[k + 1] - s->grid[k],
+                                              addr);
+    }
+    return at < s->n && s->act[at].base <= addr ? (long)s->act[at].range : -1;
+}
+
+/* Moves s's active ranges from index from on to index to (both arrays). */
+static void space_move(struct model_space *s, size_t to, size_t from)
+{
+    memmove(s->last + to, s->last + from, (s->n - from) * sizeof *s->last);
+    memmove(s->act + to, s->act + from, (s->n - from) * sizeof *s->act);
+    s->n = s->n + to - from;
+    s->grid_cells = 0;
+    s->lookups = 0;
 }
 
 /* Range idx leaves s; -1 when out of memory to remember it. */
@@ -135,12 +200,11 @@ static int space_retire(struct ntl_profile *p, struct model_space *s, size_t idx
  * inactive) and returns where the new one goes, or -1 out of memory. */
 static long space_cut(struct ntl_profile *p, struct model_space *s, uint64_t base, uint64_t last)
 {
-    size_t at = space_search(p, s, base), j = at;
-    while (j < s->n && p->ranges[s->idx[j]].pub.base <= last)
-        if (space_retire(p, s, s->idx[j++]) < 0)
+    size_t at = space_search(s, base), j = at;
+    while (j < s->n && s->act[j].base <= last)
+        if (space_retire(p, s, s->act[j++].range) < 0)
             return -1;
-    memmove(s->idx + at, s->idx + j, (s->n - j) * sizeof *s->idx);
-    s->n -= j - at;
+    space_move(s, at, j);
     return (long)at;
 }
 
@@ -174,7 +238,8 @@ int ntl_profile_add_range(struct ntl_profile *p, uint32_t pid, const char *name,
     if (!s)
         return err ? err->status : NTL_ERR_NOMEM;
     if (model_reserve((void **)&p->ranges, &p->cap_ranges, p->nranges, sizeof *p->ranges) < 0 ||
-        model_reserve((void **)&s->idx, &s->cap, s->n, sizeof *s->idx) < 0)
+        model_reserve((void **)&s->act, &s->cap, s->n, sizeof *s->act) < 0 ||
+        model_reserve((void **)&s->last, &s->cap_last, s->n, sizeof *s->last) < 0)
         return nomem(err, "profile range");
     struct model_range *r = &p->ranges[p->nranges];
     memset(r, 0, sizeof *r);
@@ -197,9 +262,9 @@ int ntl_profile_add_range(struct ntl_profile *p, uint32_t pid, const char *name,
         free(r->path);
         return nomem(err, "profile range");
     }
-    memmove(s->idx + at + 1, s->idx + at, (s->n - (size_t)at) * sizeof *s->idx);
-    s->idx[at] = p->nranges;
-    s->n++;
+    space_move(s, (size_t)at + 1, (size_t)at);
+    s->act[at] = (struct model_slot){base, p->nranges};
+    s->last[at] = base + (size - 1);
     return (int)p->nranges++;
 }
 
@@ -208,13 +273,12 @@ int ntl_profile_end_range(struct ntl_profile *p, uint32_t pid, uint64_t base)
     struct model_space *s = space_find(p, pid);
     if (!s)
         return NTL_ERR_NOT_FOUND;
-    size_t at = space_search(p, s, base);
-    if (at == s->n || p->ranges[s->idx[at]].pub.base != base)
+    size_t at = space_search(s, base);
+    if (at == s->n || s->act[at].base != base)
         return NTL_ERR_NOT_FOUND;
-    if (space_retire(p, s, s->idx[at]) < 0)
+    if (space_retire(p, s, s->act[at].range) < 0)
         return NTL_ERR_NOMEM;
-    memmove(s->idx + at, s->idx + at + 1, (s->n - at - 1) * sizeof *s->idx);
-    s->n--;
+    space_move(s, at, at + 1);
     return 0;
 }
 
@@ -223,48 +287,6 @@ size_t ntl_profile_range_count(const struct ntl_profile *p) { return p->nranges;
 const struct ntl_profile_range *ntl_profile_range(const struct ntl_profile *p, size_t index)
 {
     return index < p->nranges ? &p->ranges[index].pub : NULL;
-}
-
-/* Adds count to key's bucket, which has its slot (reserved). */
-static void apply_hits(struct ntl_profile *p, uint64_t key, uint64_t count)
-{
-    int limited;
-    *u64map_slot(&p->buckets, key, &limited) += count;
-}
-
-void model_flush_hits(struct ntl_profile *p)
-{
-    for (; p->npending; p->npending--, p->pending_at = (p->pending_at + 1) % MODEL_PENDING_HITS)
-        apply_hits(p, p->pending[p->pending_at].key, p->pending[p->pending_at].val);
-}
-
-/* Queues count hits for key, applying the oldest queued when the queue is
- * full. Near the bucket limit, the queue is applied and key counted at
- * once, so the call that goes past the limit is the one that fails. */
-static int queue_hits(struct ntl_profile *p, uint64_t key, uint64_t count, struct ntl_error *err)
-{
-    if (p->buckets.count + p->npending >= MODEL_MAX_BUCKETS) {
-        int limited;
-        model_flush_hits(p);
-        uint64_t *v = u64map_slot(&p->buckets, key, &limited);
-        if (!v)
-            return limited ? ntl_error_set(err, NTL_ERR_LIMIT, "profile bucket", NTL_NO_OFFSET,
-                                           "more than %u buckets hit", MODEL_MAX_BUCKETS)
-                           : nomem(err, "profile bucket");
-        *v += count;
-        return 0;
-    }
-    if (u64map_reserve(&p->buckets, p->buckets.count + p->npending + 1) < 0)
-        return nomem(err, "profile bucket");
-    if (p->npending == MODEL_PENDING_HITS) {
-        apply_hits(p, p->pending[p->pending_at].key, p->pending[p->pending_at].val);
-        p->pending_at = (p->pending_at + 1) % MODEL_PENDING_HITS;
-        p->npending--;
-    }
-    u64map_prefetch(&p->buckets, key);
-    p->pending[(p->pending_at + p->npending++) % MODEL_PENDING_HITS] =
-        (struct u64map_slot){key, count};
-    return 0;
 }
 
 int ntl_profile_add_hits(struct ntl_profile *p, size_t range, uint64_t bucket, uint64_t count,
@@ -277,10 +299,9 @@ int ntl_profile_add_hits(struct ntl_profile *p, size_t range, uint64_t bucket, u
                              "no bucket %llu in range %zu", (unsigned long long)bucket, range);
     if (!count)
         return 0;
-    int rc = queue_hits(p, (uint64_t)range << 32 | bucket, count, err);
+    int rc = model_hits_add(p, range, (uint32_t)bucket, count, err);
     if (rc < 0)
         return rc;
-    p->bucket_adds++;
     p->ranges[range].pub.hits += count;
     p->total += count;
     return 0;

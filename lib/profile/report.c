@@ -12,8 +12,12 @@ static int nomem(struct ntl_error *err)
     return ntl_error_set(err, NTL_ERR_NOMEM, "profile report", NTL_NO_OFFSET, "out of memory");
 }
 
-/* calloc of n items, never NULL for n == 0 (so NULL means out of memory). */
-static void *alloc_rows(size_t n, size_t elem) { return calloc(n ? n : 1, elem); }
+/* malloc of n items (each call writes the rows it returns), never NULL for
+ * n == 0, so NULL means out of memory. */
+static void *alloc_rows(size_t n, size_t elem)
+{
+    return n > SIZE_MAX / elem ? NULL : malloc((n ? n : 1) * elem);
+}
 
 static int by_hits_then_index(uint64_t ha, uint64_t hb, uint64_t ia, uint64_t ib)
 {
@@ -92,99 +96,139 @@ int ntl_profile_threads(const struct ntl_profile *p, struct ntl_profile_thread_r
     return 0;
 }
 
-/* Brings the sorted index of the buckets up to date. 0, or -1 out of
- * memory. */
-static int index_buckets(struct ntl_profile *p)
+/* The settled rows of a range's buckets. NULL when out of memory. */
+static const struct model_hits *range_hits(struct ntl_profile *p, size_t range,
+                                           struct ntl_error *err)
 {
-    if (p->bucket_index && p->indexed_adds == p->bucket_adds)
-        return 0;
-    model_flush_hits(p);
-    struct u64map_slot *v;
-    if (u64map_sorted(&p->buckets, &v) < 0)
-        return -1;
-    free(p->bucket_index);
-    p->bucket_index = v;
-    p->nbucket_index = p->buckets.count;
-    p->indexed_adds = p->bucket_adds;
-    return 0;
+    if (range >= p->nranges) {
+        ntl_error_set(err, NTL_ERR_ARGUMENT, "profile report", NTL_NO_OFFSET, "no range %zu",
+                      range);
+        return NULL;
+    }
+    if (model_hits_settle(p, range) < 0) {
+        nomem(err);
+        return NULL;
+    }
+    return &p->ranges[range].hits;
 }
 
-/* The first index of the sorted buckets at or after key. */
-static size_t lower_bound(const struct u64map_slot *v, size_t n, uint64_t key)
+/* Names r's rows (settled) unless they are named already: one walk
+ * through the sorted symbols, since the rows are in offset order. Returns
+ * the sorted symbols the rows' indices point into, or NULL when r has no
+ * table. */
+static const struct ntl_profile_symbol *name_rows(struct model_range *r)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid].key < key)
-            lo = mid + 1;
-        else
-            hi = mid;
+    struct model_hits *h = &r->hits;
+    if (!r->syms)
+        return NULL;
+    const struct ntl_profile_symbol *base = model_symtab_sorted(r->syms);
+    uint64_t gen = model_symtab_gen(r->syms), disp;
+    if (h->named_by == r->syms && h->named_gen == gen)
+        return base;
+    size_t at = 0;
+    for (size_t i = 0; i < h->nrows; i++) {
+        uint64_t off = (uint64_t)h->rows[i].bucket << r->pub.bucket_shift;
+        const struct ntl_profile_symbol *s = model_symtab_walk(r->syms, off, &disp, &at);
+        h->rows[i].sym = s ? (uint32_t)(s - base) : MODEL_NO_SYMBOL;
     }
-    return lo;
+    h->named_by = r->syms;
+    h->named_gen = gen;
+    return base;
+}
+
+/* The symbol of row b, from name_rows' base. */
+static const struct ntl_profile_symbol *row_symbol(const struct ntl_profile_symbol *base,
+                                                   const struct model_bucket *b)
+{
+    return base && b->sym != MODEL_NO_SYMBOL ? base + b->sym : NULL;
 }
 
 int ntl_profile_buckets(struct ntl_profile *p, size_t range, struct ntl_profile_bucket_row **rows,
                         size_t *n, struct ntl_error *err)
 {
-    if (range >= p->nranges)
-        return ntl_error_set(err, NTL_ERR_ARGUMENT, "profile report", NTL_NO_OFFSET,
-                             "no range %zu", range);
-    if (index_buckets(p) < 0)
-        return nomem(err);
+    const struct model_hits *h = range_hits(p, range, err);
+    if (!h)
+        return err ? err->status : NTL_ERR_NOMEM;
     struct model_range *r = &p->ranges[range];
-    const struct u64map_slot *ix = p->bucket_index;
-    size_t first = lower_bound(ix, p->nbucket_index, (uint64_t)range << 32);
-    size_t end = first, at = 0;
-    while (end < p->nbucket_index && ix[end].key >> 32 == range)
-        end++;
-    struct ntl_profile_bucket_row *v = alloc_rows(end - first, sizeof *v);
+    struct ntl_profile_bucket_row *v = alloc_rows(h->nrows, sizeof *v);
     if (!v)
         return nomem(err);
-    /* In key order: by offset, so the symbols are one walk. */
-    for (size_t i = first; i < end; i++) {
-        uint64_t off = (ix[i].key & UINT32_MAX) << r->pub.bucket_shift, disp = 0;
-        const struct ntl_profile_symbol *s =
-            r->syms ? model_symtab_walk(r->syms, off, &disp, &at) : NULL;
-        v[i - first] = (struct ntl_profile_bucket_row){off, ix[i].val, s ? s->name : NULL,
-                                                       s ? disp : 0};
+    const struct ntl_profile_symbol *base = name_rows(r);
+    for (size_t i = 0; i < h->nrows; i++) {
+        uint64_t off = (uint64_t)h->rows[i].bucket << r->pub.bucket_shift;
+        const struct ntl_profile_symbol *s = row_symbol(base, &h->rows[i]);
+        v[i] = (struct ntl_profile_bucket_row){off, h->rows[i].hits, s ? s->name : NULL,
+                                               s ? off - s->offset : 0};
     }
     *rows = v;
-    *n = end - first;
+    *n = h->nrows;
     return 0;
 }
 
-static int function_cmp(const void *a, const void *b)
+/* Function rows come in offset order (a row's offset is unique: the
+ * symbol holding an offset only moves up the table as the offset grows),
+ * so a stable sort by hits alone gives the report's order, ties by
+ * offset: an LSD radix sort, most hits first, over the digits the most
+ * hits need. */
+static void sort_functions(struct ntl_profile_function_row *v,
+                           struct ntl_profile_function_row *tmp, size_t n)
 {
-    const struct ntl_profile_function_row *x = a, *y = b;
-    return by_hits_then_index(x->hits, y->hits, x->offset, y->offset);
+    size_t count[1u << 11];
+    uint64_t all = 0;
+    for (size_t i = 0; i < n; i++)
+        all |= v[i].hits;
+    for (unsigned shift = 0; shift < 64 && all >> shift; shift += 11) {
+        memset(count, 0, sizeof count);
+        for (size_t i = 0; i < n; i++)
+            count[(v[i].hits >> shift) & 2047]++;
+        for (size_t d = 2048, sum = 0; d-- > 0;) {
+            size_t k = count[d];
+            count[d] = sum;
+            sum += k;
+        }
+        for (size_t i = 0; i < n; i++)
+            tmp[count[(v[i].hits >> shift) & 2047]++] = v[i];
+        memcpy(v, tmp, n * sizeof *v);
+    }
+}
+
+/* A range's buckets per function, in offset order: a symbol's buckets
+ * are adjacent, one row for each run. Returns the number of rows. */
+static size_t function_rows(struct model_range *r, struct ntl_profile_function_row *v)
+{
+    const struct ntl_profile_symbol *base = name_rows(r);
+    const struct model_hits *h = &r->hits;
+    size_t k = 0;
+    for (size_t i = 0; i < h->nrows; i++) {
+        uint64_t off = (uint64_t)h->rows[i].bucket << r->pub.bucket_shift;
+        const struct ntl_profile_symbol *s = row_symbol(base, &h->rows[i]);
+        if (k && s && v[k - 1].symbol == s->name && v[k - 1].offset == s->offset) {
+            v[k - 1].hits += h->rows[i].hits;
+            continue;
+        }
+        v[k++] = (struct ntl_profile_function_row){s ? s->name : NULL, s ? s->offset : off,
+                                                   h->rows[i].hits};
+    }
+    return k;
 }
 
 int ntl_profile_functions(struct ntl_profile *p, size_t range,
                           struct ntl_profile_function_row **rows, size_t *n,
                           struct ntl_error *err)
 {
-    struct ntl_profile_bucket_row *b;
-    size_t nb, k = 0;
-    int rc = ntl_profile_buckets(p, range, &b, &nb, err);
-    if (rc < 0)
-        return rc;
-    struct ntl_profile_function_row *v = alloc_rows(nb, sizeof *v);
-    if (!v) {
-        free(b);
+    const struct model_hits *h = range_hits(p, range, err);
+    if (!h)
+        return err ? err->status : NTL_ERR_NOMEM;
+    struct ntl_profile_function_row *v = alloc_rows(h->nrows, sizeof *v),
+                                    *tmp = alloc_rows(h->nrows, sizeof *tmp);
+    if (!v || !tmp) {
+        free(v);
+        free(tmp);
         return nomem(err);
     }
-    /* A symbol's buckets are adjacent in offset order: merge each run. */
-    for (size_t i = 0; i < nb; i++) {
-        if (k && b[i].symbol && v[k - 1].symbol == b[i].symbol &&
-            v[k - 1].offset == b[i].offset - b[i].disp) {
-            v[k - 1].hits += b[i].hits;
-            continue;
-        }
-        v[k++] = (struct ntl_profile_function_row){b[i].symbol, b[i].offset - b[i].disp,
-                                                   b[i].hits};
-    }
-    free(b);
-    qsort(v, k, sizeof *v, function_cmp);
+    size_t k = function_rows(&p->ranges[range], v);
+    sort_functions(v, tmp, k);
+    free(tmp);
     *rows = v;
     *n = k;
     return 0;

@@ -13,10 +13,13 @@ static int id_error(struct ntl_error *err, int limited, const char *what)
 
 static struct model_proc *proc_get(struct ntl_profile *p, uint32_t pid, struct ntl_error *err)
 {
+    /* Samples come in runs of one process: the last one asked first. */
+    if (p->last_proc < p->nprocs && p->procs[p->last_proc].pid == pid)
+        return &p->procs[p->last_proc];
     const uint64_t *i = u64map_get(&p->proc_of, pid);
     int limited = 0;
     if (i)
-        return &p->procs[*i];
+        return &p->procs[p->last_proc = *i];
     if (model_reserve((void **)&p->procs, &p->cap_procs, p->nprocs, sizeof *p->procs) < 0) {
         id_error(err, 0, "profile process");
         return NULL;
@@ -90,21 +93,19 @@ uint32_t ntl_profile_pid_of(const struct ntl_profile *p, uint32_t tid)
 long model_range_at(const struct ntl_profile *p, uint32_t pid, uint64_t addr)
 {
     const uint64_t *si = u64map_get(&p->space_of, pid);
-    if (!si)
-        return -1;
-    const struct model_space *s = &p->spaces[*si];
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const struct ntl_profile_range *r = &p->ranges[s->idx[mid]].pub;
-        if (addr < r->base)
-            hi = mid;
-        else if (addr - r->base >= r->size)
-            lo = mid + 1;
-        else
-            return (long)s->idx[mid];
+    return si ? model_space_range(&p->spaces[*si], addr) : -1;
+}
+
+/* The range holding ip in pr's space (found once per process and kept),
+ * else in the kernel's; -1 when none does. */
+static long sample_range(struct ntl_profile *p, struct model_proc *pr, uint64_t ip)
+{
+    if (!pr->space) {
+        const uint64_t *si = u64map_get(&p->space_of, pr->pid);
+        pr->space = si ? *si + 1 : 0;
     }
-    return -1;
+    long r = pr->space ? model_space_find(&p->spaces[pr->space - 1], ip) : -1;
+    return r < 0 ? model_range_at(p, NTL_PROFILE_KERNEL_PID, ip) : r;
 }
 
 long model_range_any(const struct ntl_profile *p, uint32_t pid, uint64_t addr)
@@ -134,16 +135,17 @@ int ntl_profile_add_sample(struct ntl_profile *p, const struct ntl_profile_sampl
         return err ? err->status : NTL_ERR_NOMEM;
     if (t->pid == NTL_PROFILE_NO_PID)
         t->pid = pid;
-    long r = model_range_at(p, pid, s->ip);
-    if (r < 0)
-        r = model_range_at(p, NTL_PROFILE_KERNEL_PID, s->ip);
+    long r = sample_range(p, pr, s->ip);
     if ((rc = model_keep_sample(p, s, pid, weight, r >= 0, err)) < 0)
         return rc;
     if (r >= 0) {
-        const struct ntl_profile_range *rg = &p->ranges[r].pub;
-        if ((rc = ntl_profile_add_hits(p, (size_t)r, (s->ip - rg->base) >> rg->bucket_shift,
-                                       weight, err)) < 0)
+        struct ntl_profile_range *rg = &p->ranges[r].pub;
+        /* The ip is in the range: its bucket exists. */
+        if ((rc = model_hit(p, (size_t)r, (uint32_t)((s->ip - rg->base) >> rg->bucket_shift),
+                                 weight, err)) < 0)
             return rc;
+        rg->hits += weight;
+        p->total += weight;
     } else {
         p->total += weight;
         p->unknown += weight;

@@ -26,9 +26,6 @@ int model_keep_sample(struct ntl_profile *p, const struct ntl_profile_sample *s,
     if (p->nsamples + p->ndropped >= MODEL_MAX_SAMPLES)
         return ntl_error_set(err, NTL_ERR_LIMIT, "profile sample", NTL_NO_OFFSET,
                              "more than 2^30 samples");
-    if (model_reserve((void **)&p->samples, &p->cap_samples, p->nsamples, sizeof *p->samples) < 0)
-        return ntl_error_set(err, NTL_ERR_NOMEM, "profile sample", NTL_NO_OFFSET,
-                             "out of memory");
     /* Without stacks, only ntl_profile_place_late reads a sample, and it
      * leaves one a range held in a known process as it is: 40 bytes a
      * sample not written (page faults were most of adding them). */
@@ -36,6 +33,9 @@ int model_keep_sample(struct ntl_profile *p, const struct ntl_profile_sample *s,
         p->ndropped++;
         return 0;
     }
+    if (model_reserve((void **)&p->samples, &p->cap_samples, p->nsamples, sizeof *p->samples) < 0)
+        return ntl_error_set(err, NTL_ERR_NOMEM, "profile sample", NTL_NO_OFFSET,
+                             "out of memory");
     if (depth && (rc = frames_add(p, s->stack, depth, &off, err)) < 0)
         return rc;
     p->samples[p->nsamples++] =

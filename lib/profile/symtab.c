@@ -6,11 +6,19 @@
 #include "ntlens/pe.h"
 
 #define SYMTAB_MAX (1u << 24)
+/* Names are copied into chunks of this size (one malloc for thousands of
+ * names, not one each); a longer name gets a chunk of its own. */
+#define NAME_CHUNK ((size_t)64 << 10)
 
 struct ntl_profile_symtab {
     struct ntl_profile_symbol *v;
     size_t n, cap;
     bool sorted;
+    uint64_t gen;             /* symbols added */
+    char **chunks;
+    size_t nchunks, cap_chunks;
+    char *name_at;            /* where the last chunk's free bytes start */
+    size_t chunk_left;        /* and how many there are */
 };
 
 int ntl_profile_symtab_new(struct ntl_profile_symtab **out, struct ntl_error *err)
@@ -24,10 +32,33 @@ void ntl_profile_symtab_free(struct ntl_profile_symtab *t)
 {
     if (!t)
         return;
-    for (size_t i = 0; i < t->n; i++)
-        free((char *)t->v[i].name);
+    for (size_t i = 0; i < t->nchunks; i++)
+        free(t->chunks[i]);
+    free(t->chunks);
     free(t->v);
     free(t);
+}
+
+/* A copy of name in t's chunks, or NULL out of memory. */
+static char *copy_name(struct ntl_profile_symtab *t, const char *name)
+{
+    size_t len = strlen(name) + 1;
+    if (len > t->chunk_left) {
+        size_t size = len > NAME_CHUNK ? len : NAME_CHUNK;
+        char *c = malloc(size);
+        if (!c || model_reserve((void **)&t->chunks, &t->cap_chunks, t->nchunks,
+                                sizeof *t->chunks) < 0) {
+            free(c);
+            return NULL;
+        }
+        t->chunks[t->nchunks++] = t->name_at = c;
+        t->chunk_left = size;
+    }
+    char *at = t->name_at;
+    memcpy(at, name, len);
+    t->name_at += len;
+    t->chunk_left -= len;
+    return at;
 }
 
 int ntl_profile_symtab_add(struct ntl_profile_symtab *t, const char *name, uint64_t offset,
@@ -36,13 +67,13 @@ int ntl_profile_symtab_add(struct ntl_profile_symtab *t, const char *name, uint6
     if (t->n >= SYMTAB_MAX)
         return ntl_error_set(err, NTL_ERR_LIMIT, "symbol table", NTL_NO_OFFSET,
                              "more than %u symbols", SYMTAB_MAX);
-    char *copy = strdup(name);
-    if (!copy || model_reserve((void **)&t->v, &t->cap, t->n, sizeof *t->v) < 0) {
-        free(copy);
+    char *copy;
+    if (model_reserve((void **)&t->v, &t->cap, t->n, sizeof *t->v) < 0 ||
+        !(copy = copy_name(t, name)))
         return ntl_error_set(err, NTL_ERR_NOMEM, "symbol table", NTL_NO_OFFSET, "out of memory");
-    }
     t->v[t->n++] = (struct ntl_profile_symbol){.name = copy, .offset = offset, .size = size};
     t->sorted = false;
+    t->gen++;
     return 0;
 }
 
@@ -60,9 +91,19 @@ static int by_offset(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+static bool in_order(const struct ntl_profile_symtab *t)
+{
+    for (size_t i = 1; i < t->n; i++)
+        if (t->v[i - 1].offset >= t->v[i].offset && by_offset(&t->v[i - 1], &t->v[i]) > 0)
+            return false;
+    return true;
+}
+
 static void sort(struct ntl_profile_symtab *t)
 {
-    if (t->n) /* an empty table's array is NULL, which qsort may not take */
+    /* Tables often come sorted (kallsyms, most symtabs): no qsort then. An
+     * empty table's array is NULL, which qsort may not take. */
+    if (t->n && !in_order(t))
         qsort(t->v, t->n, sizeof *t->v, by_offset);
     /* An unsized symbol ends where the next one at a higher offset starts;
      * the last one stays unsized and covers the rest of the module. */
@@ -122,6 +163,15 @@ const struct ntl_profile_symbol *model_symtab_walk(struct ntl_profile_symtab *t,
     *at = lo;
     return holder(t, lo, offset, disp);
 }
+
+const struct ntl_profile_symbol *model_symtab_sorted(struct ntl_profile_symtab *t)
+{
+    if (!t->sorted)
+        sort(t);
+    return t->v;
+}
+
+uint64_t model_symtab_gen(const struct ntl_profile_symtab *t) { return t->gen; }
 
 int ntl_profile_symtab_from_pe(const void *data, size_t size, struct ntl_profile_symtab **out,
                                struct ntl_error *err)

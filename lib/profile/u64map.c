@@ -44,20 +44,6 @@ static int grow(struct u64map *m)
     return 0;
 }
 
-int u64map_reserve(struct u64map *m, size_t n)
-{
-    while (n * 2 > m->cap)
-        if (grow(m) < 0)
-            return -1;
-    return 0;
-}
-
-void u64map_prefetch(const struct u64map *m, uint64_t key)
-{
-    if (m->cap)
-        __builtin_prefetch(&m->slots[hash(key, m->cap)], 1);
-}
-
 const uint64_t *u64map_get(const struct u64map *m, uint64_t key)
 {
     if (!m->cap || key == U64MAP_EMPTY)
@@ -93,58 +79,4 @@ uint64_t *u64map_slot(struct u64map *m, uint64_t key, int *limited)
     m->slots[j] = (struct u64map_slot){key, 0};
     m->count++;
     return &m->slots[j].val;
-}
-
-/* LSD radix sort by key, 11 bits a pass; a pass where every key has the
- * same digit moves nothing and is skipped (a profile's keys are range <<
- * 32 | bucket: most of the high digits are one value). Returns whichever
- * of v and tmp holds the result. */
-#define DIGIT_BITS 11
-#define DIGITS ((64 + DIGIT_BITS - 1) / DIGIT_BITS)
-#define RADIX (1u << DIGIT_BITS)
-
-static struct u64map_slot *radix_sort(struct u64map_slot *v, struct u64map_slot *tmp, size_t n,
-                                      size_t (*count)[RADIX])
-{
-    for (size_t i = 0; i < n; i++)
-        for (unsigned d = 0; d < DIGITS; d++)
-            count[d][(v[i].key >> (d * DIGIT_BITS)) & (RADIX - 1)]++;
-    for (unsigned d = 0; d < DIGITS; d++) {
-        size_t sum = 0, *c = count[d];
-        if (c[(v[0].key >> (d * DIGIT_BITS)) & (RADIX - 1)] == n)
-            continue;
-        for (unsigned b = 0; b < RADIX; b++) {
-            size_t k = c[b];
-            c[b] = sum;
-            sum += k;
-        }
-        for (size_t i = 0; i < n; i++)
-            tmp[c[(v[i].key >> (d * DIGIT_BITS)) & (RADIX - 1)]++] = v[i];
-        struct u64map_slot *t = v;
-        v = tmp;
-        tmp = t;
-    }
-    return v;
-}
-
-int u64map_sorted(const struct u64map *m, struct u64map_slot **out)
-{
-    size_t n = 0;
-    struct u64map_slot *v = malloc((m->count ? m->count : 1) * sizeof *v),
-                       *tmp = malloc((m->count ? m->count : 1) * sizeof *tmp);
-    size_t (*count)[RADIX] = calloc(DIGITS, sizeof *count);
-    if (!v || !tmp || !count) {
-        free(v);
-        free(tmp);
-        free(count);
-        return -1;
-    }
-    for (size_t i = 0; i < m->cap; i++)
-        if (m->slots[i].key != U64MAP_EMPTY)
-            v[n++] = m->slots[i];
-    struct u64map_slot *sorted = n ? radix_sort(v, tmp, n, count) : v;
-    free(sorted == v ? tmp : v);
-    free(count);
-    *out = sorted;
-    return 0;
 }

@@ -1,5 +1,5 @@
 /* A map from 64-bit keys to 64-bit values (open addressing, linear
- * probing), for the profile's buckets, processes and threads. Key
+ * probing), for the profile's processes, threads and spaces. Key
  * UINT64_MAX is reserved as the empty slot. A key and its value share a
  * slot, so a lookup in a table larger than the cache costs one miss. */
 #ifndef NTLENS_PROFILE_U64MAP_H
@@ -28,13 +28,5 @@ void u64map_free(struct u64map *m);
 uint64_t *u64map_slot(struct u64map *m, uint64_t key, int *limited);
 /* The value of key, or NULL when absent. */
 const uint64_t *u64map_get(const struct u64map *m, uint64_t key);
-/* Room for n entries without growing. 0, or -1 out of memory. */
-int u64map_reserve(struct u64map *m, size_t n);
-/* Starts loading key's first slot into the cache, for a lookup soon after
- * (a table larger than the cache costs a miss a lookup otherwise). */
-void u64map_prefetch(const struct u64map *m, uint64_t key);
-/* Every entry, sorted by key, in a new array of m->count (free it). 0, or
- * -1 out of memory. */
-int u64map_sorted(const struct u64map *m, struct u64map_slot **out);
 
 #endif

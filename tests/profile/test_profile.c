@@ -143,8 +143,7 @@ static void test_stacks_dropped(void)
 }
 
 /* Bucket rows: in offset order across every radix digit of the key, hits
- * summed over more adds than the queue holds, and current after hits
- * that added no bucket. */
+ * summed over several adds, and current after hits that added no bucket. */
 static void test_bucket_rows(void)
 {
     static const uint64_t buckets[] = {(1u << 29) - 1, 0, 2048, 1u << 22, 2047, 1, 4095,
@@ -183,6 +182,106 @@ static void test_bucket_rows(void)
     CHECK_EQ_U64(rows[0].offset, 0);
     CHECK_EQ_U64(rows[0].hits, 5 * 2 + 100);
     free(rows);
+    ntl_profile_free(p);
+}
+
+/* The bucket log: hits read, added to and read again, a log long enough
+ * to be merged before any read (over 65,536 hits in one range), weighted
+ * hits out of order, buckets needing every radix digit; each bucket's hits
+ * against a count kept here, and the functions most hits first, ties by
+ * offset. */
+static void test_bucket_log(void)
+{
+    enum { DISTINCT = 1000, SYMS = 64 };
+    static uint64_t bucket[DISTINCT], want[DISTINCT];
+    struct ntl_profile *p;
+    struct ntl_profile_symtab *t;
+    struct ntl_profile_bucket_row *rows;
+    struct ntl_profile_function_row *f;
+    struct ntl_error err = {0};
+    uint64_t rng = 88172645463325252ull, total = 0;
+    size_t n;
+    CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
+    CHECK_EQ_INT(ntl_profile_symtab_new(&t, &err), 0);
+    for (unsigned s = 0; s < SYMS; s++) {
+        char name[16];
+        snprintf(name, sizeof name, "s%02u", SYMS - 1 - s);  /* added in reverse */
+        CHECK_EQ_INT(ntl_profile_symtab_add(t, name, (uint64_t)(SYMS - 1 - s) << 26, 0, &err),
+                     0);
+    }
+    CHECK_EQ_INT(ntl_profile_add_range(p, 1, "m", "/m", 1ull << 40, 1ull << 32, 2, &err), 0);
+    CHECK_EQ_INT(ntl_profile_use_symbols(p, "/m", t, &err), 0);
+    for (size_t i = 0; i < DISTINCT; i++)
+        bucket[i] = (rng = rng * 6364136223846793005ull + 1442695040888963407ull) >> 34;
+    for (unsigned round = 0; round < 3; round++) {
+        for (unsigned k = 0; k < 70000; k++) {
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            size_t i = (size_t)(rng >> 33) % DISTINCT;
+            uint64_t count = k % 97 ? 1 : 1 + (rng & 0xffff);
+            CHECK_EQ_INT(ntl_profile_add_hits(p, 0, bucket[i], count, &err), 0);
+            want[i] += count;
+            total += count;
+        }
+        CHECK_EQ_INT(ntl_profile_buckets(p, 0, &rows, &n, &err), 0);
+        uint64_t sum = 0;
+        for (size_t r = 0; r < n; r++) {
+            size_t i = 0;
+            while (i < DISTINCT && bucket[i] << 2 != rows[r].offset)
+                i++;
+            CHECK(i < DISTINCT && rows[r].hits == want[i]);
+            CHECK(!r || rows[r - 1].offset < rows[r].offset);
+            sum += rows[r].hits;
+        }
+        CHECK_EQ_U64(sum, total);
+        free(rows);
+        CHECK_EQ_INT(ntl_profile_functions(p, 0, &f, &n, &err), 0);
+        sum = 0;
+        for (size_t r = 0; r < n; r++) {
+            CHECK(!r || f[r - 1].hits > f[r].hits ||
+                  (f[r - 1].hits == f[r].hits && f[r - 1].offset < f[r].offset));
+            CHECK(f[r].symbol && f[r].offset % (1ull << 26) == 0);
+            sum += f[r].hits;
+        }
+        CHECK_EQ_U64(sum, total);
+        free(f);
+    }
+    ntl_profile_free(p);
+}
+
+/* A sample's range through its space's grid (built after 4,096 lookups,
+ * dropped when the ranges change), against ntl_profile_range_of's plain
+ * search: ranges of many sizes with gaps, one ending at the top of the
+ * address space, samples in them, between them and outside them, then
+ * ranges ended and added over others, and the same again. */
+static void test_range_grid(void)
+{
+    struct ntl_profile *p;
+    struct ntl_error err = {0};
+    uint64_t rng = 0x2545f4914f6cdd1dull, base = 0x10000, bases[60];
+    CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
+    for (unsigned i = 0; i < 60; i++) {
+        uint64_t size = 0x1000ull << (i % 13);
+        CHECK(ntl_profile_add_range(p, 7, "m", "", bases[i] = base, size, 2, &err) >= 0);
+        base += size + (i % 3 ? 0 : 0x5000);
+    }
+    CHECK(ntl_profile_add_range(p, 7, "top", "", 0xfffffffffff00000ull, 0x100000, 4, &err) >= 0);
+    for (unsigned round = 0; round < 3; round++) {
+        for (unsigned k = 0; k < 12000; k++) {
+            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+            uint64_t ip = k % 50 == 0 ? ~(rng % 0x200000) : rng % (base + 0x10000);
+            struct ntl_profile_sample s = {.ip = ip, .pid = 7, .tid = 8};
+            long r = ntl_profile_range_of(p, 7, ip);  /* an active range, else one gone */
+            CHECK_EQ_INT(ntl_profile_add_sample(p, &s, &err),
+                         r >= 0 && ntl_profile_range(p, (size_t)r)->active);
+        }
+        uint64_t sum = ntl_profile_unknown(p);
+        for (size_t r = 0; r < ntl_profile_range_count(p); r++)
+            sum += ntl_profile_range(p, r)->hits;
+        CHECK_EQ_U64(sum, ntl_profile_total(p));
+        CHECK_EQ_INT(ntl_profile_end_range(p, 7, bases[round * 7]), 0);
+        CHECK(ntl_profile_add_range(p, 7, "over", "", 0x30000 + round * 0x8000, 0x9000, 2,
+                                    &err) >= 0);
+    }
     ntl_profile_free(p);
 }
 
@@ -273,6 +372,8 @@ int main(int argc, char **argv)
     test_stacks();
     test_stacks_dropped();
     test_bucket_rows();
+    test_bucket_log();
+    test_range_grid();
     test_symbols_and_report();
     test_elf(argv[0]);
     return check_exit();

@@ -1,0 +1,253 @@
+/* A range's bucket hits, as a log sorted once when read. Adding a hit
+ * appends its bucket number to the range's log (a sequential write, where
+ * a table of every bucket costs a cache miss a sample once it outgrows the
+ * cache); reading the buckets sorts the log (radix, in the cache: one
+ * range's log is small), collapses it into (bucket, hits) and merges that
+ * into the rows sorted before. A profile can be read and added to again. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+/* A log this long is merged without waiting for a read (and twice the
+ * rows, so that merging stays linear in the hits): it bounds the memory
+ * of a long profile by its distinct buckets. Told when a hit finds the
+ * log full (model_hit appends the others inline). */
+#define LOG_MERGE_AT ((size_t)1 << 16)
+
+#define DIGIT_MAX_BITS 11u
+
+static unsigned bits_of(uint32_t v) { return v ? 32u - (unsigned)__builtin_clz(v) : 0; }
+
+/* LSD radix sort of n bucket numbers, over as many digits as the largest
+ * needs (a range of 2^18 buckets: two passes); returns whichever of v and
+ * tmp holds the result. */
+static uint32_t *sort_buckets(uint32_t *v, uint32_t *tmp, size_t n)
+{
+    size_t count[1u << DIGIT_MAX_BITS];
+    uint32_t all = 0;
+    for (size_t i = 0; i < n; i++)
+        all |= v[i];
+    unsigned bits = bits_of(all), passes = (bits + DIGIT_MAX_BITS - 1) / DIGIT_MAX_BITS;
+    unsigned width = passes ? (bits + passes - 1) / passes : 0;
+    for (unsigned pass = 0, shift = 0; pass < passes; pass++, shift += width) {
+        uint32_t mask = (1u << width) - 1;
+        memset(count, 0, ((size_t)mask + 1) * sizeof *count);
+        for (size_t i = 0; i < n; i++)
+            count[(v[i] >> shift) & mask]++;
+        for (size_t d = 0, sum = 0; d <= mask; d++) {
+            size_t k = count[d];
+            count[d] = sum;
+            sum += k;
+        }
+        for (size_t i = 0; i < n; i++)
+            tmp[count[(v[i] >> shift) & mask]++] = v[i];
+        uint32_t *t = v;
+        v = tmp;
+        tmp = t;
+    }
+    return v;
+}
+
+/* Sorted bucket numbers into (bucket, hits): each run one row. */
+static size_t collapse_log(const uint32_t *v, size_t n, struct model_bucket *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (k && out[k - 1].bucket == v[i])
+            out[k - 1].hits++;
+        else
+            out[k++] = (struct model_bucket){1, v[i], MODEL_NO_SYMBOL};
+    }
+    return k;
+}
+
+static int by_bucket(const void *a, const void *b)
+{
+    uint32_t x = ((const struct model_bucket *)a)->bucket,
+             y = ((const struct model_bucket *)b)->bucket;
+    return x < y ? -1 : x > y;
+}
+
+/* Weighted hits sorted (producers of counts add a range's buckets in
+ * order, so usually they are) and collapsed in place. */
+static size_t collapse_weighted(struct model_bucket *v, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 1; i < n; i++)
+        if (v[i].bucket < v[i - 1].bucket) {
+            qsort(v, n, sizeof *v, by_bucket);
+            break;
+        }
+    for (size_t i = 0; i < n; i++) {
+        if (k && v[k - 1].bucket == v[i].bucket)
+            v[k - 1].hits += v[i].hits;
+        else
+            v[k++] = v[i];
+    }
+    return k;
+}
+
+/* Two sorted row lists into out, a bucket in both once. */
+static size_t merge(const struct model_bucket *x, size_t nx, const struct model_bucket *y,
+                    size_t ny, struct model_bucket *out)
+{
+    size_t i = 0, j = 0, k = 0;
+    while (i < nx && j < ny) {
+        if (x[i].bucket < y[j].bucket)
+            out[k++] = x[i++];
+        else if (y[j].bucket < x[i].bucket)
+            out[k++] = y[j++];
+        else {
+            out[k] = x[i++];
+            out[k++].hits += y[j++].hits;
+        }
+    }
+    while (i < nx)
+        out[k++] = x[i++];
+    while (j < ny)
+        out[k++] = y[j++];
+    return k;
+}
+
+/* Grows a scratch array to n items (kept in the profile, so that the
+ * ranges read one after another reuse its pages). 0, or -1. */
+static int scratch(void **v, size_t *cap, size_t n, size_t elem)
+{
+    if (n <= *cap)
+        return 0;
+    void *nv = realloc(*v, n * elem);
+    if (!nv)
+        return -1;
+    *v = nv;
+    *cap = n;
+    return 0;
+}
+
+/* The log's hits (both kinds, the weighted ones collapsed already)
+ * sorted and collapsed, in p's scratch rows: sets *out to them and returns
+ * how many. The log keeps the same hits, in another order. */
+static size_t sorted_log(struct ntl_profile *p, struct model_hits *h, struct model_bucket **out)
+{
+    uint32_t *v = sort_buckets(h->log, p->scratch_log, h->nlog);
+    size_t n = collapse_log(v, h->nlog, p->scratch_rows);
+    *out = p->scratch_rows;
+    if (!h->nwlog)
+        return n;
+    *out = p->scratch_rows + n;
+    return merge(p->scratch_rows, n, h->wlog, h->nwlog, *out);
+}
+
+/* Merges h's log into its rows. 0, or -1 out of memory (h's hits
+ * unchanged). */
+static int settle(struct ntl_profile *p, struct model_hits *h)
+{
+    size_t nw = collapse_weighted(h->wlog, h->nwlog);
+    p->nlogged -= h->nwlog - nw;
+    h->nwlog = nw;
+    size_t logged = h->nlog + nw;
+    if (!logged)
+        return 0;
+    struct model_bucket *add, *rows;
+    if (scratch((void **)&p->scratch_log, &p->cap_scratch_log, h->nlog, sizeof *p->scratch_log) <
+            0 ||
+        scratch((void **)&p->scratch_rows, &p->cap_scratch_rows, 2 * logged,
+                sizeof *p->scratch_rows) < 0)
+        return -1;
+    size_t nadd = sorted_log(p, h, &add);
+    if (!(rows = malloc((h->nrows + nadd) * sizeof *rows)))
+        return -1;
+    size_t n = merge(h->rows, h->nrows, add, nadd, rows);
+    free(h->rows);
+    h->rows = rows;
+    h->named_by = NULL;
+    p->nbuckets += n - h->nrows;
+    h->nrows = n;
+    p->nlogged -= logged;
+    h->nlog = h->nwlog = 0;
+    return 0;
+}
+
+int model_hits_settle(struct ntl_profile *p, size_t range)
+{
+    return settle(p, &p->ranges[range].hits);
+}
+
+/* Every range's log merged, so p->nbuckets is exact. 0, or -1. */
+static int settle_all(struct ntl_profile *p)
+{
+    for (size_t i = 0; i < p->nranges; i++)
+        if (settle(p, &p->ranges[i].hits) < 0)
+            return -1;
+    return 0;
+}
+
+/* The row of bucket in h's (settled) rows, or NULL. */
+static struct model_bucket *find(struct model_hits *h, uint32_t bucket)
+{
+    size_t lo = 0, hi = h->nrows;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (h->rows[mid].bucket < bucket)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < h->nrows && h->rows[lo].bucket == bucket ? &h->rows[lo] : NULL;
+}
+
+static int nomem(struct ntl_error *err)
+{
+    return ntl_error_set(err, NTL_ERR_NOMEM, "profile bucket", NTL_NO_OFFSET, "out of memory");
+}
+
+/* Near the limit of distinct buckets, whether this hit makes one more is
+ * told exactly: the logs are merged and the rows searched. 1 when counted
+ * already, 0 when it may be logged, or NTL_ERR_LIMIT, NTL_ERR_NOMEM. */
+static int near_limit(struct ntl_profile *p, struct model_hits *h, uint32_t bucket,
+                      uint64_t count, struct ntl_error *err)
+{
+    if (settle_all(p) < 0)
+        return nomem(err);
+    struct model_bucket *b = find(h, bucket);
+    if (b) {
+        b->hits += count;
+        return 1;
+    }
+    if (p->nbuckets >= MODEL_MAX_BUCKETS)
+        return ntl_error_set(err, NTL_ERR_LIMIT, "profile bucket", NTL_NO_OFFSET,
+                             "more than %u buckets hit", MODEL_MAX_BUCKETS);
+    return 0;
+}
+
+int model_hits_add(struct ntl_profile *p, size_t range, uint32_t bucket, uint64_t count,
+                   struct ntl_error *err)
+{
+    struct model_hits *h = &p->ranges[range].hits;
+    int rc;
+    if (p->nbuckets + p->nlogged >= MODEL_MAX_BUCKETS &&
+        (rc = near_limit(p, h, bucket, count, err)) != 0)
+        return rc < 0 ? rc : 0;
+    if (h->nlog + h->nwlog >= LOG_MERGE_AT && h->nlog + h->nwlog >= 2 * h->nrows &&
+        settle(p, h) < 0)
+        return nomem(err);
+    if (count == 1) {
+        if (h->nlog == h->cap_log &&
+            model_reserve((void **)&h->log, &h->cap_log, h->nlog, sizeof *h->log) < 0)
+            return nomem(err);
+        h->log[h->nlog++] = bucket;
+    } else {
+        if (model_reserve((void **)&h->wlog, &h->cap_wlog, h->nwlog, sizeof *h->wlog) < 0)
+            return nomem(err);
+        h->wlog[h->nwlog++] = (struct model_bucket){count, bucket, MODEL_NO_SYMBOL};
+    }
+    p->nlogged++;
+    return 0;
+}
+
+void model_hits_free(struct model_hits *h)
+{
+    free(h->rows);
+    free(h->log);
+    free(h->wlog);
+}
