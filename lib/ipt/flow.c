@@ -11,6 +11,11 @@
 #include "ntlens/ipt_sync.h"
 
 #define QUEUE 16
+/* What a held power event waits for. */
+#define PW_ANY 0
+#define PW_EXSTOP 1
+#define PW_PWRX 2
+#define PW_FUP 3
 /* Most TNT-8s read as one. */
 #define TNT_SEGS 16
 
@@ -63,10 +68,12 @@ struct ntl_ipt_flow {
     bool pending_vmcs;     /* a VMCS waiting for its branch */
     struct ntl_ipt_flow_item paging, vmcs;
     struct psb_status psb;
-    /* Events a FUP binds (MWAIT, EXSTOP with IP, a PWRE with them), told
-     * at its IP in libipt's order. */
-    struct ntl_ipt_flow_item fup_ev[4];
-    unsigned n_fup_ev;
+    /* Power events held for the packet they bind to (pw_hold). */
+    struct {
+        struct ntl_ipt_flow_item it;
+        uint8_t bind; /* PW_* */
+    } pw[8];
+    unsigned n_pw;
     /* PTWs, each told after the PTWRITE it binds to (the one at its IP). */
     struct {
         bool has_ip;
@@ -552,7 +559,7 @@ static void note_seam(struct ntl_ipt_flow *f)
                   (uint64_t)f->has_anchor << 7 | (uint64_t)f->evtrace.have << 8 |
                   (uint64_t)f->have_ev << 9 | (uint64_t)f->at_end << 10 |
                   (uint64_t)f->end_told << 11 | (uint64_t)f->psb.pending << 12;
-    m->state[4] = (uint64_t)f->n_fup_ev | (uint64_t)f->n_ptw << 8 | (uint64_t)f->n_evt << 16 |
+    m->state[4] = (uint64_t)f->n_pw | (uint64_t)f->n_ptw << 8 | (uint64_t)f->n_evt << 16 |
                   (uint64_t)(tnt ? f->tnt_nseg : 0) << 24 | (uint64_t)(f->pending_error != 0) << 32;
     m->state[5] = f->has_anchor ? f->icount - f->anchor : 0;
     m->rs_n = f->rs_n;
@@ -599,11 +606,18 @@ static int apply_psb(struct ntl_ipt_flow *f, bool start, struct ntl_error *err)
 
 static int side_event(struct ntl_ipt_flow *f);
 static void tsx_event(struct ntl_ipt_flow *f, unsigned tsx, uint64_t ip);
+static void pw_tell(struct ntl_ipt_flow *f, uint8_t bind, uint64_t ip, uint8_t flags);
 
 /* An OVF: trace was lost; a FUP next says where tracing resumed. */
 static int overflow(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
     consume(f);
+    /* Held power events: lost while tracing is enabled (libipt could not
+     * place them), else told now, their IPs unknown. */
+    if (f->enabled)
+        f->n_pw = 0;
+    else
+        pw_tell(f, PW_ANY, 0, NTL_IPT_FL_IP_SUPPRESSED);
     f->speculative = false;
     f->told_mode = 0;
     f->rs_n = 0;
@@ -718,6 +732,7 @@ static int side_event(struct ntl_ipt_flow *f)
         push(f, NTL_IPT_FL_STOP, 0);
         break;
     case NTL_IPT_PWRX:
+        pw_tell(f, PW_PWRX, 0, 0);
         push(f, NTL_IPT_FL_PWRX, 0)->a = p->aux;
         break;
     default:
@@ -1319,39 +1334,78 @@ static int find_ip(struct ntl_ipt_flow *f, struct ntl_error *err)
     }
 }
 
-/* Whether an EXSTOP with IP comes before the next FUP: then a PWRE
- * waits for that FUP too. */
-static bool exstop_ahead(const struct ntl_ipt_flow *f)
+/* Held power events, as libipt's event queue holds them: an MWAIT until
+ * the EXSTOP after it, a PWRE until a PWRX, an MWAIT and EXSTOP with IP
+ * until the FUP after them. Kept in the order the packets came, which is
+ * the order they are told in. */
+static void pw_hold(struct ntl_ipt_flow *f, uint8_t kind, uint64_t a, uint64_t b, uint8_t flags,
+                    uint8_t bind)
 {
-    struct ntl_ipt_evd d = f->evd;
-    struct ntl_ipt_event ev;
-    struct ntl_error err;
-    while (ntl_ipt_evd_next(&d, &ev, &err) > 0) {
-        switch (ev.pkt.type) {
-        case NTL_IPT_EXSTOP:
-            return ev.pkt.flags & NTL_IPT_F_IP;
-        case NTL_IPT_PAD: case NTL_IPT_TSC: case NTL_IPT_MTC: case NTL_IPT_TMA: case NTL_IPT_CYC:
-        case NTL_IPT_CBR: case NTL_IPT_MWAIT: case NTL_IPT_PWRE:
-            break;
-        default:
-            return false;
-        }
+    if (f->n_pw == sizeof f->pw / sizeof f->pw[0])
+        return;
+    f->pw[f->n_pw].it = (struct ntl_ipt_flow_item){.kind = kind, .a = a, .b = b, .flags = flags};
+    f->pw[f->n_pw++].bind = bind;
+}
+
+/* The first event held for bind out of the list into *it. Returns false
+ * when there is none. */
+static bool pw_take(struct ntl_ipt_flow *f, uint8_t bind, struct ntl_ipt_flow_item *it)
+{
+    for (unsigned i = 0; i < f->n_pw; i++) {
+        if (f->pw[i].bind != bind)
+            continue;
+        *it = f->pw[i].it;
+        memmove(&f->pw[i], &f->pw[i + 1], (--f->n_pw - i) * sizeof f->pw[0]);
+        return true;
     }
     return false;
 }
 
-/* Holds an event for the next FUP, in libipt's order: MWAIT, EXSTOP, PWRE. */
-static void hold_for_fup(struct ntl_ipt_flow *f, uint8_t kind, uint64_t a, uint64_t b,
-                         uint8_t flags)
+/* Tells the events held for bind (all held: PW_ANY), at ip. */
+static void pw_tell(struct ntl_ipt_flow *f, uint8_t bind, uint64_t ip, uint8_t flags)
 {
-    if (f->n_fup_ev == sizeof f->fup_ev / sizeof f->fup_ev[0])
+    unsigned kept = 0;
+    for (unsigned i = 0; i < f->n_pw; i++) {
+        if (bind != PW_ANY && f->pw[i].bind != bind) {
+            f->pw[kept++] = f->pw[i];
+            continue;
+        }
+        struct ntl_ipt_flow_item *it = push(f, f->pw[i].it.kind, ip);
+        it->a = f->pw[i].it.a;
+        it->b = f->pw[i].it.b;
+        it->flags = f->pw[i].it.flags | flags;
+    }
+    f->n_pw = kept;
+}
+
+/* Whether an event waits for a FUP. */
+static bool pw_fup_waits(const struct ntl_ipt_flow *f)
+{
+    for (unsigned i = 0; i < f->n_pw; i++)
+        if (f->pw[i].bind == PW_FUP)
+            return true;
+    return false;
+}
+
+/* An EXSTOP: with IP, it and the MWAIT before it wait for the FUP after
+ * it; without, both are told now. */
+static void exstop(struct ntl_ipt_flow *f, bool ip)
+{
+    struct ntl_ipt_flow_item mwait;
+    bool have = pw_take(f, PW_EXSTOP, &mwait);
+    if (ip) {
+        if (have)
+            pw_hold(f, mwait.kind, mwait.a, mwait.b, 0, PW_FUP);
+        pw_hold(f, NTL_IPT_FL_EXSTOP, 0, 0, 0, PW_FUP);
         return;
-    unsigned i = f->n_fup_ev++;
-    for (; i > 0 && (kind == NTL_IPT_FL_MWAIT ||
-                     (kind == NTL_IPT_FL_EXSTOP && f->fup_ev[i - 1].kind == NTL_IPT_FL_PWRE));
-         i--)
-        f->fup_ev[i] = f->fup_ev[i - 1];
-    f->fup_ev[i] = (struct ntl_ipt_flow_item){.kind = kind, .a = a, .b = b, .flags = flags};
+    }
+    if (have) {
+        struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_MWAIT, 0);
+        it->a = mwait.a;
+        it->b = mwait.b;
+        it->flags = NTL_IPT_FL_IP_SUPPRESSED;
+    }
+    push(f, NTL_IPT_FL_EXSTOP, 0)->flags = NTL_IPT_FL_IP_SUPPRESSED;
 }
 
 /* MWAIT, EXSTOP, PWRE and PTW: told now, or held for the FUP or the
@@ -1361,23 +1415,15 @@ static int power_event(struct ntl_ipt_flow *f, struct ntl_error *err)
     const struct ntl_ipt_packet *p = &f->ev.pkt;
     switch (p->type) {
     case NTL_IPT_MWAIT:
-        hold_for_fup(f, NTL_IPT_FL_MWAIT, p->payload, p->aux, 0);
+        pw_hold(f, NTL_IPT_FL_MWAIT, p->payload, p->aux, 0, PW_EXSTOP);
         break;
     case NTL_IPT_EXSTOP:
-        if (p->flags & NTL_IPT_F_IP)
-            hold_for_fup(f, NTL_IPT_FL_EXSTOP, 0, 0, 0);
-        else
-            push(f, NTL_IPT_FL_EXSTOP, 0)->flags = NTL_IPT_FL_IP_SUPPRESSED;
+        exstop(f, p->flags & NTL_IPT_F_IP);
         break;
-    case NTL_IPT_PWRE: {
-        uint8_t hw = p->flags & NTL_IPT_F_HW ? NTL_IPT_FL_HW : 0;
-        consume(f);
-        if (f->n_fup_ev || exstop_ahead(f))
-            hold_for_fup(f, NTL_IPT_FL_PWRE, p->aux, 0, hw);
-        else
-            push(f, NTL_IPT_FL_PWRE, 0)->flags = hw;
-        return 1;
-    }
+    case NTL_IPT_PWRE:
+        pw_hold(f, NTL_IPT_FL_PWRE, p->aux, 0, p->flags & NTL_IPT_F_HW ? NTL_IPT_FL_HW : 0,
+                PW_PWRX);
+        break;
     case NTL_IPT_PTW: {
         bool ip = p->flags & NTL_IPT_F_IP, has_ip = false;
         uint64_t payload = p->payload, at = 0;
@@ -1410,13 +1456,7 @@ static void fup_events(struct ntl_ipt_flow *f)
 {
     uint64_t ip = f->ev.ip;
     consume(f);
-    for (unsigned i = 0; i < f->n_fup_ev; i++) {
-        struct ntl_ipt_flow_item *it = push(f, f->fup_ev[i].kind, ip);
-        it->a = f->fup_ev[i].a;
-        it->b = f->fup_ev[i].b;
-        it->flags = f->fup_ev[i].flags;
-    }
-    f->n_fup_ev = 0;
+    pw_tell(f, PW_FUP, ip, 0);
 }
 
 /* BDM64: the branch before a TSX abort may have reported a wrong TNT bit
@@ -1593,7 +1633,7 @@ static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
         rc = trigger(f, err);
         return rc < 0 ? rc : 1;
     }
-    if (f->n_fup_ev && e->pkt.type == NTL_IPT_FUP && !e->ip_status && !f->lost &&
+    if (f->n_pw && e->pkt.type == NTL_IPT_FUP && !e->ip_status && !f->lost && pw_fup_waits(f) &&
         (!f->enabled || e->ip == f->ip)) {
         fup_events(f);
         return 1;
@@ -1705,7 +1745,7 @@ static int start(struct ntl_ipt_flow *f, struct ntl_error *err)
     f->have_ev = f->at_end = f->end_told = false;
     f->packet_error = false;
     f->recovered_at = 0; /* a decoder synchronised again, or reused by --jobs */
-    f->n_fup_ev = 0;
+    f->n_pw = 0;
     f->n_ptw = 0;
     f->n_evt = 0;
     f->evtrace.have = false;
