@@ -94,6 +94,7 @@ struct ntl_ipt_flow {
         uint8_t evt_class; /* enum flow_evt_class; EVC_NONE: at it.ip */
         uint16_t insns;    /* TRIG: instructions to run before it, then at_next */
         bool at_next;      /* TRIG: told before the next instruction */
+        uint64_t fup_off;  /* 1 + the trace offset of the FUP that gave its IP, 0: none */
     } evt[4];
     /* TRIG's anchor: a TRIG's ICNT counts instructions from where the last
      * TNT, TIP or event with an IP left the walk. icount counts every
@@ -111,6 +112,7 @@ struct ntl_ipt_flow {
     struct ntl_ipt_flow_seam seam; /* the last PSB+ applied */
     int pending_error; /* an error to report once the queue is empty */
     bool packet_error; /* the last error was the event layer's */
+    bool status_error; /* the last error was a PSB+ that contradicts the packets before it */
     uint64_t recovered_at; /* 1 + the trace offset of the last recovery, 0: none */
     struct ntl_error saved_err;
 };
@@ -189,7 +191,11 @@ static int fail(struct ntl_ipt_flow *f, int status, uint64_t ip, struct ntl_erro
      * next packet completes), unless the FUP completes a MODE.TSX. */
     if (f->have_ev) {
         uint8_t t = f->ev.pkt.type;
-        bool past = t == NTL_IPT_TNT_8 || t == NTL_IPT_TNT_64 ||
+        /* A TIP.PGD with nothing bound to it is an event by itself,
+         * read past as a TNT is. */
+        bool lone_pgd = t == NTL_IPT_TIP_PGD && !f->pending_mode && f->pending_iflags < 0 &&
+                        !f->pending_paging && !f->pending_vmcs;
+        bool past = t == NTL_IPT_TNT_8 || t == NTL_IPT_TNT_64 || lone_pgd ||
                     (t == NTL_IPT_FUP && f->pending_tsx < 0);
         uint64_t off = f->ev.offset, size = f->ev.pkt.size;
         if (t == NTL_IPT_TNT_8 && f->tnt_nseg > 1) {
@@ -204,6 +210,13 @@ static int fail(struct ntl_ipt_flow *f, int status, uint64_t ip, struct ntl_erro
     } else {
         f->err_off = ntl_ipt_flow_offset(f);
     }
+    /* Events that wait for the walk to reach their IP stand where libipt's
+     * event decoder stands while it holds them: a PSB+'s at its PSBEND, a
+     * FUP's at the FUP. */
+    if (f->psb.pending)
+        f->err_off = f->cfg.trace.origin + f->psb.end;
+    else if (f->n_evt && f->evt[0].fup_off)
+        f->err_off = f->cfg.trace.origin + f->evt[0].fup_off - 1;
     f->err_ip = ip;
     return ntl_error_set(err, status, "flow", f->err_off, "at ip 0x%llx: %s",
                          (unsigned long long)ip, ntl_ipt_flow_strerror(status));
@@ -511,6 +524,14 @@ static int read_psb(struct ntl_ipt_flow *f, struct ntl_error *err)
             s->ip = e->ip;
         } else if (e->pkt.type == NTL_IPT_MODE_EXEC) {
             s->mode = (uint8_t)ntl_ipt_exec_mode(e->pkt.flags);
+            /* The mode the packets told last must be the one restated (the
+             * IF bit too when its changes are told), as libipt checks. */
+            int iflag = e->pkt.flags & NTL_IPT_F_IF ? 1 : 0;
+            if (f->told_mode && (s->mode != f->told_mode ||
+                                 (f->cfg.iflags && f->told_if >= 0 && iflag != f->told_if))) {
+                f->status_error = true;
+                return fail(f, NTL_IPT_BAD_STATUS, f->ip, err);
+            }
             /* A status, not a change: no IFLAGS item. */
             f->told_if = e->pkt.flags & NTL_IPT_F_IF ? 1 : 0;
         } else if (e->pkt.type == NTL_IPT_MODE_TSX) {
@@ -618,6 +639,7 @@ static int overflow(struct ntl_ipt_flow *f, struct ntl_error *err)
         f->n_pw = 0;
     else
         pw_tell(f, PW_ANY, 0, NTL_IPT_FL_IP_SUPPRESSED);
+    f->lost = false; /* the OVF says where tracing goes on, or that it is off */
     f->speculative = false;
     f->told_mode = 0;
     f->rs_n = 0;
@@ -1433,7 +1455,13 @@ static int power_event(struct ntl_ipt_flow *f, struct ntl_error *err)
             at = f->ev.ip;
             consume(f);
         }
-        if (f->enabled && f->n_ptw < sizeof f->ptw / sizeof f->ptw[0]) {
+        if (f->lost && has_ip) {
+            /* After an error, the PTWRITE it binds to is where the walk
+             * goes on (libipt's resync). */
+            f->lost = false;
+            f->ip = at;
+        }
+        if (f->enabled && !f->lost && f->n_ptw < sizeof f->ptw / sizeof f->ptw[0]) {
             f->ptw[f->n_ptw].has_ip = has_ip;
             f->ptw[f->n_ptw].ip = at;
             f->ptw[f->n_ptw++].payload = payload;
@@ -1519,6 +1547,7 @@ static int event_trace(struct ntl_ipt_flow *f, struct ntl_error *err)
     }
     if (f->n_evt == sizeof f->evt / sizeof f->evt[0])
         return fail(f, NTL_IPT_BAD_CONTEXT, f->ip, err);
+    memset(&f->evt[f->n_evt], 0, sizeof f->evt[0]);
     f->evt[f->n_evt].it = it;
     f->evt[f->n_evt++].evt_class = bind == EVT_INSN ? (uint8_t)flow_evt_class(&it) : EVC_NONE;
     return 0;
@@ -1533,6 +1562,7 @@ static int mode_fup(struct ntl_ipt_flow *f, struct ntl_error *err)
     if (rc <= 0 || !f->enabled || f->ev.pkt.type != NTL_IPT_FUP || f->ev.ip_status ||
         (f->ev.flags & NTL_IPT_EV_IN_PSB))
         return rc;
+    uint64_t fup_off = 1 + f->ev.offset;
     consume(f);
     struct ntl_ipt_flow_item held[2];
     unsigned n = 0;
@@ -1547,7 +1577,9 @@ static int mode_fup(struct ntl_ipt_flow *f, struct ntl_error *err)
     for (unsigned i = 0; i < n; i++) {
         if (f->n_evt == sizeof f->evt / sizeof f->evt[0])
             return fail(f, NTL_IPT_BAD_CONTEXT, f->ip, err);
+        memset(&f->evt[f->n_evt], 0, sizeof f->evt[0]);
         f->evt[f->n_evt].it = held[i];
+        f->evt[f->n_evt].fup_off = fup_off;
         f->evt[f->n_evt++].evt_class = EVC_NONE;
     }
     return 1;
@@ -1559,6 +1591,7 @@ static int hold_evt(struct ntl_ipt_flow *f, const struct ntl_ipt_flow_item *it, 
 {
     if (f->n_evt == sizeof f->evt / sizeof f->evt[0])
         return fail(f, NTL_IPT_BAD_CONTEXT, f->ip, err);
+    memset(&f->evt[f->n_evt], 0, sizeof f->evt[0]);
     f->evt[f->n_evt].it = *it;
     f->evt[f->n_evt].evt_class = EVC_NONE;
     f->evt[f->n_evt].at_next = false;
@@ -1743,7 +1776,7 @@ int ntl_ipt_flow_next(struct ntl_ipt_flow *f, struct ntl_ipt_flow_item *it, stru
 static int start(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
     f->have_ev = f->at_end = f->end_told = false;
-    f->packet_error = false;
+    f->packet_error = f->status_error = false;
     f->recovered_at = 0; /* a decoder synchronised again, or reused by --jobs */
     f->n_pw = 0;
     f->n_ptw = 0;
@@ -1795,10 +1828,42 @@ int ntl_ipt_flow_sync(struct ntl_ipt_flow *f, struct ntl_error *err)
     return rc < 0 ? rc : start(f, err);
 }
 
+/* After an error, while recovering: an event held for the walk to reach
+ * its IP tells where the code is, as libipt's resync takes its pending
+ * event's IP. A PTW without IP is told now (it cannot be placed). Returns
+ * true when the IP is known again. */
+static bool held_ip(struct ntl_ipt_flow *f)
+{
+    for (unsigned i = 0; i < f->n_evt; i++) {
+        const struct ntl_ipt_flow_item *it = &f->evt[i].it;
+        if (f->evt[i].evt_class == EVC_NONE && !f->evt[i].insns && !f->evt[i].at_next &&
+            !(it->flags & NTL_IPT_FL_IP_SUPPRESSED)) {
+            f->ip = it->ip;
+            return true;
+        }
+    }
+    while (f->n_ptw && !f->ptw[0].has_ip) {
+        struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_PTWRITE, 0);
+        it->a = f->ptw[0].payload;
+        it->flags = NTL_IPT_FL_IP_SUPPRESSED;
+        memmove(&f->ptw[0], &f->ptw[1], --f->n_ptw * sizeof f->ptw[0]);
+    }
+    if (f->n_ptw) {
+        f->ip = f->ptw[0].ip;
+        return true;
+    }
+    return false;
+}
+
 int ntl_ipt_flow_recover(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
     bool enabled;
     uint64_t at = ntl_ipt_flow_offset(f) + 1;
+    /* A PSB+ that contradicts the packets before it stays an error, as
+     * libipt's event decoder keeps it: the caller goes on at the next PSB. */
+    if (f->status_error)
+        return ntl_error_set(err, NTL_IPT_BAD_STATUS, "PSB+", f->err_off, "%s",
+                             ntl_ipt_flow_strerror(NTL_IPT_BAD_STATUS));
     /* A second error with no packet read since the last recovery would
      * recover there for ever: the next PSB is the way on. */
     if (f->packet_error || f->recovered_at == at) {
@@ -1810,7 +1875,13 @@ int ntl_ipt_flow_recover(struct ntl_ipt_flow *f, struct ntl_error *err)
     f->run_open = false;
     f->pending_error = 0;
     f->steps = 0;
-    f->lost = f->enabled;
+    f->lost = f->enabled && !held_ip(f);
+    /* A PSB+ the walk had not reached: decoding starts over there, as
+     * libipt resynchronises at the PSB it last passed. */
+    if (f->lost && f->psb.pending) {
+        f->psb.pending = false;
+        return ntl_ipt_flow_sync_at(f, f->psb.at, NULL, 0, err);
+    }
     /* Go on past the packet that did not fit, so recovering moves on. */
     if (f->have_ev && (!f->enabled || f->ev.pkt.type == NTL_IPT_TNT_8 ||
                        f->ev.pkt.type == NTL_IPT_TNT_64))

@@ -157,9 +157,15 @@ static int decode(struct run *r)
         if (rc > 0)
             continue;
         bool enabled;
-        if (r->o->resync_on_error ? ntl_ipt_flow_recover(r->flow, &err) < 0
-                                  : ntl_ipt_flow_resync(r->flow, &enabled, &err) < 0)
-            return take(r, (rec = error_rec(r, NTL_IPT_REC_RESYNC_ERROR, err.status), &rec));
+        if (r->o->resync_on_error ? ntl_ipt_flow_recover(r->flow, &err) >= 0
+                                  : ntl_ipt_flow_resync(r->flow, &enabled, &err) >= 0)
+            continue;
+        if ((trc = take(r, (rec = error_rec(r, NTL_IPT_REC_RESYNC_ERROR, err.status), &rec))) < 0)
+            return trc;
+        /* ptxed then synchronises at the next PSB; there is none after
+         * the search for one failed. */
+        if (err.status == NTL_ERR_NOT_FOUND || ntl_ipt_flow_resync(r->flow, &enabled, &err) < 0)
+            return 0;
     }
 }
 
