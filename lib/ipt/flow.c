@@ -64,9 +64,9 @@ struct ntl_ipt_flow {
     int told_if;           /* MODE.Exec's IF bit as last told, -1 before any */
     int pending_iflags;    /* an IF change (cfg.iflags) waiting like pending_mode, else -1 */
     int pending_tsx;       /* a MODE.TSX waiting for its FUP, else -1 */
-    bool pending_paging;   /* a PIP waiting for its branch */
+    unsigned n_paging;     /* PIPs waiting for their branch, oldest first */
     bool pending_vmcs;     /* a VMCS waiting for its branch */
-    struct ntl_ipt_flow_item paging, vmcs;
+    struct ntl_ipt_flow_item paging[4], vmcs;
     struct psb_status psb;
     /* Power events held for the packet they bind to (pw_hold). */
     struct {
@@ -194,7 +194,7 @@ static int fail(struct ntl_ipt_flow *f, int status, uint64_t ip, struct ntl_erro
         /* A TIP.PGD with nothing bound to it is an event by itself,
          * read past as a TNT is. */
         bool lone_pgd = t == NTL_IPT_TIP_PGD && !f->pending_mode && f->pending_iflags < 0 &&
-                        !f->pending_paging && !f->pending_vmcs;
+                        !f->n_paging && !f->pending_vmcs;
         bool past = t == NTL_IPT_TNT_8 || t == NTL_IPT_TNT_64 || lone_pgd ||
                     (t == NTL_IPT_FUP && f->pending_tsx < 0);
         uint64_t off = f->ev.offset, size = f->ev.pkt.size;
@@ -447,10 +447,9 @@ static void flush_pending(struct ntl_ipt_flow *f)
         *push(f, NTL_IPT_FL_VMCS, 0) = f->vmcs;
         f->pending_vmcs = false;
     }
-    if (f->pending_paging) {
-        *push(f, NTL_IPT_FL_PAGING, 0) = f->paging;
-        f->pending_paging = false;
-    }
+    for (unsigned i = 0; i < f->n_paging; i++)
+        *push(f, NTL_IPT_FL_PAGING, 0) = f->paging[i];
+    f->n_paging = 0;
 }
 
 /* Tracing stops: a DISABLED at ip (or ASYNC_DISABLED before the
@@ -576,12 +575,13 @@ static void note_seam(struct ntl_ipt_flow *f)
     bool bdm64 = f->cfg.trace.time.errata.bdm64 && f->after_traced_branch;
     m->state[3] = (uint64_t)f->enabled | (uint64_t)f->lost << 1 | (uint64_t)f->speculative << 2 |
                   (uint64_t)resume << 3 | (uint64_t)bdm64 << 4 |
-                  (uint64_t)f->pending_paging << 5 | (uint64_t)f->pending_vmcs << 6 |
+                  (uint64_t)(f->n_paging != 0) << 5 | (uint64_t)f->pending_vmcs << 6 |
                   (uint64_t)f->has_anchor << 7 | (uint64_t)f->evtrace.have << 8 |
                   (uint64_t)f->have_ev << 9 | (uint64_t)f->at_end << 10 |
                   (uint64_t)f->end_told << 11 | (uint64_t)f->psb.pending << 12;
     m->state[4] = (uint64_t)f->n_pw | (uint64_t)f->n_ptw << 8 | (uint64_t)f->n_evt << 16 |
-                  (uint64_t)(tnt ? f->tnt_nseg : 0) << 24 | (uint64_t)(f->pending_error != 0) << 32;
+                  (uint64_t)(tnt ? f->tnt_nseg : 0) << 24 | (uint64_t)(f->pending_error != 0) << 32 |
+                  (uint64_t)f->n_paging << 40;
     m->state[5] = f->has_anchor ? f->icount - f->anchor : 0;
     m->rs_n = f->rs_n;
     for (unsigned i = 0; i < f->rs_n; i++)
@@ -720,8 +720,11 @@ static int hold_context(struct ntl_ipt_flow *f)
     const struct ntl_ipt_packet *p = &f->ev.pkt;
     struct ntl_ipt_flow_item *it;
     if (p->type == NTL_IPT_PIP) {
-        f->pending_paging = true;
-        it = &f->paging;
+        /* Each binds to a MOV CR3 of its own, in order; one more than
+         * there is room for replaces the last. */
+        if (f->n_paging < sizeof f->paging / sizeof f->paging[0])
+            f->n_paging++;
+        it = &f->paging[f->n_paging - 1];
         memset(it, 0, sizeof *it);
         it->kind = NTL_IPT_FL_PAGING;
         it->flags = p->flags & NTL_IPT_F_NR ? NTL_IPT_FL_NR : 0;
@@ -1029,10 +1032,10 @@ static int execute_insn(struct ntl_ipt_flow *f, struct flow_insn cur, struct ntl
     for (unsigned i = 0; i < f->n_evt; i++)
         if (f->evt[i].insns && --f->evt[i].insns == 0)
             f->evt[i].at_next = true;
-    if (cur.movcr3 && f->pending_paging) {
-        /* A PIP binds to the MOV CR3 it reports. */
-        *push(f, NTL_IPT_FL_PAGING, 0) = f->paging;
-        f->pending_paging = false;
+    if (cur.movcr3 && f->n_paging) {
+        /* A PIP binds to the MOV CR3 it reports, the oldest first. */
+        *push(f, NTL_IPT_FL_PAGING, 0) = f->paging[0];
+        memmove(&f->paging[0], &f->paging[1], --f->n_paging * sizeof f->paging[0]);
     }
     if (cur.movcr3) {
         /* A TIP.PGD without IP binds to a CR3 change too. */
@@ -1646,6 +1649,11 @@ static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
     if (rc < 0)
         return rc;
     if (rc == 0) {
+        /* A PIP still waits for its MOV CR3: the walk goes on to it. */
+        if (f->enabled && !f->lost && f->n_paging && !f->psb.pending && !f->n_evt) {
+            rc = execute(f, err);
+            return rc < 0 ? rc : 1;
+        }
         if (f->enabled && !f->lost && !f->end_told) {
             f->end_told = true;
             push(f, NTL_IPT_FL_END, f->ip);
@@ -1783,7 +1791,8 @@ static int start(struct ntl_ipt_flow *f, struct ntl_error *err)
     f->n_evt = 0;
     f->evtrace.have = false;
     f->after_traced_branch = false;
-    f->enabled = f->lost = f->can_resume = f->speculative = f->pending_paging = false;
+    f->enabled = f->lost = f->can_resume = f->speculative = false;
+    f->n_paging = 0;
     f->pending_mode = 0;
     f->pending_iflags = f->told_if = -1;
     f->has_anchor = false;
