@@ -86,9 +86,19 @@ static int item(struct run *r, const struct ntl_ipt_flow_item *it, uint64_t off)
     if (it->kind == NTL_IPT_FL_PAGING && ntl_ipt_spaces_switch(r->o->spaces, it->a) && r->flow)
         ntl_ipt_flow_invalidate(r->flow);
     if (it->kind == NTL_IPT_FL_INSN) {
+        bool blocks = r->o->decoder == IPT_FLOW_BLOCKS;
         r->insns++;
         r->blocks += !r->in_block;
-        r->in_block = untraced(it->iclass);
+        if (!r->in_block && blocks && r->o->show_blocks && !r->out && !r->calls && !r->o->quiet) {
+            /* ptxed numbers them when it counts them. */
+            if (r->o->stat)
+                printf("[block %" PRIx64 "]\n", r->blocks);
+            else
+                printf("[block]\n");
+        }
+        r->in_block = untraced(it->iclass) &&
+                      !(blocks && r->o->end_on_call && it->iclass == NTL_IPT_IC_CALL) &&
+                      !(blocks && r->o->end_on_jump && it->iclass == NTL_IPT_IC_JUMP);
         r->have_last = true;
         r->last = *it;
     }
@@ -184,6 +194,8 @@ static int run(struct run *r, const struct ntl_ipt_trace *t)
     /* No instruction shown (--no-inst still prints each one's address, and
      * --calls and --functions follow each one): runs of them, the fast path. */
     cfg.runs = r->o->quiet && !r->o->calls && !r->o->functions;
+    /* Runs count the blocks that end at a traced branch only. */
+    cfg.runs &= !r->o->end_on_call && !r->o->end_on_jump;
     if (ntl_ipt_cpu_errata(&r->o->cpu, &cfg.trace.time.errata) < 0 && !r->out)
         printf("[0, 0: config error: unknown cpu]\n");
     ntl_error_clear(&err);
