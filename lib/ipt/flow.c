@@ -108,6 +108,10 @@ struct ntl_ipt_flow {
     struct ntl_ipt_flow_item q[QUEUE];
     unsigned qh, qn;
     uint64_t err_off, err_ip;
+    /* With cfg.times: the time at the packet in ev, and at the last packet
+     * consumed (libipt's time of the last event, which ticks compare with). */
+    uint64_t ev_tsc, last_tsc;
+    bool ev_timed;
     uint64_t n_told;   /* items and errors returned */
     struct ntl_ipt_flow_seam seam; /* the last PSB+ applied */
     int pending_error; /* an error to report once the queue is empty */
@@ -240,7 +244,7 @@ static void judge(struct ntl_ipt_flow *f)
         break;
     case NTL_IPT_FL_ENABLED: case NTL_IPT_FL_INTERRUPT: case NTL_IPT_FL_EXEC_MODE:
     case NTL_IPT_FL_TSX: case NTL_IPT_FL_EXSTOP: case NTL_IPT_FL_PTWRITE: case NTL_IPT_FL_IFLAGS:
-    case NTL_IPT_FL_TRIG:
+    case NTL_IPT_FL_TRIG: case NTL_IPT_FL_TICK:
         if (!ip)
             return;
         f->has_anchor = true;
@@ -283,6 +287,10 @@ static struct ntl_ipt_flow_item *push(struct ntl_ipt_flow *f, uint8_t kind, uint
     f->note_icount = f->icount;
     struct ntl_ipt_flow_item *it = &f->q[(f->qh + f->qn++) % QUEUE];
     *it = (struct ntl_ipt_flow_item){.kind = kind, .ip = ip, .mode = f->mode};
+    if (f->cfg.times) {
+        it->timed = f->ev_timed;
+        it->tsc = f->ev_tsc;
+    }
     return it;
 }
 
@@ -397,6 +405,8 @@ static int peek(struct ntl_ipt_flow *f, struct ntl_error *err)
             break;
         }
         f->have_ev = true;
+        if (f->cfg.times)
+            f->ev_timed = ntl_ipt_evd_tsc(&f->evd, &f->ev_tsc) == 0;
     }
     return 1;
 }
@@ -405,6 +415,19 @@ static void consume(struct ntl_ipt_flow *f)
 {
     f->have_ev = false;
     f->steps = 0;
+    f->last_tsc = f->ev_tsc;
+}
+
+/* With cfg.ticks: a TICK after the branch at ip when the TNT or TIP it
+ * takes next (in ev) came later than the last packet taken; a TNT only
+ * once a TSC has been seen, as libipt. */
+static void tick(struct ntl_ipt_flow *f, uint64_t ip)
+{
+    bool tnt = f->ev.pkt.type == NTL_IPT_TNT_8 || f->ev.pkt.type == NTL_IPT_TNT_64;
+    if (!f->cfg.ticks || !f->have_ev || f->ev_tsc == f->last_tsc || (tnt && !f->ev_timed))
+        return;
+    push(f, NTL_IPT_FL_TICK, ip);
+    f->last_tsc = f->ev_tsc;
 }
 
 /* The next TNT bit: 1 taken, 0 not taken, NTL_IPT_BAD_QUERY when the next
@@ -632,6 +655,9 @@ static void pw_tell(struct ntl_ipt_flow *f, uint8_t bind, uint64_t ip, uint8_t f
 /* An OVF: trace was lost; a FUP next says where tracing resumed. */
 static int overflow(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
+    /* The overflow is told at the OVF's time, however late it resolves. */
+    uint64_t tsc = f->ev_tsc;
+    bool timed = f->ev_timed;
     consume(f);
     /* Held power events: lost while tracing is enabled (libipt could not
      * place them), else told now, their IPs unknown. */
@@ -689,7 +715,11 @@ static int overflow(struct ntl_ipt_flow *f, struct ntl_error *err)
         f->ip = f->ev.ip;
         for (unsigned i = 0; i < nh; i++)
             *push(f, held[i].kind, 0) = held[i];
-        push(f, NTL_IPT_FL_OVERFLOW, f->ip);
+        struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_OVERFLOW, f->ip);
+        if (f->cfg.times) {
+            it->tsc = f->last_tsc = tsc;
+            it->timed = timed;
+        }
         if (f->pending_tsx >= 0) {
             tsx_event(f, (unsigned)f->pending_tsx, f->ip);
             f->pending_tsx = -1;
@@ -706,7 +736,12 @@ static int overflow(struct ntl_ipt_flow *f, struct ntl_error *err)
         consume(f);
     f->enabled = false;
     f->can_resume = false;
-    push(f, NTL_IPT_FL_OVERFLOW, 0)->flags |= NTL_IPT_FL_IP_SUPPRESSED;
+    struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_OVERFLOW, 0);
+    it->flags |= NTL_IPT_FL_IP_SUPPRESSED;
+    if (f->cfg.times) {
+        it->tsc = f->last_tsc = tsc;
+        it->timed = timed;
+    }
     for (unsigned i = 0; i < nh; i++)
         *push(f, held[i].kind, 0) = held[i];
     return 0;
@@ -849,9 +884,12 @@ static int indirect(struct ntl_ipt_flow *f, const struct flow_insn *in, struct n
         return fail(f, NTL_IPT_BAD_QUERY, in->ip, err);
     const struct ntl_ipt_event *e = &f->ev;
     if (e->pkt.type == NTL_IPT_TIP) {
-        consume(f);
-        if (e->ip_status)
+        if (e->ip_status) {
+            consume(f);
             return fail(f, NTL_IPT_NOIP, in->ip, err);
+        }
+        tick(f, in->ip);
+        consume(f);
         f->ip = e->ip;
         anchor_here(f);
         flush_pending(f);
@@ -884,6 +922,7 @@ static int ret(struct ntl_ipt_flow *f, const struct flow_insn *in, struct ntl_er
         return rc;
     if (rc == 0 || (f->ev.pkt.type != NTL_IPT_TNT_8 && f->ev.pkt.type != NTL_IPT_TNT_64))
         return indirect(f, in, err);
+    tick(f, in->ip);
     /* Seed 002: a compressed return's bit is the best check that the walk
      * still follows the trace; a not-taken bit means it does not. */
     if (tnt_bit(f, err) != 1)
@@ -903,6 +942,9 @@ static int step(struct ntl_ipt_flow *f, const struct flow_insn *in, struct ntl_e
     int bit;
     switch (in->iclass) {
     case NTL_IPT_IC_COND:
+        if (f->cfg.ticks && peek(f, err) > 0 &&
+            (f->ev.pkt.type == NTL_IPT_TNT_8 || f->ev.pkt.type == NTL_IPT_TNT_64))
+            tick(f, in->ip);
         bit = tnt_bit(f, err);
         if (bit < 0)
             return bit == NTL_IPT_BAD_QUERY ? fail(f, bit, in->ip, err) : bit;
@@ -1785,6 +1827,8 @@ static int start(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
     f->have_ev = f->at_end = f->end_told = false;
     f->packet_error = f->status_error = false;
+    f->ev_tsc = f->last_tsc = 0;
+    f->ev_timed = false;
     f->recovered_at = 0; /* a decoder synchronised again, or reused by --jobs */
     f->n_pw = 0;
     f->n_ptw = 0;

@@ -189,13 +189,21 @@ static int run(struct run *r, const struct ntl_ipt_trace *t)
     cfg.trace.time = r->o->tc;
     cfg.filter = r->o->filter;
     cfg.iflags = r->o->event_iflags;
+    cfg.ticks = r->o->ticks;
+    cfg.times = r->o->ticks || r->o->event_tsc;
+    if (cfg.times)
+        cfg.trace.flags |= NTL_IPT_CFG_TIME;
+    /* Each of ptxed's decoders has its own option. */
+    if (r->o->decoder == IPT_FLOW_BLOCKS ? r->o->keep_tcal_blocks : r->o->keep_tcal_insn)
+        cfg.trace.flags |= NTL_IPT_CFG_KEEP_TCAL_ON_OVF;
     cfg.read = ntl_ipt_spaces_read;
     cfg.read_ctx = r->o->spaces;
     /* No instruction shown (--no-inst still prints each one's address, and
      * --calls and --functions follow each one): runs of them, the fast path. */
     cfg.runs = r->o->quiet && !r->o->calls && !r->o->functions;
-    /* Runs count the blocks that end at a traced branch only. */
-    cfg.runs &= !r->o->end_on_call && !r->o->end_on_jump;
+    /* Runs count the blocks that end at a traced branch only, and pass
+     * over the branches ticks follow. */
+    cfg.runs &= !r->o->end_on_call && !r->o->end_on_jump && !cfg.ticks;
     if (ntl_ipt_cpu_errata(&r->o->cpu, &cfg.trace.time.errata) < 0 && !r->out)
         printf("[0, 0: config error: unknown cpu]\n");
     ntl_error_clear(&err);

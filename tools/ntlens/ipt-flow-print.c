@@ -177,6 +177,10 @@ static void event_text(struct text *t, const struct ntl_ipt_flow_item *it,
         add(t, "interrupts %s", it->a ? "enabled" : "disabled");
         event_ip(t, it, o, "ip");
         break;
+    case NTL_IPT_FL_TICK:
+        add(t, "tick");
+        event_ip(t, it, o, "ip");
+        break;
     case NTL_IPT_FL_PWRX: {
         unsigned wr = (unsigned)(it->a >> 8);
         add(t, "pwrx %s%s%sc%u (c%u)", wr & 1 ? "int: " : "", wr & 4 ? "st: " : "",
@@ -257,9 +261,11 @@ void ipt_flow_print(const struct ntl_ipt_flow_item *it, const struct ipt_flow_op
     }
     char text[160];
     ipt_flow_event_text(it, o, text, sizeof text);
+    printf("[");
     if (o->offset)
-        printf("[%016" PRIx64 "  %s]\n", off, text);
-    else
-        printf("[%s]\n", text);
+        printf("%016" PRIx64 "  ", off);
+    if (o->event_tsc && it->timed)
+        printf("%016" PRIx64 "  ", it->tsc);
+    printf("%s]\n", text);
 }
 #endif
