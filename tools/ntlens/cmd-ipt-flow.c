@@ -210,6 +210,10 @@ static int run(struct run *r, const struct ntl_ipt_trace *t)
     /* --jobs: the decoders read the image at once, which holds while no
      * PAGING item switches its address space. */
     bool split = r->o->jobs > 1 && ntl_ipt_spaces_count(r->o->spaces) == 0;
+    /* Nor with time on events: a part synchronised at its PSB would begin
+     * without the CYC calibration and the last event's time the decoder
+     * before it had. */
+    split &= !cfg.times;
     if (!split && ntl_ipt_flow_new(&r->flow, &cfg, &err) < 0)
         return cli_fail(r->cmd, &err, NULL);
     bool calls = r->o->calls || r->o->functions;
