@@ -1,9 +1,10 @@
 /* libFuzzer: the flow decoder, trace and code both fuzzed, laid out as
  * flow_input.h says (code, then trace). Every item must be well-formed, every error must leave a way on (resync
  * and recover), and a bounded input must end in a bounded number of items.
- * The input is decoded twice, instruction by instruction and in runs (the
- * block and decision caches' path): both must tell the same events, errors
- * and number of instructions. */
+ * The input is decoded three times, instruction by instruction, in runs (the
+ * block and decision caches' path) and instruction by instruction with time
+ * tracked and ticks told (ptxed --event:time --event:tick): all must tell
+ * the same events but ticks, errors and number of instructions. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,7 +45,9 @@ static void decode(const struct ntl_ipt_flow_config *cfg, size_t size, struct to
                     abort();
                 uint64_t n = it.kind == NTL_IPT_FL_RUN ? it.b : it.kind == NTL_IPT_FL_INSN;
                 t->insns += n;
-                if (!n) {
+                if (it.kind == NTL_IPT_FL_TICK && !cfg->ticks)
+                    abort();
+                if (!n && it.kind != NTL_IPT_FL_TICK) {
                     fold(t, it.kind);
                     fold(t, it.ip);
                     fold(t, it.a);
@@ -83,6 +86,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cfg.runs = true;
     decode(&cfg, size, &runs);
     if (one.insns != runs.insns || one.errors != runs.errors || one.hash != runs.hash)
+        abort();
+    struct told timed;
+    cfg.runs = false;
+    cfg.times = cfg.ticks = true;
+    cfg.trace.flags |= NTL_IPT_CFG_TIME;
+    decode(&cfg, size, &timed);
+    if (one.insns != timed.insns || one.errors != timed.errors || one.hash != timed.hash)
         abort();
     ntl_ipt_image_free(img);
     return 0;

@@ -98,7 +98,9 @@ enum ntl_ipt_flow_kind {
     NTL_IPT_FL_TRIG,           /* a trigger (TRIG): a: its TRBV | 0x100 when it stands
                                   for several; at ip unless IP_SUPPRESSED (the
                                   instruction after which it fired) */
-    NTL_IPT_FL_LAST = NTL_IPT_FL_TRIG
+    NTL_IPT_FL_TICK,           /* with cfg.ticks: time passed by the TNT or TIP the
+                                  branch at ip took (libipt's tick event) */
+    NTL_IPT_FL_LAST = NTL_IPT_FL_TICK
 };
 
 /* CFE types (the SDM's Control Flow Event packet). */
@@ -139,8 +141,11 @@ struct ntl_ipt_flow_item {
     uint8_t mode;   /* enum ntl_ipt_exec_mode */
     uint8_t iclass; /* INSN: enum ntl_ipt_iclass */
     uint8_t size;   /* INSN: its bytes (read them through the image) */
+    bool timed;     /* with cfg.times, events: tsc is the time, a TSC having been seen */
     uint64_t ip;
     uint64_t a, b, c;
+    uint64_t tsc;   /* with cfg.times, events: the estimated TSC when it happened
+                       (the event layer's, from MTC and CYC alone before a TSC) */
 };
 
 /* The IP filter the trace was recorded with (IA32_RTIT_ADDRn_A/B and
@@ -166,6 +171,13 @@ struct ntl_ipt_flow_config {
     /* IFLAGS items where MODE.Exec's IF bit changes (ptxed --event:iflags;
      * with Event Trace, the packets tell every change). */
     bool iflags;
+    /* Events carry the time they happened (ptxed --event:time); needs
+     * NTL_IPT_CFG_TIME in trace.flags. */
+    bool times;
+    /* TICK items after a branch whose TNT or TIP came later than the last
+     * packet the decoder took (ptxed --event:tick); with times. Not with
+     * runs, which pass over the branches. */
+    bool ticks;
 };
 
 struct ntl_ipt_flow;

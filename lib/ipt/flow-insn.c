@@ -99,6 +99,28 @@ static bool fred_return(struct flow_insn *e, const uint8_t *b, size_t n)
     return true;
 }
 
+/* JMPABS (REX2 with W and M0 clear, A1, a 64-bit absolute address), APX's
+ * direct jump, which Zydis 4 does not know: libipt takes it as it takes an
+ * indirect jump, its target from a TIP or TIP.PGD. Legacy prefixes may come
+ * before it, but no operand- or address-size override. 64-bit only. */
+static bool jmpabs(struct flow_insn *e, const uint8_t *b, size_t n)
+{
+    size_t i = 0;
+    if (e->mode != NTL_IPT_MODE_64)
+        return false;
+    while (i < n && (b[i] == 0xf0 || b[i] == 0xf2 || b[i] == 0xf3 || b[i] == 0x2e ||
+                     b[i] == 0x36 || b[i] == 0x3e || b[i] == 0x26 || b[i] == 0x64 || b[i] == 0x65))
+        i++;
+    if (i + 11 > n || b[i] != 0xd5 || (b[i + 1] & 0x88) || b[i + 2] != 0xa1)
+        return false;
+    e->size = (uint8_t)(i + 11);
+    e->iclass = NTL_IPT_IC_JUMP_IND;
+    e->evclass = EVC_NONE;
+    e->vmentry = e->movcr3 = false;
+    e->target = 0;
+    return true;
+}
+
 /* Decodes the instruction at e->ip in e->mode into e. */
 static int decode(struct flow_insn *e, ntl_ipt_read_fn read, void *ctx)
 {
@@ -121,7 +143,8 @@ static int decode(struct flow_insn *e, ntl_ipt_read_fn read, void *ctx)
     ZydisDecodedInstruction z;
     ZydisDecoderInit(&dec, modes[e->mode].mm, modes[e->mode].sw);
     if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, bytes, n, &z)))
-        return fred_return(e, bytes, n) ? 0 : n < 15 ? NTL_IPT_NOMAP : NTL_IPT_BAD_INSN;
+        return fred_return(e, bytes, n) || jmpabs(e, bytes, n) ? 0
+             : n < 15 ? NTL_IPT_NOMAP : NTL_IPT_BAD_INSN;
     e->size = z.length;
     e->iclass = (uint8_t)classify(&z);
     e->vmentry = z.mnemonic == ZYDIS_MNEMONIC_VMLAUNCH || z.mnemonic == ZYDIS_MNEMONIC_VMRESUME;

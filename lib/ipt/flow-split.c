@@ -128,7 +128,11 @@ static int go_on(const struct split *sp, struct ntl_ipt_flow *f, struct sink *s)
     struct ntl_ipt_flow_rec r = { .kind = NTL_IPT_REC_RESYNC_ERROR, .status = err.status };
     ntl_ipt_flow_where(f, &r.offset, &r.ip);
     int rc = put(s, &r);
-    return rc < 0 ? rc : 0;
+    if (rc < 0)
+        return rc;
+    /* As one decoder: on at the next PSB, unless the search for one
+     * failed. */
+    return err.status != NTL_ERR_NOT_FOUND && ntl_ipt_flow_resync(f, &enabled, &err) >= 0;
 }
 
 /* Decodes on from where f stands into s, to the first seam stops_at allows

@@ -11,6 +11,11 @@
 #include "ntlens/ipt_sync.h"
 
 #define QUEUE 16
+/* What a held power event waits for. */
+#define PW_ANY 0
+#define PW_EXSTOP 1
+#define PW_PWRX 2
+#define PW_FUP 3
 /* Most TNT-8s read as one. */
 #define TNT_SEGS 16
 
@@ -59,14 +64,16 @@ struct ntl_ipt_flow {
     int told_if;           /* MODE.Exec's IF bit as last told, -1 before any */
     int pending_iflags;    /* an IF change (cfg.iflags) waiting like pending_mode, else -1 */
     int pending_tsx;       /* a MODE.TSX waiting for its FUP, else -1 */
-    bool pending_paging;   /* a PIP waiting for its branch */
+    unsigned n_paging;     /* PIPs waiting for their branch, oldest first */
     bool pending_vmcs;     /* a VMCS waiting for its branch */
-    struct ntl_ipt_flow_item paging, vmcs;
+    struct ntl_ipt_flow_item paging[4], vmcs;
     struct psb_status psb;
-    /* Events a FUP binds (MWAIT, EXSTOP with IP, a PWRE with them), told
-     * at its IP in libipt's order. */
-    struct ntl_ipt_flow_item fup_ev[4];
-    unsigned n_fup_ev;
+    /* Power events held for the packet they bind to (pw_hold). */
+    struct {
+        struct ntl_ipt_flow_item it;
+        uint8_t bind; /* PW_* */
+    } pw[8];
+    unsigned n_pw;
     /* PTWs, each told after the PTWRITE it binds to (the one at its IP). */
     struct {
         bool has_ip;
@@ -87,6 +94,7 @@ struct ntl_ipt_flow {
         uint8_t evt_class; /* enum flow_evt_class; EVC_NONE: at it.ip */
         uint16_t insns;    /* TRIG: instructions to run before it, then at_next */
         bool at_next;      /* TRIG: told before the next instruction */
+        uint64_t fup_off;  /* 1 + the trace offset of the FUP that gave its IP, 0: none */
     } evt[4];
     /* TRIG's anchor: a TRIG's ICNT counts instructions from where the last
      * TNT, TIP or event with an IP left the walk. icount counts every
@@ -100,10 +108,15 @@ struct ntl_ipt_flow {
     struct ntl_ipt_flow_item q[QUEUE];
     unsigned qh, qn;
     uint64_t err_off, err_ip;
+    /* With cfg.times: the time at the packet in ev, and at the last packet
+     * consumed (libipt's time of the last event, which ticks compare with). */
+    uint64_t ev_tsc, last_tsc;
+    bool ev_timed;
     uint64_t n_told;   /* items and errors returned */
     struct ntl_ipt_flow_seam seam; /* the last PSB+ applied */
     int pending_error; /* an error to report once the queue is empty */
     bool packet_error; /* the last error was the event layer's */
+    bool status_error; /* the last error was a PSB+ that contradicts the packets before it */
     uint64_t recovered_at; /* 1 + the trace offset of the last recovery, 0: none */
     struct ntl_error saved_err;
 };
@@ -182,7 +195,11 @@ static int fail(struct ntl_ipt_flow *f, int status, uint64_t ip, struct ntl_erro
      * next packet completes), unless the FUP completes a MODE.TSX. */
     if (f->have_ev) {
         uint8_t t = f->ev.pkt.type;
-        bool past = t == NTL_IPT_TNT_8 || t == NTL_IPT_TNT_64 ||
+        /* A TIP.PGD with nothing bound to it is an event by itself,
+         * read past as a TNT is. */
+        bool lone_pgd = t == NTL_IPT_TIP_PGD && !f->pending_mode && f->pending_iflags < 0 &&
+                        !f->n_paging && !f->pending_vmcs;
+        bool past = t == NTL_IPT_TNT_8 || t == NTL_IPT_TNT_64 || lone_pgd ||
                     (t == NTL_IPT_FUP && f->pending_tsx < 0);
         uint64_t off = f->ev.offset, size = f->ev.pkt.size;
         if (t == NTL_IPT_TNT_8 && f->tnt_nseg > 1) {
@@ -197,6 +214,13 @@ static int fail(struct ntl_ipt_flow *f, int status, uint64_t ip, struct ntl_erro
     } else {
         f->err_off = ntl_ipt_flow_offset(f);
     }
+    /* Events that wait for the walk to reach their IP stand where libipt's
+     * event decoder stands while it holds them: a PSB+'s at its PSBEND, a
+     * FUP's at the FUP. */
+    if (f->psb.pending)
+        f->err_off = f->cfg.trace.origin + f->psb.end;
+    else if (f->n_evt && f->evt[0].fup_off)
+        f->err_off = f->cfg.trace.origin + f->evt[0].fup_off - 1;
     f->err_ip = ip;
     return ntl_error_set(err, status, "flow", f->err_off, "at ip 0x%llx: %s",
                          (unsigned long long)ip, ntl_ipt_flow_strerror(status));
@@ -220,7 +244,7 @@ static void judge(struct ntl_ipt_flow *f)
         break;
     case NTL_IPT_FL_ENABLED: case NTL_IPT_FL_INTERRUPT: case NTL_IPT_FL_EXEC_MODE:
     case NTL_IPT_FL_TSX: case NTL_IPT_FL_EXSTOP: case NTL_IPT_FL_PTWRITE: case NTL_IPT_FL_IFLAGS:
-    case NTL_IPT_FL_TRIG:
+    case NTL_IPT_FL_TRIG: case NTL_IPT_FL_TICK:
         if (!ip)
             return;
         f->has_anchor = true;
@@ -263,6 +287,10 @@ static struct ntl_ipt_flow_item *push(struct ntl_ipt_flow *f, uint8_t kind, uint
     f->note_icount = f->icount;
     struct ntl_ipt_flow_item *it = &f->q[(f->qh + f->qn++) % QUEUE];
     *it = (struct ntl_ipt_flow_item){.kind = kind, .ip = ip, .mode = f->mode};
+    if (f->cfg.times) {
+        it->timed = f->ev_timed;
+        it->tsc = f->ev_tsc;
+    }
     return it;
 }
 
@@ -377,6 +405,8 @@ static int peek(struct ntl_ipt_flow *f, struct ntl_error *err)
             break;
         }
         f->have_ev = true;
+        if (f->cfg.times)
+            f->ev_timed = ntl_ipt_evd_tsc(&f->evd, &f->ev_tsc) == 0;
     }
     return 1;
 }
@@ -385,6 +415,19 @@ static void consume(struct ntl_ipt_flow *f)
 {
     f->have_ev = false;
     f->steps = 0;
+    f->last_tsc = f->ev_tsc;
+}
+
+/* With cfg.ticks: a TICK after the branch at ip when the TNT or TIP it
+ * takes next (in ev) came later than the last packet taken; a TNT only
+ * once a TSC has been seen, as libipt. */
+static void tick(struct ntl_ipt_flow *f, uint64_t ip)
+{
+    bool tnt = f->ev.pkt.type == NTL_IPT_TNT_8 || f->ev.pkt.type == NTL_IPT_TNT_64;
+    if (!f->cfg.ticks || !f->have_ev || f->ev_tsc == f->last_tsc || (tnt && !f->ev_timed))
+        return;
+    push(f, NTL_IPT_FL_TICK, ip);
+    f->last_tsc = f->ev_tsc;
 }
 
 /* The next TNT bit: 1 taken, 0 not taken, NTL_IPT_BAD_QUERY when the next
@@ -427,10 +470,9 @@ static void flush_pending(struct ntl_ipt_flow *f)
         *push(f, NTL_IPT_FL_VMCS, 0) = f->vmcs;
         f->pending_vmcs = false;
     }
-    if (f->pending_paging) {
-        *push(f, NTL_IPT_FL_PAGING, 0) = f->paging;
-        f->pending_paging = false;
-    }
+    for (unsigned i = 0; i < f->n_paging; i++)
+        *push(f, NTL_IPT_FL_PAGING, 0) = f->paging[i];
+    f->n_paging = 0;
 }
 
 /* Tracing stops: a DISABLED at ip (or ASYNC_DISABLED before the
@@ -504,6 +546,14 @@ static int read_psb(struct ntl_ipt_flow *f, struct ntl_error *err)
             s->ip = e->ip;
         } else if (e->pkt.type == NTL_IPT_MODE_EXEC) {
             s->mode = (uint8_t)ntl_ipt_exec_mode(e->pkt.flags);
+            /* The mode the packets told last must be the one restated (the
+             * IF bit too when its changes are told), as libipt checks. */
+            int iflag = e->pkt.flags & NTL_IPT_F_IF ? 1 : 0;
+            if (f->told_mode && (s->mode != f->told_mode ||
+                                 (f->cfg.iflags && f->told_if >= 0 && iflag != f->told_if))) {
+                f->status_error = true;
+                return fail(f, NTL_IPT_BAD_STATUS, f->ip, err);
+            }
             /* A status, not a change: no IFLAGS item. */
             f->told_if = e->pkt.flags & NTL_IPT_F_IF ? 1 : 0;
         } else if (e->pkt.type == NTL_IPT_MODE_TSX) {
@@ -548,12 +598,13 @@ static void note_seam(struct ntl_ipt_flow *f)
     bool bdm64 = f->cfg.trace.time.errata.bdm64 && f->after_traced_branch;
     m->state[3] = (uint64_t)f->enabled | (uint64_t)f->lost << 1 | (uint64_t)f->speculative << 2 |
                   (uint64_t)resume << 3 | (uint64_t)bdm64 << 4 |
-                  (uint64_t)f->pending_paging << 5 | (uint64_t)f->pending_vmcs << 6 |
+                  (uint64_t)(f->n_paging != 0) << 5 | (uint64_t)f->pending_vmcs << 6 |
                   (uint64_t)f->has_anchor << 7 | (uint64_t)f->evtrace.have << 8 |
                   (uint64_t)f->have_ev << 9 | (uint64_t)f->at_end << 10 |
                   (uint64_t)f->end_told << 11 | (uint64_t)f->psb.pending << 12;
-    m->state[4] = (uint64_t)f->n_fup_ev | (uint64_t)f->n_ptw << 8 | (uint64_t)f->n_evt << 16 |
-                  (uint64_t)(tnt ? f->tnt_nseg : 0) << 24 | (uint64_t)(f->pending_error != 0) << 32;
+    m->state[4] = (uint64_t)f->n_pw | (uint64_t)f->n_ptw << 8 | (uint64_t)f->n_evt << 16 |
+                  (uint64_t)(tnt ? f->tnt_nseg : 0) << 24 | (uint64_t)(f->pending_error != 0) << 32 |
+                  (uint64_t)f->n_paging << 40;
     m->state[5] = f->has_anchor ? f->icount - f->anchor : 0;
     m->rs_n = f->rs_n;
     for (unsigned i = 0; i < f->rs_n; i++)
@@ -599,11 +650,22 @@ static int apply_psb(struct ntl_ipt_flow *f, bool start, struct ntl_error *err)
 
 static int side_event(struct ntl_ipt_flow *f);
 static void tsx_event(struct ntl_ipt_flow *f, unsigned tsx, uint64_t ip);
+static void pw_tell(struct ntl_ipt_flow *f, uint8_t bind, uint64_t ip, uint8_t flags);
 
 /* An OVF: trace was lost; a FUP next says where tracing resumed. */
 static int overflow(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
+    /* The overflow is told at the OVF's time, however late it resolves. */
+    uint64_t tsc = f->ev_tsc;
+    bool timed = f->ev_timed;
     consume(f);
+    /* Held power events: lost while tracing is enabled (libipt could not
+     * place them), else told now, their IPs unknown. */
+    if (f->enabled)
+        f->n_pw = 0;
+    else
+        pw_tell(f, PW_ANY, 0, NTL_IPT_FL_IP_SUPPRESSED);
+    f->lost = false; /* the OVF says where tracing goes on, or that it is off */
     f->speculative = false;
     f->told_mode = 0;
     f->rs_n = 0;
@@ -653,7 +715,11 @@ static int overflow(struct ntl_ipt_flow *f, struct ntl_error *err)
         f->ip = f->ev.ip;
         for (unsigned i = 0; i < nh; i++)
             *push(f, held[i].kind, 0) = held[i];
-        push(f, NTL_IPT_FL_OVERFLOW, f->ip);
+        struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_OVERFLOW, f->ip);
+        if (f->cfg.times) {
+            it->tsc = f->last_tsc = tsc;
+            it->timed = timed;
+        }
         if (f->pending_tsx >= 0) {
             tsx_event(f, (unsigned)f->pending_tsx, f->ip);
             f->pending_tsx = -1;
@@ -670,7 +736,12 @@ static int overflow(struct ntl_ipt_flow *f, struct ntl_error *err)
         consume(f);
     f->enabled = false;
     f->can_resume = false;
-    push(f, NTL_IPT_FL_OVERFLOW, 0)->flags |= NTL_IPT_FL_IP_SUPPRESSED;
+    struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_OVERFLOW, 0);
+    it->flags |= NTL_IPT_FL_IP_SUPPRESSED;
+    if (f->cfg.times) {
+        it->tsc = f->last_tsc = tsc;
+        it->timed = timed;
+    }
     for (unsigned i = 0; i < nh; i++)
         *push(f, held[i].kind, 0) = held[i];
     return 0;
@@ -684,8 +755,11 @@ static int hold_context(struct ntl_ipt_flow *f)
     const struct ntl_ipt_packet *p = &f->ev.pkt;
     struct ntl_ipt_flow_item *it;
     if (p->type == NTL_IPT_PIP) {
-        f->pending_paging = true;
-        it = &f->paging;
+        /* Each binds to a MOV CR3 of its own, in order; one more than
+         * there is room for replaces the last. */
+        if (f->n_paging < sizeof f->paging / sizeof f->paging[0])
+            f->n_paging++;
+        it = &f->paging[f->n_paging - 1];
         memset(it, 0, sizeof *it);
         it->kind = NTL_IPT_FL_PAGING;
         it->flags = p->flags & NTL_IPT_F_NR ? NTL_IPT_FL_NR : 0;
@@ -718,6 +792,7 @@ static int side_event(struct ntl_ipt_flow *f)
         push(f, NTL_IPT_FL_STOP, 0);
         break;
     case NTL_IPT_PWRX:
+        pw_tell(f, PW_PWRX, 0, 0);
         push(f, NTL_IPT_FL_PWRX, 0)->a = p->aux;
         break;
     default:
@@ -809,9 +884,12 @@ static int indirect(struct ntl_ipt_flow *f, const struct flow_insn *in, struct n
         return fail(f, NTL_IPT_BAD_QUERY, in->ip, err);
     const struct ntl_ipt_event *e = &f->ev;
     if (e->pkt.type == NTL_IPT_TIP) {
-        consume(f);
-        if (e->ip_status)
+        if (e->ip_status) {
+            consume(f);
             return fail(f, NTL_IPT_NOIP, in->ip, err);
+        }
+        tick(f, in->ip);
+        consume(f);
         f->ip = e->ip;
         anchor_here(f);
         flush_pending(f);
@@ -844,6 +922,7 @@ static int ret(struct ntl_ipt_flow *f, const struct flow_insn *in, struct ntl_er
         return rc;
     if (rc == 0 || (f->ev.pkt.type != NTL_IPT_TNT_8 && f->ev.pkt.type != NTL_IPT_TNT_64))
         return indirect(f, in, err);
+    tick(f, in->ip);
     /* Seed 002: a compressed return's bit is the best check that the walk
      * still follows the trace; a not-taken bit means it does not. */
     if (tnt_bit(f, err) != 1)
@@ -863,6 +942,9 @@ static int step(struct ntl_ipt_flow *f, const struct flow_insn *in, struct ntl_e
     int bit;
     switch (in->iclass) {
     case NTL_IPT_IC_COND:
+        if (f->cfg.ticks && peek(f, err) > 0 &&
+            (f->ev.pkt.type == NTL_IPT_TNT_8 || f->ev.pkt.type == NTL_IPT_TNT_64))
+            tick(f, in->ip);
         bit = tnt_bit(f, err);
         if (bit < 0)
             return bit == NTL_IPT_BAD_QUERY ? fail(f, bit, in->ip, err) : bit;
@@ -992,10 +1074,10 @@ static int execute_insn(struct ntl_ipt_flow *f, struct flow_insn cur, struct ntl
     for (unsigned i = 0; i < f->n_evt; i++)
         if (f->evt[i].insns && --f->evt[i].insns == 0)
             f->evt[i].at_next = true;
-    if (cur.movcr3 && f->pending_paging) {
-        /* A PIP binds to the MOV CR3 it reports. */
-        *push(f, NTL_IPT_FL_PAGING, 0) = f->paging;
-        f->pending_paging = false;
+    if (cur.movcr3 && f->n_paging) {
+        /* A PIP binds to the MOV CR3 it reports, the oldest first. */
+        *push(f, NTL_IPT_FL_PAGING, 0) = f->paging[0];
+        memmove(&f->paging[0], &f->paging[1], --f->n_paging * sizeof f->paging[0]);
     }
     if (cur.movcr3) {
         /* A TIP.PGD without IP binds to a CR3 change too. */
@@ -1319,39 +1401,78 @@ static int find_ip(struct ntl_ipt_flow *f, struct ntl_error *err)
     }
 }
 
-/* Whether an EXSTOP with IP comes before the next FUP: then a PWRE
- * waits for that FUP too. */
-static bool exstop_ahead(const struct ntl_ipt_flow *f)
+/* Held power events, as libipt's event queue holds them: an MWAIT until
+ * the EXSTOP after it, a PWRE until a PWRX, an MWAIT and EXSTOP with IP
+ * until the FUP after them. Kept in the order the packets came, which is
+ * the order they are told in. */
+static void pw_hold(struct ntl_ipt_flow *f, uint8_t kind, uint64_t a, uint64_t b, uint8_t flags,
+                    uint8_t bind)
 {
-    struct ntl_ipt_evd d = f->evd;
-    struct ntl_ipt_event ev;
-    struct ntl_error err;
-    while (ntl_ipt_evd_next(&d, &ev, &err) > 0) {
-        switch (ev.pkt.type) {
-        case NTL_IPT_EXSTOP:
-            return ev.pkt.flags & NTL_IPT_F_IP;
-        case NTL_IPT_PAD: case NTL_IPT_TSC: case NTL_IPT_MTC: case NTL_IPT_TMA: case NTL_IPT_CYC:
-        case NTL_IPT_CBR: case NTL_IPT_MWAIT: case NTL_IPT_PWRE:
-            break;
-        default:
-            return false;
-        }
+    if (f->n_pw == sizeof f->pw / sizeof f->pw[0])
+        return;
+    f->pw[f->n_pw].it = (struct ntl_ipt_flow_item){.kind = kind, .a = a, .b = b, .flags = flags};
+    f->pw[f->n_pw++].bind = bind;
+}
+
+/* The first event held for bind out of the list into *it. Returns false
+ * when there is none. */
+static bool pw_take(struct ntl_ipt_flow *f, uint8_t bind, struct ntl_ipt_flow_item *it)
+{
+    for (unsigned i = 0; i < f->n_pw; i++) {
+        if (f->pw[i].bind != bind)
+            continue;
+        *it = f->pw[i].it;
+        memmove(&f->pw[i], &f->pw[i + 1], (--f->n_pw - i) * sizeof f->pw[0]);
+        return true;
     }
     return false;
 }
 
-/* Holds an event for the next FUP, in libipt's order: MWAIT, EXSTOP, PWRE. */
-static void hold_for_fup(struct ntl_ipt_flow *f, uint8_t kind, uint64_t a, uint64_t b,
-                         uint8_t flags)
+/* Tells the events held for bind (all held: PW_ANY), at ip. */
+static void pw_tell(struct ntl_ipt_flow *f, uint8_t bind, uint64_t ip, uint8_t flags)
 {
-    if (f->n_fup_ev == sizeof f->fup_ev / sizeof f->fup_ev[0])
+    unsigned kept = 0;
+    for (unsigned i = 0; i < f->n_pw; i++) {
+        if (bind != PW_ANY && f->pw[i].bind != bind) {
+            f->pw[kept++] = f->pw[i];
+            continue;
+        }
+        struct ntl_ipt_flow_item *it = push(f, f->pw[i].it.kind, ip);
+        it->a = f->pw[i].it.a;
+        it->b = f->pw[i].it.b;
+        it->flags = f->pw[i].it.flags | flags;
+    }
+    f->n_pw = kept;
+}
+
+/* Whether an event waits for a FUP. */
+static bool pw_fup_waits(const struct ntl_ipt_flow *f)
+{
+    for (unsigned i = 0; i < f->n_pw; i++)
+        if (f->pw[i].bind == PW_FUP)
+            return true;
+    return false;
+}
+
+/* An EXSTOP: with IP, it and the MWAIT before it wait for the FUP after
+ * it; without, both are told now. */
+static void exstop(struct ntl_ipt_flow *f, bool ip)
+{
+    struct ntl_ipt_flow_item mwait;
+    bool have = pw_take(f, PW_EXSTOP, &mwait);
+    if (ip) {
+        if (have)
+            pw_hold(f, mwait.kind, mwait.a, mwait.b, 0, PW_FUP);
+        pw_hold(f, NTL_IPT_FL_EXSTOP, 0, 0, 0, PW_FUP);
         return;
-    unsigned i = f->n_fup_ev++;
-    for (; i > 0 && (kind == NTL_IPT_FL_MWAIT ||
-                     (kind == NTL_IPT_FL_EXSTOP && f->fup_ev[i - 1].kind == NTL_IPT_FL_PWRE));
-         i--)
-        f->fup_ev[i] = f->fup_ev[i - 1];
-    f->fup_ev[i] = (struct ntl_ipt_flow_item){.kind = kind, .a = a, .b = b, .flags = flags};
+    }
+    if (have) {
+        struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_MWAIT, 0);
+        it->a = mwait.a;
+        it->b = mwait.b;
+        it->flags = NTL_IPT_FL_IP_SUPPRESSED;
+    }
+    push(f, NTL_IPT_FL_EXSTOP, 0)->flags = NTL_IPT_FL_IP_SUPPRESSED;
 }
 
 /* MWAIT, EXSTOP, PWRE and PTW: told now, or held for the FUP or the
@@ -1361,23 +1482,15 @@ static int power_event(struct ntl_ipt_flow *f, struct ntl_error *err)
     const struct ntl_ipt_packet *p = &f->ev.pkt;
     switch (p->type) {
     case NTL_IPT_MWAIT:
-        hold_for_fup(f, NTL_IPT_FL_MWAIT, p->payload, p->aux, 0);
+        pw_hold(f, NTL_IPT_FL_MWAIT, p->payload, p->aux, 0, PW_EXSTOP);
         break;
     case NTL_IPT_EXSTOP:
-        if (p->flags & NTL_IPT_F_IP)
-            hold_for_fup(f, NTL_IPT_FL_EXSTOP, 0, 0, 0);
-        else
-            push(f, NTL_IPT_FL_EXSTOP, 0)->flags = NTL_IPT_FL_IP_SUPPRESSED;
+        exstop(f, p->flags & NTL_IPT_F_IP);
         break;
-    case NTL_IPT_PWRE: {
-        uint8_t hw = p->flags & NTL_IPT_F_HW ? NTL_IPT_FL_HW : 0;
-        consume(f);
-        if (f->n_fup_ev || exstop_ahead(f))
-            hold_for_fup(f, NTL_IPT_FL_PWRE, p->aux, 0, hw);
-        else
-            push(f, NTL_IPT_FL_PWRE, 0)->flags = hw;
-        return 1;
-    }
+    case NTL_IPT_PWRE:
+        pw_hold(f, NTL_IPT_FL_PWRE, p->aux, 0, p->flags & NTL_IPT_F_HW ? NTL_IPT_FL_HW : 0,
+                PW_PWRX);
+        break;
     case NTL_IPT_PTW: {
         bool ip = p->flags & NTL_IPT_F_IP, has_ip = false;
         uint64_t payload = p->payload, at = 0;
@@ -1387,7 +1500,13 @@ static int power_event(struct ntl_ipt_flow *f, struct ntl_error *err)
             at = f->ev.ip;
             consume(f);
         }
-        if (f->enabled && f->n_ptw < sizeof f->ptw / sizeof f->ptw[0]) {
+        if (f->lost && has_ip) {
+            /* After an error, the PTWRITE it binds to is where the walk
+             * goes on (libipt's resync). */
+            f->lost = false;
+            f->ip = at;
+        }
+        if (f->enabled && !f->lost && f->n_ptw < sizeof f->ptw / sizeof f->ptw[0]) {
             f->ptw[f->n_ptw].has_ip = has_ip;
             f->ptw[f->n_ptw].ip = at;
             f->ptw[f->n_ptw++].payload = payload;
@@ -1410,13 +1529,7 @@ static void fup_events(struct ntl_ipt_flow *f)
 {
     uint64_t ip = f->ev.ip;
     consume(f);
-    for (unsigned i = 0; i < f->n_fup_ev; i++) {
-        struct ntl_ipt_flow_item *it = push(f, f->fup_ev[i].kind, ip);
-        it->a = f->fup_ev[i].a;
-        it->b = f->fup_ev[i].b;
-        it->flags = f->fup_ev[i].flags;
-    }
-    f->n_fup_ev = 0;
+    pw_tell(f, PW_FUP, ip, 0);
 }
 
 /* BDM64: the branch before a TSX abort may have reported a wrong TNT bit
@@ -1479,6 +1592,7 @@ static int event_trace(struct ntl_ipt_flow *f, struct ntl_error *err)
     }
     if (f->n_evt == sizeof f->evt / sizeof f->evt[0])
         return fail(f, NTL_IPT_BAD_CONTEXT, f->ip, err);
+    memset(&f->evt[f->n_evt], 0, sizeof f->evt[0]);
     f->evt[f->n_evt].it = it;
     f->evt[f->n_evt++].evt_class = bind == EVT_INSN ? (uint8_t)flow_evt_class(&it) : EVC_NONE;
     return 0;
@@ -1493,6 +1607,7 @@ static int mode_fup(struct ntl_ipt_flow *f, struct ntl_error *err)
     if (rc <= 0 || !f->enabled || f->ev.pkt.type != NTL_IPT_FUP || f->ev.ip_status ||
         (f->ev.flags & NTL_IPT_EV_IN_PSB))
         return rc;
+    uint64_t fup_off = 1 + f->ev.offset;
     consume(f);
     struct ntl_ipt_flow_item held[2];
     unsigned n = 0;
@@ -1507,7 +1622,9 @@ static int mode_fup(struct ntl_ipt_flow *f, struct ntl_error *err)
     for (unsigned i = 0; i < n; i++) {
         if (f->n_evt == sizeof f->evt / sizeof f->evt[0])
             return fail(f, NTL_IPT_BAD_CONTEXT, f->ip, err);
+        memset(&f->evt[f->n_evt], 0, sizeof f->evt[0]);
         f->evt[f->n_evt].it = held[i];
+        f->evt[f->n_evt].fup_off = fup_off;
         f->evt[f->n_evt++].evt_class = EVC_NONE;
     }
     return 1;
@@ -1519,6 +1636,7 @@ static int hold_evt(struct ntl_ipt_flow *f, const struct ntl_ipt_flow_item *it, 
 {
     if (f->n_evt == sizeof f->evt / sizeof f->evt[0])
         return fail(f, NTL_IPT_BAD_CONTEXT, f->ip, err);
+    memset(&f->evt[f->n_evt], 0, sizeof f->evt[0]);
     f->evt[f->n_evt].it = *it;
     f->evt[f->n_evt].evt_class = EVC_NONE;
     f->evt[f->n_evt].at_next = false;
@@ -1573,6 +1691,11 @@ static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
     if (rc < 0)
         return rc;
     if (rc == 0) {
+        /* A PIP still waits for its MOV CR3: the walk goes on to it. */
+        if (f->enabled && !f->lost && f->n_paging && !f->psb.pending && !f->n_evt) {
+            rc = execute(f, err);
+            return rc < 0 ? rc : 1;
+        }
         if (f->enabled && !f->lost && !f->end_told) {
             f->end_told = true;
             push(f, NTL_IPT_FL_END, f->ip);
@@ -1593,7 +1716,7 @@ static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
         rc = trigger(f, err);
         return rc < 0 ? rc : 1;
     }
-    if (f->n_fup_ev && e->pkt.type == NTL_IPT_FUP && !e->ip_status && !f->lost &&
+    if (f->n_pw && e->pkt.type == NTL_IPT_FUP && !e->ip_status && !f->lost && pw_fup_waits(f) &&
         (!f->enabled || e->ip == f->ip)) {
         fup_events(f);
         return 1;
@@ -1703,14 +1826,17 @@ int ntl_ipt_flow_next(struct ntl_ipt_flow *f, struct ntl_ipt_flow_item *it, stru
 static int start(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
     f->have_ev = f->at_end = f->end_told = false;
-    f->packet_error = false;
+    f->packet_error = f->status_error = false;
+    f->ev_tsc = f->last_tsc = 0;
+    f->ev_timed = false;
     f->recovered_at = 0; /* a decoder synchronised again, or reused by --jobs */
-    f->n_fup_ev = 0;
+    f->n_pw = 0;
     f->n_ptw = 0;
     f->n_evt = 0;
     f->evtrace.have = false;
     f->after_traced_branch = false;
-    f->enabled = f->lost = f->can_resume = f->speculative = f->pending_paging = false;
+    f->enabled = f->lost = f->can_resume = f->speculative = false;
+    f->n_paging = 0;
     f->pending_mode = 0;
     f->pending_iflags = f->told_if = -1;
     f->has_anchor = false;
@@ -1755,10 +1881,42 @@ int ntl_ipt_flow_sync(struct ntl_ipt_flow *f, struct ntl_error *err)
     return rc < 0 ? rc : start(f, err);
 }
 
+/* After an error, while recovering: an event held for the walk to reach
+ * its IP tells where the code is, as libipt's resync takes its pending
+ * event's IP. A PTW without IP is told now (it cannot be placed). Returns
+ * true when the IP is known again. */
+static bool held_ip(struct ntl_ipt_flow *f)
+{
+    for (unsigned i = 0; i < f->n_evt; i++) {
+        const struct ntl_ipt_flow_item *it = &f->evt[i].it;
+        if (f->evt[i].evt_class == EVC_NONE && !f->evt[i].insns && !f->evt[i].at_next &&
+            !(it->flags & NTL_IPT_FL_IP_SUPPRESSED)) {
+            f->ip = it->ip;
+            return true;
+        }
+    }
+    while (f->n_ptw && !f->ptw[0].has_ip) {
+        struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_PTWRITE, 0);
+        it->a = f->ptw[0].payload;
+        it->flags = NTL_IPT_FL_IP_SUPPRESSED;
+        memmove(&f->ptw[0], &f->ptw[1], --f->n_ptw * sizeof f->ptw[0]);
+    }
+    if (f->n_ptw) {
+        f->ip = f->ptw[0].ip;
+        return true;
+    }
+    return false;
+}
+
 int ntl_ipt_flow_recover(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
     bool enabled;
     uint64_t at = ntl_ipt_flow_offset(f) + 1;
+    /* A PSB+ that contradicts the packets before it stays an error, as
+     * libipt's event decoder keeps it: the caller goes on at the next PSB. */
+    if (f->status_error)
+        return ntl_error_set(err, NTL_IPT_BAD_STATUS, "PSB+", f->err_off, "%s",
+                             ntl_ipt_flow_strerror(NTL_IPT_BAD_STATUS));
     /* A second error with no packet read since the last recovery would
      * recover there for ever: the next PSB is the way on. */
     if (f->packet_error || f->recovered_at == at) {
@@ -1770,7 +1928,13 @@ int ntl_ipt_flow_recover(struct ntl_ipt_flow *f, struct ntl_error *err)
     f->run_open = false;
     f->pending_error = 0;
     f->steps = 0;
-    f->lost = f->enabled;
+    f->lost = f->enabled && !held_ip(f);
+    /* A PSB+ the walk had not reached: decoding starts over there, as
+     * libipt resynchronises at the PSB it last passed. */
+    if (f->lost && f->psb.pending) {
+        f->psb.pending = false;
+        return ntl_ipt_flow_sync_at(f, f->psb.at, NULL, 0, err);
+    }
     /* Go on past the packet that did not fit, so recovering moves on. */
     if (f->have_ev && (!f->enabled || f->ev.pkt.type == NTL_IPT_TNT_8 ||
                        f->ev.pkt.type == NTL_IPT_TNT_64))

@@ -86,9 +86,19 @@ static int item(struct run *r, const struct ntl_ipt_flow_item *it, uint64_t off)
     if (it->kind == NTL_IPT_FL_PAGING && ntl_ipt_spaces_switch(r->o->spaces, it->a) && r->flow)
         ntl_ipt_flow_invalidate(r->flow);
     if (it->kind == NTL_IPT_FL_INSN) {
+        bool blocks = r->o->decoder == IPT_FLOW_BLOCKS;
         r->insns++;
         r->blocks += !r->in_block;
-        r->in_block = untraced(it->iclass);
+        if (!r->in_block && blocks && r->o->show_blocks && !r->out && !r->calls && !r->o->quiet) {
+            /* ptxed numbers them when it counts them. */
+            if (r->o->stat)
+                printf("[block %" PRIx64 "]\n", r->blocks);
+            else
+                printf("[block]\n");
+        }
+        r->in_block = untraced(it->iclass) &&
+                      !(blocks && r->o->end_on_call && it->iclass == NTL_IPT_IC_CALL) &&
+                      !(blocks && r->o->end_on_jump && it->iclass == NTL_IPT_IC_JUMP);
         r->have_last = true;
         r->last = *it;
     }
@@ -157,9 +167,15 @@ static int decode(struct run *r)
         if (rc > 0)
             continue;
         bool enabled;
-        if (r->o->resync_on_error ? ntl_ipt_flow_recover(r->flow, &err) < 0
-                                  : ntl_ipt_flow_resync(r->flow, &enabled, &err) < 0)
-            return take(r, (rec = error_rec(r, NTL_IPT_REC_RESYNC_ERROR, err.status), &rec));
+        if (r->o->resync_on_error ? ntl_ipt_flow_recover(r->flow, &err) >= 0
+                                  : ntl_ipt_flow_resync(r->flow, &enabled, &err) >= 0)
+            continue;
+        if ((trc = take(r, (rec = error_rec(r, NTL_IPT_REC_RESYNC_ERROR, err.status), &rec))) < 0)
+            return trc;
+        /* ptxed then synchronises at the next PSB; there is none after
+         * the search for one failed. */
+        if (err.status == NTL_ERR_NOT_FOUND || ntl_ipt_flow_resync(r->flow, &enabled, &err) < 0)
+            return 0;
     }
 }
 
@@ -173,17 +189,31 @@ static int run(struct run *r, const struct ntl_ipt_trace *t)
     cfg.trace.time = r->o->tc;
     cfg.filter = r->o->filter;
     cfg.iflags = r->o->event_iflags;
+    cfg.ticks = r->o->ticks;
+    cfg.times = r->o->ticks || r->o->event_tsc;
+    if (cfg.times)
+        cfg.trace.flags |= NTL_IPT_CFG_TIME;
+    /* Each of ptxed's decoders has its own option. */
+    if (r->o->decoder == IPT_FLOW_BLOCKS ? r->o->keep_tcal_blocks : r->o->keep_tcal_insn)
+        cfg.trace.flags |= NTL_IPT_CFG_KEEP_TCAL_ON_OVF;
     cfg.read = ntl_ipt_spaces_read;
     cfg.read_ctx = r->o->spaces;
     /* No instruction shown (--no-inst still prints each one's address, and
      * --calls and --functions follow each one): runs of them, the fast path. */
     cfg.runs = r->o->quiet && !r->o->calls && !r->o->functions;
+    /* Runs count the blocks that end at a traced branch only, and pass
+     * over the branches ticks follow. */
+    cfg.runs &= !r->o->end_on_call && !r->o->end_on_jump && !cfg.ticks;
     if (ntl_ipt_cpu_errata(&r->o->cpu, &cfg.trace.time.errata) < 0 && !r->out)
         printf("[0, 0: config error: unknown cpu]\n");
     ntl_error_clear(&err);
     /* --jobs: the decoders read the image at once, which holds while no
      * PAGING item switches its address space. */
     bool split = r->o->jobs > 1 && ntl_ipt_spaces_count(r->o->spaces) == 0;
+    /* Nor with time on events: a part synchronised at its PSB would begin
+     * without the CYC calibration and the last event's time the decoder
+     * before it had. */
+    split &= !cfg.times;
     if (!split && ntl_ipt_flow_new(&r->flow, &cfg, &err) < 0)
         return cli_fail(r->cmd, &err, NULL);
     bool calls = r->o->calls || r->o->functions;

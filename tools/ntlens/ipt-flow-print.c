@@ -177,6 +177,10 @@ static void event_text(struct text *t, const struct ntl_ipt_flow_item *it,
         add(t, "interrupts %s", it->a ? "enabled" : "disabled");
         event_ip(t, it, o, "ip");
         break;
+    case NTL_IPT_FL_TICK:
+        add(t, "tick");
+        event_ip(t, it, o, "ip");
+        break;
     case NTL_IPT_FL_PWRX: {
         unsigned wr = (unsigned)(it->a >> 8);
         add(t, "pwrx %s%s%sc%u (c%u)", wr & 1 ? "int: " : "", wr & 4 ? "st: " : "",
@@ -225,13 +229,20 @@ bool ipt_flow_insn_text(const struct ntl_ipt_flow_item *it, struct ntl_ipt_space
     /* Lower-case hex, as the addresses around it. */
     ZydisFormatterSetProperty(&fmt, ZYDIS_FORMATTER_PROP_HEX_UPPERCASE, ZYAN_FALSE);
     if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, bytes, it->size, &z, ops))) {
-        /* FRED's returns, which Zydis 4 does not know (lib/ipt classes
-         * them by their bytes). */
+        /* FRED's returns and APX's JMPABS, which Zydis 4 does not know
+         * (lib/ipt classes them by their bytes). */
         bool fred = it->size == 4 && (bytes[0] == 0xf2 || bytes[0] == 0xf3) && bytes[1] == 0x0f &&
                     bytes[2] == 0x01 && bytes[3] == 0xca;
+        size_t j = it->size - 11u;
+        bool jmpabs = it->size >= 11 && bytes[j] == 0xd5 && bytes[j + 2] == 0xa1;
+        uint64_t to = 0;
+        for (int i = 7; jmpabs && i >= 0; i--)
+            to = to << 8 | bytes[j + 3 + (size_t)i];
         if (fred)
             snprintf(buf, size, "%s", bytes[0] == 0xf2 ? "erets" : "eretu");
-        return fred;
+        else if (jmpabs)
+            snprintf(buf, size, "jmpabs 0x%" PRIx64, to);
+        return fred || jmpabs;
     }
     return ZYAN_SUCCESS(ZydisFormatterFormatInstruction(&fmt, &z, ops, z.operand_count_visible, buf,
                                                         size, it->ip, NULL));
@@ -250,9 +261,11 @@ void ipt_flow_print(const struct ntl_ipt_flow_item *it, const struct ipt_flow_op
     }
     char text[160];
     ipt_flow_event_text(it, o, text, sizeof text);
+    printf("[");
     if (o->offset)
-        printf("[%016" PRIx64 "  %s]\n", off, text);
-    else
-        printf("[%s]\n", text);
+        printf("%016" PRIx64 "  ", off);
+    if (o->event_tsc && it->timed)
+        printf("%016" PRIx64 "  ", it->tsc);
+    printf("%s]\n", text);
 }
 #endif

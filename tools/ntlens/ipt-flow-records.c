@@ -17,6 +17,7 @@ static const char *kind_name(unsigned kind)
         [NTL_IPT_FL_PTWRITE] = "ptwrite",    [NTL_IPT_FL_EXSTOP] = "exstop",
         [NTL_IPT_FL_MWAIT] = "mwait",        [NTL_IPT_FL_CFE] = "cfe",
         [NTL_IPT_FL_IFLAGS] = "iflags",      [NTL_IPT_FL_TRIG] = "trig",
+        [NTL_IPT_FL_TICK] = "tick",
     };
     return kind < sizeof names / sizeof names[0] && names[kind] ? names[kind] : "unknown";
 }

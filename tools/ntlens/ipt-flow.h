@@ -34,6 +34,9 @@ struct ipt_image_specs {
 struct ipt_flow_opts {
     bool no_inst, check, quiet, stat, stat_insn, stat_blocks;
     bool event_ip, event_iflags, offset, resync_on_error;
+    bool show_blocks, end_on_call, end_on_jump; /* --block:* */
+    bool event_tsc, ticks;        /* --event:time, --event:tick */
+    bool keep_tcal_insn, keep_tcal_blocks; /* --insn: and --block:keep-tcal-on-ovf */
     bool calls, functions;        /* --calls, --functions: instead of the flow */
     bool import_opt;              /* --import-optimization for --pe and --etl modules */
     int decoder;                  /* IPT_FLOW_BLOCKS or IPT_FLOW_INSNS */
