@@ -1,10 +1,14 @@
 /* The kernel (MOF) classes beside the common ones in mof.c: the EventTrace
  * header and its extension events, the Windows 2000-2003 versions (0 and 1)
  * of Process, Thread, Image and SystemConfig, DiskIo v2 (Vista, 7), the
- * DiskIo driver-delay events, WorkerThread and PerfInfo's sampling-interval
- * events, as the kernel's MOF and Microsoft's class pages describe them.
+ * DiskIo driver-delay events, WorkerThread, CompCS, PerfInfo's
+ * sampling-interval and DebuggerEnabled events, PageFault's heap-range and
+ * ImageLoadBacked events and SplitIo, as the kernel's MOF and Microsoft's
+ * class pages describe them.
  * Each layout is consumed exactly by mof.c in the trace's pointer size. */
 #include "mof-internal.h"
+
+#define HEX NTL_ETL_OUT_HEX
 
 #define SYSTIME NTL_ETL_IN_SYSTEMTIME
 
@@ -106,6 +110,27 @@ static const struct mof_field interval_v2[] = {INTERVAL_FIELDS, {NULL, 0, 0}};
 static const struct mof_field interval_v3[] = {INTERVAL_FIELDS, {"SourceName", WSTR, 0},
                                                {NULL, 0, 0}};
 
+/* PageFault_HeapRangeRundown (100), _HeapRangeCreate (101),
+ * _HeapRangeTypeGroup (HRReserve 102, HRRelease 103), _HeapRangeDestroy
+ * (104), _ImageLoadBacked (105); SplitIo_Info (VolMgr). */
+static const struct mof_field hr_rundown[] = {
+    {"HeapHandle", P, 0}, {"HRFlags", X32, 0}, {"HRPid", U32, 0}, {"HRRangeCount", U32, 0},
+    {NULL, 0, 0},
+};
+static const struct mof_field hr_create[] = {
+    {"HeapHandle", P, 0}, {"FirstRangeSize", PTR, 0}, {"HRCreateFlags", X32, 0}, {NULL, 0, 0},
+};
+static const struct mof_field hr_range[] = {
+    {"HeapHandle", P, 0}, {"HRAddress", P, 0}, {"HRSize", PTR, 0}, {NULL, 0, 0},
+};
+static const struct mof_field hr_destroy[] = {{"HeapHandle", P, 0}, {NULL, 0, 0}};
+static const struct mof_field image_load_backed[] = {
+    {"FileObject", P, 0}, {"DeviceChar", X32, 0}, {"FileChar", U16, HEX},
+    {"LoadFlags", U16, HEX}, {NULL, 0, 0},
+};
+static const struct mof_field split_io[] = {{"ParentIrp", P, 0}, {"ChildIrp", P, 0},
+                                            {NULL, 0, 0}};
+
 /* SystemConfig_V0/V1 where they differ from v2: CPU (a 132-unit domain
  * name), LogDisk (no Pad3), NIC (fixed-size names and IPv4 addresses),
  * Services (fixed-size names, no state). */
@@ -143,6 +168,9 @@ static const uint8_t disk_init[] = {12, 13, 15, END}, op_14[] = {14, END};
 static const uint8_t op_34[] = {34, END}, drv_rets[] = {35, 53, END}, op_37[] = {37, END};
 static const uint8_t op_52[] = {52, END}, interval_ops[] = {72, 73, 74, END};
 static const uint8_t op_12[] = {12, END}, op_13[] = {13, END}, op_15[] = {15, END};
+static const uint8_t op_58[] = {58, END}, op_100[] = {100, END}, op_101[] = {101, END};
+static const uint8_t hr_ops[] = {102, 103, END}, op_104[] = {104, END}, op_105[] = {105, END};
+static const uint8_t op_32[] = {32, END};
 
 const struct mof_layout ntl_etl_mof_old[] = {
     {0x00, op_0, 2, 2, "EventTrace", header},
@@ -155,6 +183,7 @@ const struct mof_layout ntl_etl_mof_old[] = {
     {0x05, ends, 1, 1, "Thread", thread_v1_end},
     {0x05, op_36, 1, 1, "Thread", cswitch_v1},
     {0x05, op_57, 1, 2, "Thread", worker_thread},
+    {0x05, op_37, 2, 2, "Thread", empty},
     {0x14, op_10, 0, 0, "Image", image_v0},
     {0x14, op_10, 1, 1, "Image", image_v1},
     {0x01, disk_rw, 2, 2, "DiskIo", disk_rw_v2},
@@ -166,6 +195,13 @@ const struct mof_layout ntl_etl_mof_old[] = {
     {0x01, op_52, 2, 2, "DiskIo", drv_compl_req},
     {0x0F, interval_ops, 2, 2, "PerfInfo", interval_v2},
     {0x0F, interval_ops, 3, 3, "PerfInfo", interval_v3},
+    {0x0F, op_58, 2, 2, "PerfInfo", empty},
+    {0x02, op_100, 2, 2, "PageFault", hr_rundown},
+    {0x02, op_101, 2, 2, "PageFault", hr_create},
+    {0x02, hr_ops, 2, 2, "PageFault", hr_range},
+    {0x02, op_104, 2, 2, "PageFault", hr_destroy},
+    {0x02, op_105, 2, 2, "PageFault", image_load_backed},
+    {0x1B, op_32, 2, 2, "SplitIo", split_io},
     {0x0B, op_10, 0, 1, "SystemConfig", config_cpu_v0},
     {0x0B, op_12, 0, 1, "SystemConfig", config_logdisk_v0},
     {0x0B, op_13, 0, 1, "SystemConfig", config_nic_v0},

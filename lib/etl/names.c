@@ -136,6 +136,8 @@ static const struct opname opcodes[] = {
     {0x02, 10, "TransitionFault"}, {0x02, 11, "DemandZeroFault"}, {0x02, 12, "CopyOnWrite"},
     {0x02, 13, "GuardPageFault"}, {0x02, 14, "HardPageFault"}, {0x02, 15, "AccessViolation"},
     {0x02, 32, "HardFault"}, {0x02, 98, "VirtualAlloc"}, {0x02, 99, "VirtualFree"},
+    {0x02, 100, "HRRundown"}, {0x02, 101, "HRCreate"}, {0x02, 102, "HRReserve"},
+    {0x02, 103, "HRRelease"}, {0x02, 104, "HRDestroy"}, {0x02, 105, "ImageLoadBacked"},
     {0x03, 1, "Start"}, {0x03, 2, "End"}, {0x03, 3, "DCStart"}, {0x03, 4, "DCEnd"},
     {0x03, 10, "Load"}, {0x03, 11, "Terminate"}, {0x03, 32, "PerfCtr"},
     {0x03, 33, "PerfCtrRundown"}, {0x03, 39, "Defunct"},
@@ -145,7 +147,7 @@ static const struct opname opcodes[] = {
     {0x04, 71, "Rename"}, {0x04, 72, "DirEnum"}, {0x04, 73, "Flush"}, {0x04, 74, "QueryInfo"},
     {0x04, 75, "FSControl"}, {0x04, 76, "OperationEnd"}, {0x04, 77, "DirNotify"},
     {0x05, 1, "Start"}, {0x05, 2, "End"}, {0x05, 3, "DCStart"}, {0x05, 4, "DCEnd"},
-    {0x05, 36, "CSwitch"}, {0x05, 50, "ReadyThread"}, {0x05, 57, "WorkerThread"},
+    {0x05, 36, "CSwitch"}, {0x05, 37, "CompCS"}, {0x05, 50, "ReadyThread"}, {0x05, 57, "WorkerThread"},
     {0x05, 72, "SetName"},
     {0x06, 10, "Send"}, {0x06, 11, "Recv"}, {0x06, 12, "Connect"}, {0x06, 13, "Disconnect"},
     {0x06, 14, "Retransmit"}, {0x06, 15, "Accept"}, {0x06, 16, "Reconnect"}, {0x06, 17, "Fail"},
@@ -165,6 +167,7 @@ static const struct opname opcodes[] = {
     {0x0B, 14, "Video"}, {0x0B, 15, "Services"}, {0x0B, 16, "Power"}, {0x0B, 17, "Network"}, {0x0B, 21, "IRQ"},
     {0x0B, 22, "PnP"}, {0x0B, 23, "IDEChannel"},
     {0x0F, 46, "SampleProf"}, {0x0F, 51, "SysClEnter"}, {0x0F, 52, "SysClExit"},
+    {0x0F, 58, "DebuggerEnabled"},
     {0x0F, 66, "ThreadedDPC"}, {0x0F, 67, "ISR"}, {0x0F, 68, "DPC"}, {0x0F, 69, "TimerDPC"},
     {0x0F, 72, "SetInterval"}, {0x0F, 73, "CollectionStart"}, {0x0F, 74, "CollectionEnd"},
     {0x14, 2, "Unload"}, {0x14, 3, "DCStart"}, {0x14, 4, "DCEnd"}, {0x14, 10, "Load"},
@@ -173,6 +176,7 @@ static const struct opname opcodes[] = {
     {0x18, 36, "KeyRundown"}, {0x18, 37, "StackKeyKernel"}, {0x18, 38, "StackKeyUser"},
     {0x1A, 33, "SendMessage"}, {0x1A, 34, "ReceiveMessage"}, {0x1A, 35, "WaitForReply"},
     {0x1A, 36, "WaitForNewMessage"}, {0x1A, 37, "Unwait"},
+    {0x1B, 32, "VolMgr"},
 };
 
 /* The table is kept sorted by group and opcode: every kernel event of a

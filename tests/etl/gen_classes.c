@@ -1,8 +1,8 @@
 /* A trace with one event or more of each kernel class no shared trace
  * records (Registry, TcpIp v2, UdpIp Fail, ALPC, PageFault faults and
  * VirtualAlloc, ISR, SystemConfig CPU v2, Video, IRQ, PnP v2, FileIo's
- * operations, DiskIo v2 and its driver-delay events, WorkerThread,
- * SampledProfileInterval v2, and the versions 0 and 1 of Registry, TcpIp,
+ * operations, DiskIo v2 and its driver-delay events, WorkerThread, CompCS,
+ * SampledProfileInterval v2, PageFault heap ranges, SplitIo, and the versions 0 and 1 of Registry, TcpIp,
  * UdpIp, ISR, DPC, Process, Thread, CSwitch, Image, FileIo names and
  * SystemConfig), their
  * payloads laid out field by field from Microsoft's class pages, in either
@@ -222,7 +222,8 @@ static void file_io(struct gen *g, struct pb *p)
     emit(g, false, 0x04, 0, 0, p);                             /* v0 Name */
 }
 
-/* DiskIo v2, the driver-delay events, WorkerThread, SampledProfileInterval. */
+/* DiskIo v2, the driver-delay events, WorkerThread, SampledProfileInterval,
+ * CompCS, the PageFault heap-range events and ImageLoadBacked, SplitIo. */
 static void disk_and_more(struct gen *g, struct pb *p)
 {
     le(p, 0, 4); le(p, 0x60043, 4); le(p, 4096, 4); le(p, 0, 4); le(p, 1ull << 35, 8);
@@ -240,6 +241,17 @@ static void disk_and_more(struct gen *g, struct pb *p)
     emit(g, false, 0x05, 57, 2, p);                            /* WorkerThread */
     le(p, 0, 4); le(p, 5000, 4); le(p, 10000, 4);
     emit(g, false, 0x0F, 72, 2, p);                            /* SetInterval v2 */
+    emit(g, false, 0x05, 37, 2, p);                            /* CompCS, no payload */
+    ptr(p, 0x4a0000); le(p, 2, 4); le(p, 1240, 4); le(p, 3, 4);
+    emit(g, false, 0x02, 100, 2, p);                           /* HRRundown */
+    ptr(p, 0x4a0000); ptr(p, 0x10000); le(p, 0x1002, 4);
+    emit(g, false, 0x02, 101, 2, p);                           /* HRCreate */
+    ptr(p, 0x4a0000); ptr(p, 0x4b0000); ptr(p, 0x8000);
+    emit(g, false, 0x02, 103, 2, p);                           /* HRRelease */
+    ptr(p, 0x7000); le(p, 0x20, 4); le(p, 0x100, 2); le(p, 1, 2);
+    emit(g, false, 0x02, 105, 2, p);                           /* ImageLoadBacked */
+    ptr(p, 0x9200); ptr(p, 0x9208);
+    emit(g, false, 0x1B, 32, 2, p);                            /* SplitIo VolMgr */
 }
 
 /* The Windows 2000-2003 versions of Process, Thread, CSwitch, Image, SystemConfig. */

@@ -14,7 +14,8 @@ and the kernel's MOF for the CPU v3 and PnP v4 tails; the FileIo_* classes
 and FileIo_V0/V1_Name; EventTrace_Header, Header_Extension_TypeGroup,
 RDComplete; Process_V0/V1, Thread_V0/V1, CSwitch_V1, WorkerThread, Image_V0/V1,
 DiskIo v2 and its driver-delay classes, SampledProfileInterval (v3 adds the
-source's name), SystemConfig_V0/V1), with no code shared with lib/etl. Layouts are lists of
+source's name), SystemConfig_V0/V1, CompCS, DebuggerEnabled, the PageFault
+heap-range classes and PageFault_ImageLoadBacked, SplitIo_Info), with no code shared with lib/etl. Layouts are lists of
 name:kind: p pointer (hex), n pointer-sized count, I u32, i s32, x u32 in
 hex, q/Q s64/u64, B u8, b u8 in hex, H u16, P a big-endian port, 4 and 6
 IPv4 and IPv6 addresses, s WmiSid, a ANSI string, w UTF-16 string, W an
@@ -175,6 +176,12 @@ OLDER = {  # the EventTrace classes, FileIo, and versions before and beside the 
     (1, (52,), 2): "RoutineAddr:p Irp:p UniqMatchId:I",
     (0x0F, (72, 73, 74), 2): "Source:I NewInterval:I OldInterval:I",
     (0x0F, (72, 73, 74), 3): "Source:I NewInterval:I OldInterval:I SourceName:w",
+    (5, (37,), 2): "", (0x0F, (58,), 2): "",  # CompCS, DebuggerEnabled
+    (2, (100,), 2): "HeapHandle:p HRFlags:x HRPid:I HRRangeCount:I",
+    (2, (101,), 2): "HeapHandle:p FirstRangeSize:n HRCreateFlags:x",
+    (2, (102, 103), 2): "HeapHandle:p HRAddress:p HRSize:n", (2, (104,), 2): "HeapHandle:p",
+    (2, (105,), 2): "FileObject:p DeviceChar:x FileChar:c LoadFlags:c",
+    (0x1B, (32,), 2): "ParentIrp:p ChildIrp:p",
 }
 for v in (0, 1):  # SystemConfig_V0 and _V1 are the same
     OLDER.update({
