@@ -50,9 +50,11 @@ struct mof_layout {
 #define U64 NTL_ETL_IN_UINT64
 
 /* The class tables beside mof.c's: mof_classes.c (Registry, TcpIp v2,
- * ALPC, PageFault faults and VirtualAlloc, PerfInfo ISR) and mof_config.c
- * (SystemConfig). */
-extern const struct mof_layout ntl_etl_mof_more[], ntl_etl_mof_config[];
-extern const size_t ntl_etl_mof_nmore, ntl_etl_mof_nconfig;
+ * ALPC, PageFault faults and VirtualAlloc, PerfInfo ISR), mof_config.c
+ * (SystemConfig), mof_fileio.c (FileIo) and mof_old.c (the EventTrace
+ * header and extension, versions 0 and 1, DiskIo v2 and the rest). */
+extern const struct mof_layout ntl_etl_mof_more[], ntl_etl_mof_config[], ntl_etl_mof_fileio[],
+    ntl_etl_mof_old[];
+extern const size_t ntl_etl_mof_nmore, ntl_etl_mof_nconfig, ntl_etl_mof_nfileio, ntl_etl_mof_nold;
 
 #endif

@@ -243,7 +243,9 @@ int ntl_etl_mof_begin(struct ntl_etl_mof *d, const struct ntl_etl_event *ev)
         return 0;
     if (!(l = find(layouts, sizeof layouts / sizeof layouts[0], ev)) &&
         !(l = find(ntl_etl_mof_more, ntl_etl_mof_nmore, ev)) &&
-        !(l = find(ntl_etl_mof_config, ntl_etl_mof_nconfig, ev)))
+        !(l = find(ntl_etl_mof_config, ntl_etl_mof_nconfig, ev)) &&
+        !(l = find(ntl_etl_mof_fileio, ntl_etl_mof_nfileio, ev)) &&
+        !(l = find(ntl_etl_mof_old, ntl_etl_mof_nold, ev)))
         return 0;
     d->class_name = l->class_name;
     d->layout = l->fields;
@@ -281,7 +283,7 @@ static bool extent(const struct mof_field *m, const uint8_t *p, size_t n, size_t
     switch (m->type) {
     case U8: case S8: *len = 1; break;
     case U16: case S16: *len = 2; break;
-    case GUID: *len = 16; break;
+    case GUID: case NTL_ETL_IN_SYSTEMTIME: *len = 16; break;
     case U32: case S32: case X32: *len = 4; break;
     case NTL_ETL_IN_FILETIME: case NTL_ETL_IN_INT64: case NTL_ETL_IN_UINT64: *len = 8; break;
     case IPV6: *len = 16; break;

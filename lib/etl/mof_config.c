@@ -1,6 +1,8 @@
 /* SystemConfig (group 0x0B): the hardware and network configuration the
  * kernel logger writes at a trace's end, v2 classes as Microsoft's
- * SystemConfig pages describe them, and CPU v3 and PnP v4. */
+ * SystemConfig pages describe them (PhyDisk, Video, Power, IRQ and PnP are
+ * the same in v0 and v1; the others' v0/v1 are in mof_old.c), and CPU v3
+ * and PnP v4. */
 #include "mof-internal.h"
 
 #define HEX NTL_ETL_OUT_HEX
@@ -83,14 +85,14 @@ static const uint8_t cfg_23[] = {23, END};
 const struct mof_layout ntl_etl_mof_config[] = {
     {0x0B, cfg_10, 2, 2, "SystemConfig", config_cpu_v2},
     {0x0B, cfg_10, 3, 3, "SystemConfig", config_cpu_v3},
-    {0x0B, cfg_11, 2, 2, "SystemConfig", config_phydisk},
+    {0x0B, cfg_11, 0, 2, "SystemConfig", config_phydisk},
     {0x0B, cfg_12, 2, 2, "SystemConfig", config_logdisk},
     {0x0B, cfg_13, 2, 2, "SystemConfig", config_nic},
-    {0x0B, cfg_14, 2, 2, "SystemConfig", config_video},
-    {0x0B, cfg_16, 2, 2, "SystemConfig", config_power},
+    {0x0B, cfg_14, 0, 2, "SystemConfig", config_video},
+    {0x0B, cfg_16, 0, 2, "SystemConfig", config_power},
     {0x0B, cfg_17, 2, 2, "SystemConfig", config_network},
-    {0x0B, cfg_21, 2, 2, "SystemConfig", config_irq},
-    {0x0B, cfg_22, 2, 2, "SystemConfig", config_pnp_v2},
+    {0x0B, cfg_21, 0, 2, "SystemConfig", config_irq},
+    {0x0B, cfg_22, 0, 2, "SystemConfig", config_pnp_v2},
     {0x0B, cfg_22, 4, 4, "SystemConfig", config_pnp_v4},
     {0x0B, cfg_23, 2, 2, "SystemConfig", config_ide},
 };

@@ -1,7 +1,10 @@
 /* A trace with one event or more of each kernel class no shared trace
  * records (Registry, TcpIp v2, UdpIp Fail, ALPC, PageFault faults and
- * VirtualAlloc, ISR, SystemConfig CPU v2, Video, IRQ, PnP v2, and the
- * versions 0 and 1 of Registry, TcpIp, UdpIp, ISR and DPC), their
+ * VirtualAlloc, ISR, SystemConfig CPU v2, Video, IRQ, PnP v2, FileIo's
+ * operations, DiskIo v2 and its driver-delay events, WorkerThread, CompCS,
+ * SampledProfileInterval v2, PageFault heap ranges, SplitIo, and the versions 0 and 1 of Registry, TcpIp,
+ * UdpIp, ISR, DPC, Process, Thread, CSwitch, Image, FileIo names and
+ * SystemConfig), their
  * payloads laid out field by field from Microsoft's class pages, in either
  * pointer size. Classes with a process id in the payload come in PERFINFO
  * headers, which carry none, so the tool must take it from the payload. */
@@ -194,6 +197,101 @@ static void process_thread(struct gen *g, struct pb *p)
     emit(g, false, 0x05, 1, 2, p);                             /* Thread v2 Start */
 }
 
+/* FileIo_Create, _SimpleOp, _ReadWrite, _Info, _DirEnum, _OpEnd (v2: TTID
+ * pointer-sized) and the v0/v1 Name events. */
+static void file_io(struct gen *g, struct pb *p)
+{
+    ptr(p, 0x9000); ptr(p, 704); ptr(p, 0x7000); le(p, 0x01000060, 4); le(p, 0x80, 4);
+    le(p, 7, 4); wstr(p, "\\Device\\HarddiskVolume2\\ntlens.txt", 0);
+    emit(g, false, 0x04, 64, 2, p);                            /* Create */
+    ptr(p, 0x9008); ptr(p, 704); ptr(p, 0x7000); ptr(p, 0x6000);
+    emit(g, false, 0x04, 66, 2, p);                            /* Close */
+    le(p, 1ull << 33, 8); ptr(p, 0x9010); ptr(p, 704); ptr(p, 0x7000); ptr(p, 0x6000);
+    le(p, 512, 4); le(p, 0x60900, 4);
+    emit(g, false, 0x04, 67, 2, p);                            /* Read */
+    ptr(p, 0x9018); ptr(p, 704); ptr(p, 0x7000); ptr(p, 0x6000); ptr(p, 0x88); le(p, 10, 4);
+    emit(g, false, 0x04, 71, 2, p);                            /* Rename */
+    ptr(p, 0x9020); ptr(p, 704); ptr(p, 0x7000); ptr(p, 0x6000); le(p, 616, 4); le(p, 37, 4);
+    le(p, 0, 4); wstr(p, "*.dll", 0);
+    emit(g, false, 0x04, 72, 2, p);                            /* DirEnum */
+    ptr(p, 0x9020); ptr(p, 0x200); le(p, 0xc0000034, 4);
+    emit(g, false, 0x04, 76, 2, p);                            /* OperationEnd */
+    ptr(p, 0x7008); wstr(p, "\\Device\\HarddiskVolume1\\boot.ini", 0);
+    emit(g, false, 0x04, 32, 1, p);                            /* v1 FileCreate */
+    ptr(p, 0x7010); wstr(p, "\\Device\\Floppy0", 0);
+    emit(g, false, 0x04, 0, 0, p);                             /* v0 Name */
+}
+
+/* DiskIo v2, the driver-delay events, WorkerThread, SampledProfileInterval,
+ * CompCS, the PageFault heap-range events and ImageLoadBacked, SplitIo. */
+static void disk_and_more(struct gen *g, struct pb *p)
+{
+    le(p, 0, 4); le(p, 0x60043, 4); le(p, 4096, 4); le(p, 0, 4); le(p, 1ull << 35, 8);
+    ptr(p, 0x7000); ptr(p, 0x9100); le(p, 12345, 8);
+    emit(g, false, 0x01, 10, 2, p);                            /* DiskIo v2 Read */
+    ptr(p, 0x9100);
+    emit(g, false, 0x01, 12, 2, p);                            /* DiskIo v2 ReadInit */
+    le(p, 1, 4); le(p, 0x60000, 4); le(p, 777, 8); ptr(p, 0x9108);
+    emit(g, false, 0x01, 14, 2, p);                            /* DiskIo v2 FlushBuffers */
+    le(p, 3, 4); le(p, 0, 4); ptr(p, 0x80401000); ptr(p, 0x7000); ptr(p, 0x9110); le(p, 42, 4);
+    emit(g, false, 0x01, 34, 2, p);                            /* DrvMjFnCall */
+    ptr(p, 0x9110); le(p, 42, 4);
+    emit(g, false, 0x01, 53, 2, p);                            /* DrvComplReqRet */
+    le(p, 708, 4); le(p, 555, 8); ptr(p, 0x80402000);
+    emit(g, false, 0x05, 57, 2, p);                            /* WorkerThread */
+    le(p, 0, 4); le(p, 5000, 4); le(p, 10000, 4);
+    emit(g, false, 0x0F, 72, 2, p);                            /* SetInterval v2 */
+    emit(g, false, 0x05, 37, 2, p);                            /* CompCS, no payload */
+    ptr(p, 0x4a0000); le(p, 2, 4); le(p, 1240, 4); le(p, 3, 4);
+    emit(g, false, 0x02, 100, 2, p);                           /* HRRundown */
+    ptr(p, 0x4a0000); ptr(p, 0x10000); le(p, 0x1002, 4);
+    emit(g, false, 0x02, 101, 2, p);                           /* HRCreate */
+    ptr(p, 0x4a0000); ptr(p, 0x4b0000); ptr(p, 0x8000);
+    emit(g, false, 0x02, 103, 2, p);                           /* HRRelease */
+    ptr(p, 0x7000); le(p, 0x20, 4); le(p, 0x100, 2); le(p, 1, 2);
+    emit(g, false, 0x02, 105, 2, p);                           /* ImageLoadBacked */
+    ptr(p, 0x9200); ptr(p, 0x9208);
+    emit(g, false, 0x1B, 32, 2, p);                            /* SplitIo VolMgr */
+}
+
+/* The Windows 2000-2003 versions of Process, Thread, CSwitch, Image, SystemConfig. */
+static void old_system(struct gen *g, struct pb *p)
+{
+    ptr(p, 8); ptr(p, 4); le(p, 0, 4); memcpy(p->b + p->n, "smss.exe", 9); p->n += 9;
+    emit(g, false, 0x03, 1, 0, p);                             /* Process v0 Start */
+    ptr(p, 0x3c000); le(p, 400, 4); le(p, 8, 4); le(p, 0, 4); le(p, 0, 4); le(p, 0, 4);
+    memcpy(p->b + p->n, "winlogon.exe", 13); p->n += 13;
+    emit(g, false, 0x03, 3, 1, p);                             /* Process v1 DCStart */
+    le(p, 404, 4); le(p, 400, 4);
+    emit(g, false, 0x05, 2, 0, p);                             /* Thread v0 End */
+    le(p, 400, 4); le(p, 408, 4);
+    for (uint64_t i = 1; i <= 6; i++)
+        ptr(p, 0x2000 * i);
+    le(p, (uint8_t)-1, 1);
+    emit(g, false, 0x05, 1, 1, p);                             /* Thread v1 Start */
+    le(p, 400, 4); le(p, 408, 4);
+    emit(g, false, 0x05, 4, 1, p);                             /* Thread v1 DCEnd */
+    le(p, 408, 4); le(p, 0, 4); le(p, 9, 1); le(p, 0, 1); le(p, 6, 1); le(p, (uint8_t)-2, 1);
+    le(p, 5, 1); le(p, 1, 1); le(p, 5, 1); le(p, 0, 1); le(p, 0x1234, 4);
+    emit(g, false, 0x05, 36, 1, p);                            /* CSwitch v1 */
+    ptr(p, 0x77f50000); le(p, 0xa7000, 4); wstr(p, "\\WINDOWS\\system32\\ntdll.dll", 0);
+    emit(g, false, 0x14, 10, 0, p);                            /* Image v0 Load */
+    ptr(p, 0x7c800000); ptr(p, 0xf6000); le(p, 400, 4); wstr(p, "kernel32.dll", 0);
+    emit(g, false, 0x14, 10, 1, p);                            /* Image v1 Load */
+    le(p, 2000, 4); le(p, 1, 4); le(p, 512, 4); le(p, 4096, 4); le(p, 65536, 4);
+    wstr(p, "XP-PC", 256); wstr(p, "MSHOME", 132); ptr(p, 0);
+    emit(g, false, 0x0B, 10, 1, p);                            /* CPU v1 */
+    wstr(p, "Intel PRO/100", 256); le(p, 2, 4); le(p, 6, 4); wstr(p, "abcdef", 8); le(p, 0, 4);
+    for (int i = 0; i < 10; i++)
+        le(p, i == 0 ? 0x0200a8c0 : 0, 4);
+    le(p, 0, 4);
+    emit(g, false, 0x0B, 13, 0, p);                            /* NIC v0 */
+    wstr(p, "Dhcp", 34); wstr(p, "DHCP Client", 256); wstr(p, "svchost.exe", 34); le(p, 900, 4);
+    emit(g, false, 0x0B, 15, 1, p);                            /* Services v1 */
+    le(p, 0x3f, 8); le(p, 1, 4); le(p, 5, 4); wstr(p, "i8042", 0);
+    emit(g, false, 0x0B, 21, 0, p);                            /* IRQ v0 */
+}
+
 void gen_classes_file(struct gen *g, int pointer_size)
 {
     struct pb *p = calloc(1, sizeof *p);
@@ -205,6 +303,9 @@ void gen_classes_file(struct gen *g, int pointer_size)
     config(g, p);
     old_versions(g, p);
     process_thread(g, p);
+    file_io(g, p);
+    disk_and_more(g, p);
+    old_system(g, p);
     gen_finish(g);
     free(p);
 }

@@ -10,14 +10,18 @@ SystemConfig_V3_Services, UdpIp_TypeGroup1, the IPv6 UdpIp and TcpIp
 classes, SystemConfig_CPU/PhyDisk/LogDisk/NIC/Video/Power/Network/IRQ/PnP/IDEChannel,
 Registry_TypeGroup1, TcpIp_SendIPV4 and TcpIp_TypeGroup1-4, TcpIp_Fail, UdpIp_Fail,
 the ALPC classes, PageFault_TypeGroup1, PageFault_VirtualAlloc, ISR
-and the kernel's MOF for the CPU v3 and PnP v4 tails), with no code shared
-with lib/etl. Layouts are lists of
+and the kernel's MOF for the CPU v3 and PnP v4 tails; the FileIo_* classes
+and FileIo_V0/V1_Name; EventTrace_Header, Header_Extension_TypeGroup,
+RDComplete; Process_V0/V1, Thread_V0/V1, CSwitch_V1, WorkerThread, Image_V0/V1,
+DiskIo v2 and its driver-delay classes, SampledProfileInterval (v3 adds the
+source's name), SystemConfig_V0/V1, CompCS, DebuggerEnabled, the PageFault
+heap-range classes and PageFault_ImageLoadBacked, SplitIo_Info), with no code shared with lib/etl. Layouts are lists of
 name:kind: p pointer (hex), n pointer-sized count, I u32, i s32, x u32 in
 hex, q/Q s64/u64, B u8, b u8 in hex, H u16, P a big-endian port, 4 and 6
 IPv4 and IPv6 addresses, s WmiSid, a ANSI string, w UTF-16 string, W an
 optional trailing UTF-16 string, T FILETIME, S pointers to the end, F<n> a
 char16[n] array (the text up to its first NUL), G a GUID, X u64 in hex, c
-u16 in hex, h s16, L UTF-16 strings to the end. Reads the buffers with
+u16 in hex, h s16, L UTF-16 strings to the end, Y SYSTEMTIME. Reads the buffers with
 etl_ref.
 
     mof_ref.py FILE.etl   (one JSON line per decoded event)
@@ -127,6 +131,72 @@ MORE = {  # (group, opcodes, version): layout, from the pages of the classes no 
     (0x0F, (68, 69), 1): "InitialTime:Q Routine:p",
 }
 
+FILEIO_HEAD = "IrpPtr:p TTID:n FileObject:p"  # TTID is pointer-sized in v2
+# TIME_ZONE_INFORMATION (172 bytes), padded to the MOF's 176
+TIME_ZONE = "TimeZoneBias:i StandardName:F32 StandardDate:Y StandardBias:i DaylightName:F32 " \
+            "DaylightDate:Y DaylightBias:i TimeZonePad:I"
+HEADER = "BufferSize:I Version:x ProviderVersion:I NumberOfProcessors:I EndTime:T " \
+         "TimerResolution:I MaxFileSize:I LogFileMode:x BuffersWritten:I StartBuffers:I " \
+         "PointerSize:I EventsLost:I CPUSpeed:I LoggerName:p LogFileName:p " + TIME_ZONE + \
+         " BootTime:T PerfFreq:Q StartTime:T ReservedFlags:x BuffersLost:I " \
+         "SessionNameString:w LogFileNameString:w"
+DISK_RW_V2 = "DiskNumber:I IrpFlags:x TransferSize:I Reserved:I ByteOffset:q FileObject:p " \
+             "Irp:p HighResResponseTime:Q"
+OLDER = {  # the EventTrace classes, FileIo, and versions before and beside the common ones
+    (0, (0,), 2): HEADER,
+    (0, (5, 32), 2): " ".join("GroupMask%d:x" % i for i in range(1, 9)) + " KernelEventVersion:x",
+    (0, (8,), 2): "",
+    (4, (0,), 0): FILE_NAME, (4, (0, 32), 1): FILE_NAME,
+    (4, (64,), 2): FILEIO_HEAD + " CreateOptions:x FileAttributes:x ShareAccess:x OpenPath:w",
+    (4, (65, 66, 73), 2): FILEIO_HEAD + " FileKey:p",
+    (4, (67, 68), 2): "Offset:Q " + FILEIO_HEAD + " FileKey:p IoSize:I IoFlags:x",
+    (4, (69, 70, 71, 74, 75), 2): FILEIO_HEAD + " FileKey:p ExtraInfo:p InfoClass:I",
+    (4, (72, 77), 2): FILEIO_HEAD + " FileKey:p Length:I InfoClass:I FileIndex:I FileName:w",
+    (4, (76,), 2): "IrpPtr:p ExtraInfo:p NtStatus:x",
+    (3, (1, 2, 3, 4), 0): "ProcessId:n ParentId:n UserSID:s ImageFileName:a",
+    (3, (1, 2, 3, 4), 1): "PageDirectoryBase:p ProcessId:I ParentId:I SessionId:I ExitStatus:i "
+                          "UserSID:s ImageFileName:a",
+    (5, (1, 2, 3, 4), 0): "TThreadId:I ProcessId:I",
+    (5, (1, 3), 1): "ProcessId:I TThreadId:I StackBase:p StackLimit:p UserStackBase:p "
+                    "UserStackLimit:p StartAddr:p Win32StartAddr:p WaitMode:j",
+    (5, (2, 4), 1): "ProcessId:I TThreadId:I",
+    (5, (36,), 1): "NewThreadId:I OldThreadId:I NewThreadPriority:j OldThreadPriority:j "
+                   "NewThreadQuantum:j OldThreadQuantum:j OldThreadWaitReason:j "
+                   "OldThreadWaitMode:j OldThreadState:j OldThreadWaitIdealProcessor:j "
+                   "NewThreadWaitTime:I",
+    (5, (57,), 1): "TThreadId:I StartTime:Q ThreadRoutine:p",
+    (5, (57,), 2): "TThreadId:I StartTime:Q ThreadRoutine:p",
+    (0x14, (10,), 0): "BaseAddress:p ModuleSize:I ImageFileName:w",
+    (0x14, (10,), 1): "ImageBase:p ImageSize:p ProcessId:I FileName:w",
+    (1, (10, 11), 2): DISK_RW_V2, (1, (12, 13, 15), 2): "Irp:p",
+    (1, (14,), 2): "DiskNumber:I IrpFlags:x HighResResponseTime:Q Irp:p",
+    (1, (34,), 2): "MajorFunction:I MinorFunction:I RoutineAddr:p FileObject:p Irp:p "
+                   "UniqMatchId:I",
+    (1, (35, 53), 2): "Irp:p UniqMatchId:I", (1, (37,), 2): "Routine:p IrpPtr:p UniqMatchId:I",
+    (1, (52,), 2): "RoutineAddr:p Irp:p UniqMatchId:I",
+    (0x0F, (72, 73, 74), 2): "Source:I NewInterval:I OldInterval:I",
+    (0x0F, (72, 73, 74), 3): "Source:I NewInterval:I OldInterval:I SourceName:w",
+    (5, (37,), 2): "", (0x0F, (58,), 2): "",  # CompCS, DebuggerEnabled
+    (2, (100,), 2): "HeapHandle:p HRFlags:x HRPid:I HRRangeCount:I",
+    (2, (101,), 2): "HeapHandle:p FirstRangeSize:n HRCreateFlags:x",
+    (2, (102, 103), 2): "HeapHandle:p HRAddress:p HRSize:n", (2, (104,), 2): "HeapHandle:p",
+    (2, (105,), 2): "FileObject:p DeviceChar:x FileChar:c LoadFlags:c",
+    (0x1B, (32,), 2): "ParentIrp:p ChildIrp:p",
+}
+for v in (0, 1):  # SystemConfig_V0 and _V1 are the same
+    OLDER.update({
+        (0x0B, (10,), v): CPU_V2.replace("F134", "F132"),
+        (0x0B, (11,), v): CONFIG[(11, 2)], (0x0B, (12,), v): CONFIG[(12, 2)][:-len(" Pad3:I")],
+        (0x0B, (13,), v): "NICName:F256 Index:I PhysicalAddrLen:I PhysicalAddr:F8 Size:I " +
+                          " ".join(n + ":i" for n in (
+                              "IpAddress", "SubnetMask", "DhcpServer", "Gateway",
+                              "PrimaryWinsServer", "SecondaryWinsServer", "DnsServer1",
+                              "DnsServer2", "DnsServer3", "DnsServer4")) + " Data:I",
+        (0x0B, (14,), v): MORE[(0x0B, (14,), 2)], (0x0B, (15,), v):
+            "ServiceName:F34 DisplayName:F256 ProcessName:F34 ProcessId:I",
+        (0x0B, (16,), v): CONFIG[(16, 2)], (0x0B, (21,), v): MORE[(0x0B, (21,), 2)],
+        (0x0B, (22,), v): MORE[(0x0B, (22,), 2)]})
+
 # (group, opcode, version) -> layout
 LAYOUTS = {}
 for op in (1, 2, 3, 4, 39):
@@ -150,6 +220,7 @@ LAYOUTS.update({(0x18, 37, 2): STACK_KEY_REF, (0x18, 38, 2): STACK_KEY_REF,
                 (0x18, 36, 2): STACK_KEY_DEF, (0x0B, 15, 3): SERVICES_V3})
 LAYOUTS.update({(0x0B, op, v): layout for (op, v), layout in CONFIG.items()})
 LAYOUTS.update({(g, op, v): layout for (g, ops, v), layout in MORE.items() for op in ops})
+LAYOUTS.update({(g, op, v): layout for (g, ops, v), layout in OLDER.items() for op in ops})
 KERNEL = {"system": 32, "compact": 24, "perfinfo": 16}
 
 
@@ -183,6 +254,16 @@ def decode(layout, p, psz):
             while pos < len(p):
                 text, pos = utf16(p, pos)
                 out[name].append(text)
+            continue
+        if kind == "Y":
+            w = struct.unpack_from("<8H", p, pos)
+            out[name] = "%04u-%02u-%02uT%02u:%02u:%02u.%03u" % (w[0], w[1], w[3], w[4], w[5],
+                                                                w[6], w[7])
+            pos += 16
+            continue
+        if kind == "j":
+            out[name] = struct.unpack_from("<b", p, pos)[0]
+            pos += 1
             continue
         if kind == "G":
             out[name] = str(uuid.UUID(bytes_le=bytes(p[pos:pos + 16])))
@@ -256,7 +337,7 @@ def events(path):
         marker = struct.unpack_from("<H", rec, 0)[0]
         hook = struct.unpack_from("<H", rec, 6)[0]
         layout = LAYOUTS.get((hook >> 8, hook & 0xFF, marker & 0xFF))
-        if not layout:
+        if layout is None:
             continue
         ext = (8 if marker & 0x8000 else 0) + 8 * ((marker >> 8) & 7)
         size = struct.unpack_from("<H", rec, 4)[0]

@@ -571,11 +571,14 @@ def test_kernel_classes(tmp):
         subprocess.run([GEN, "classes" + size, path], check=True)
         want = list(mof_ref.events(path))
         got = [json.loads(line) for line in run("etl", "events", "--stream", "-f", "jsonl",
-                                                 path).stdout.splitlines()][1:]
-        check(len(got) == 31 and [r["fields"] for r in got] == want and
+                                                 path).stdout.splitlines()]
+        check(len(got) == 65 and [r["fields"] for r in got] == want and
               not any(r["decode_error"] for r in got),
-              "%s-bit: 31 kernel events of 23 classes and versions decode as mof_ref says (%d, %d)"
-              % (size, len(got), len(want)))
+              "%s-bit: the header and 64 kernel events (64 classes and versions) decode as "
+              "mof_ref says (%d, %d)" % (size, len(got), len(want)))
+        check(got[0]["fields"]["PointerSize"] == int(size) // 8 and
+              got[0]["fields"]["LogFileNameString"] == "C:\\classes.etl",
+              "%s-bit: the EventTrace header in the trace's pointer size" % size)
         perfinfo = [r for r in got if r["kind"] == "perfinfo"]
         check(len(perfinfo) == 14 and all(
             r["pid"] == (r["fields"].get("PID") or r["fields"].get("ProcessId")) for r in perfinfo),
@@ -583,7 +586,8 @@ def test_kernel_classes(tmp):
             "payload, ISR has none" % size)
         names = [r["event"] for r in got]
         check("Alpc/WaitForNewMessage" in names and "TcpIp/AcceptIPV6" in names and
-              "Registry/Open" in names and "PageFault/VirtualAlloc" in names, "event names")
+              "Registry/Open" in names and "PageFault/VirtualAlloc" in names and
+              "FileIo/Create" in names and "FileIo/OperationEnd" in names, "event names")
 
 
 def main():
