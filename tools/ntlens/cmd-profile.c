@@ -318,7 +318,9 @@ static int read_trace(struct etl_cli *c, struct ntl_profile *p, struct ntl_profi
 static int from_trace(struct etl_cli *c, struct ntl_profile *p, const struct profile_opts *po)
 {
     /* File order: the log puts the samples in time order, each meeting
-     * the modules and threads of its time. */
+     * the modules and threads of its time. Decompressing is the largest
+     * part of reading: a second thread does it ahead. */
+    c->decompress_ahead = true;
     int rc = etl_cli_open(c, po->etl);
     if (rc)
         return rc;
