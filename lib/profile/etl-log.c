@@ -1,7 +1,7 @@
 /* The profile's events of a trace read in file order, applied in time
  * order (ntl_profile_etl_log_*): a compact record for each sample, image,
- * process and thread event (and each error), sorted by time once, without
- * keeping the decompressed trace as a sorted reader must. */
+ * process and thread event (and each error), merged by time as they are
+ * fed, without keeping the decompressed trace as a sorted reader must. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,10 +31,14 @@ struct log_image {
     uint32_t pid;
 };
 
+struct run;
+
 struct ntl_profile_etl_log {
     struct rec *recs;
-    size_t n, cap, next;
-    bool sorted;
+    size_t n, cap;
+    bool sorted;               /* being fed: runs and heap are set */
+    struct run *runs;
+    size_t *heap, nheap;       /* runs with records left, by next record */
     struct log_image *images;
     size_t nimages, cap_images;
     struct ntl_error *errors;
@@ -55,6 +59,8 @@ void ntl_profile_etl_log_free(struct ntl_profile_etl_log *log)
     if (!log)
         return;
     free(log->recs);
+    free(log->runs);
+    free(log->heap);
     free(log->images);
     free(log->errors);
     ntl_buf_free(&log->names);
@@ -185,54 +191,70 @@ int ntl_profile_etl_log_add(struct ntl_profile_etl_log *log, struct ntl_profile_
 
 /* ---- in time order ---------------------------------------------------- */
 
-/* Where the ascending run that starts at i ends. */
-static size_t run_end(const struct rec *a, size_t i, size_t n)
+/* The records are ascending runs in file order (a buffer's events are in
+ * time order); they are merged as they are fed, from a heap of the runs
+ * by (time of the next record, run): equal times come in file order, the
+ * order a sorted reader gives. */
+struct run {
+    size_t at, end;
+};
+
+static bool run_before(const struct ntl_profile_etl_log *log, size_t x, size_t y)
 {
-    while (++i < n && a[i - 1].ts <= a[i].ts)
-        ;
-    return i;
+    uint64_t tx = log->recs[log->runs[x].at].ts, ty = log->recs[log->runs[y].at].ts;
+    return tx != ty ? tx < ty : x < y;
 }
 
-/* Merges two adjacent runs, the left one's first on equal times (stable). */
-static void merge(const struct rec *l, size_t nl, const struct rec *r, size_t nr, struct rec *out)
+/* Restores the heap below slot i. */
+static void sift(struct ntl_profile_etl_log *log, size_t i)
 {
-    while (nl && nr) {
-        if (r->ts < l->ts)
-            *out++ = *r++, nr--;
-        else
-            *out++ = *l++, nl--;
-    }
-    memcpy(out, l, nl * sizeof *l);
-    memcpy(out + nl, r, nr * sizeof *r);
-}
-
-/* Sorts by time, file order among equal times: the order a sorted reader
- * gives the same events. Each buffer's events are one ascending run, so a
- * natural merge sort takes log2(buffers) passes. 0, or -1 out of memory. */
-static int sort_recs(struct rec *a, size_t n)
-{
-    if (n < 2 || run_end(a, 0, n) == n)
-        return 0;
-    struct rec *tmp = malloc(n * sizeof *tmp), *src = a, *dst = tmp;
-    if (!tmp)
-        return -1;
-    for (;;) {
-        size_t runs = 0;
-        for (size_t i = 0; i < n; runs++) {
-            size_t mid = run_end(src, i, n), end = mid < n ? run_end(src, mid, n) : n;
-            merge(src + i, mid - i, src + mid, end - mid, dst + i);
-            i = end;
-        }
-        struct rec *t = src;
-        src = dst;
-        dst = t;
-        if (runs == 1)
+    size_t *h = log->heap, n = log->nheap, top = h[i];
+    for (size_t c; (c = 2 * i + 1) < n; i = c) {
+        if (c + 1 < n && run_before(log, h[c + 1], h[c]))
+            c++;
+        if (!run_before(log, h[c], top))
             break;
+        h[i] = h[c];
     }
-    if (src != a)
-        memcpy(a, src, n * sizeof *a);
-    free(tmp);
+    h[i] = top;
+}
+
+/* The runs and their heap. 0, or -1 out of memory. */
+static int find_runs(struct ntl_profile_etl_log *log)
+{
+    size_t nruns = 0;
+    for (size_t i = 0; i < log->n; i++)
+        nruns += !i || log->recs[i].ts < log->recs[i - 1].ts;
+    log->runs = malloc((nruns ? nruns : 1) * sizeof *log->runs);
+    log->heap = malloc((nruns ? nruns : 1) * sizeof *log->heap);
+    if (!log->runs || !log->heap)
+        return -1;
+    for (size_t i = 0, r = 0; i < log->n; i++) {
+        if (!i || log->recs[i].ts < log->recs[i - 1].ts) {
+            log->runs[r] = (struct run){i, i};
+            log->heap[r] = r;
+            r++;
+        }
+        log->runs[r - 1].end = i + 1;
+    }
+    log->nheap = nruns;
+    for (size_t i = nruns / 2; i-- > 0;)
+        sift(log, i);
     return 0;
+}
+
+/* The next record in time order, or NULL after the last. */
+static const struct rec *next_rec(struct ntl_profile_etl_log *log)
+{
+    if (!log->nheap)
+        return NULL;
+    struct run *r = &log->runs[log->heap[0]];
+    const struct rec *rec = &log->recs[r->at++];
+    if (r->at == r->end)
+        log->heap[0] = log->heap[--log->nheap];
+    if (log->nheap)
+        sift(log, 0);
+    return rec;
 }
 
 /* The item a record other than an error's stands for. */
@@ -272,13 +294,13 @@ int ntl_profile_etl_log_feed(struct ntl_profile_etl_log *log, struct ntl_profile
                              struct ntl_profile_etl_fed *fed, struct ntl_error *err)
 {
     if (!log->sorted) {
-        if (sort_recs(log->recs, log->n) < 0)
+        if (find_runs(log) < 0)
             return nomem(err);
         log->sorted = true;
     }
-    if (log->next >= log->n)
+    const struct rec *r = next_rec(log);
+    if (!r)
         return 0;
-    const struct rec *r = &log->recs[log->next++];
     fed->timestamp = r->ts;
     if (r->type == REC_ERROR) {
         *err = log->errors[r->a];
