@@ -50,6 +50,11 @@ struct ntl_profile_etl_stacks;
 int ntl_profile_etl_stacks_new(struct ntl_profile_etl_stacks **out, struct ntl_error *err);
 void ntl_profile_etl_stacks_free(struct ntl_profile_etl_stacks *s);
 
+/* Keeps no frames, only what ntl_profile_etl_stacks_finish counts, and
+ * gives the samples no stacks: for a profile that keeps none
+ * (ntl_profile_keep_stacks). Call before the first event. */
+void ntl_profile_etl_stacks_counts_only(struct ntl_profile_etl_stacks *s);
+
 /* What ntl_profile_etl_stacks_finish found. */
 struct ntl_profile_etl_stack_counts {
     uint64_t samples_with_stack;

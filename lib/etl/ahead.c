@@ -11,8 +11,9 @@
 #include "ntlens/reader.h"
 
 /* Buffers kept ready: enough that the reader rarely waits, few enough
- * (64 KiB each, typically) to stay in the cache. */
-#define SLOTS 4
+ * (64 KiB each, typically) to stay in the cache. A full ring waits until
+ * the reader has taken half, so that the threads wake each other seldom. */
+#define SLOTS 8
 #define HDR NTL_ETL_BUFFER_HEADER_SIZE
 
 struct slot {
@@ -34,6 +35,7 @@ struct etl_ahead {
     struct slot slots[SLOTS];
     unsigned head, count;  /* ready: slots[head .. head + count) (mod SLOTS) */
     bool done, stop;
+    bool full;             /* the thread waits for the reader to take half */
 };
 
 static bool reserve(uint8_t **p, size_t *cap, size_t need)
@@ -67,7 +69,8 @@ static struct slot *free_slot(struct etl_ahead *a)
 {
     struct slot *s = NULL;
     etl_lock_take(a->lock);
-    while (a->count == SLOTS && !a->stop)
+    a->full = a->count == SLOTS;
+    while (a->full && !a->stop)
         etl_lock_wait(a->lock);
     if (!a->stop)
         s = &a->slots[(a->head + a->count) % SLOTS];
@@ -157,7 +160,10 @@ long etl_ahead_take(struct etl_ahead *a, uint64_t off, uint8_t **buf, size_t *ca
         /* Taken, or passed over by the reader (a repeated buffer). */
         a->head = (a->head + 1) % SLOTS;
         a->count--;
-        etl_lock_wake(a->lock);
+        if (a->full && a->count <= SLOTS / 2) {
+            a->full = false;
+            etl_lock_wake(a->lock);
+        }
         if (mine)
             break;
     }

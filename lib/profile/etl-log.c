@@ -32,13 +32,15 @@ struct log_image {
 };
 
 struct run;
+struct head;
 
 struct ntl_profile_etl_log {
     struct rec *recs;
     size_t n, cap;
     bool sorted;               /* being fed: runs and heap are set */
     struct run *runs;
-    size_t *heap, nheap;       /* runs with records left, by next record */
+    struct head *heap;         /* runs with records left, by next record */
+    size_t nheap;
     struct log_image *images;
     size_t nimages, cap_images;
     struct ntl_error *errors;
@@ -199,20 +201,25 @@ struct run {
     size_t at, end;
 };
 
-static bool run_before(const struct ntl_profile_etl_log *log, size_t x, size_t y)
+/* A heap entry: a run and the time of its next record. */
+struct head {
+    uint64_t ts;
+    size_t run;
+};
+
+static bool head_before(const struct head *x, const struct head *y)
 {
-    uint64_t tx = log->recs[log->runs[x].at].ts, ty = log->recs[log->runs[y].at].ts;
-    return tx != ty ? tx < ty : x < y;
+    return x->ts != y->ts ? x->ts < y->ts : x->run < y->run;
 }
 
 /* Restores the heap below slot i. */
-static void sift(struct ntl_profile_etl_log *log, size_t i)
+static void sift(struct head *h, size_t n, size_t i)
 {
-    size_t *h = log->heap, n = log->nheap, top = h[i];
+    struct head top = h[i];
     for (size_t c; (c = 2 * i + 1) < n; i = c) {
-        if (c + 1 < n && run_before(log, h[c + 1], h[c]))
+        if (c + 1 < n && head_before(&h[c + 1], &h[c]))
             c++;
-        if (!run_before(log, h[c], top))
+        if (!head_before(&h[c], &top))
             break;
         h[i] = h[c];
     }
@@ -232,14 +239,14 @@ static int find_runs(struct ntl_profile_etl_log *log)
     for (size_t i = 0, r = 0; i < log->n; i++) {
         if (!i || log->recs[i].ts < log->recs[i - 1].ts) {
             log->runs[r] = (struct run){i, i};
-            log->heap[r] = r;
+            log->heap[r] = (struct head){log->recs[i].ts, r};
             r++;
         }
         log->runs[r - 1].end = i + 1;
     }
     log->nheap = nruns;
     for (size_t i = nruns / 2; i-- > 0;)
-        sift(log, i);
+        sift(log->heap, nruns, i);
     return 0;
 }
 
@@ -248,12 +255,17 @@ static const struct rec *next_rec(struct ntl_profile_etl_log *log)
 {
     if (!log->nheap)
         return NULL;
-    struct run *r = &log->runs[log->heap[0]];
+    struct head *h = log->heap;
+    struct run *r = &log->runs[h[0].run];
     const struct rec *rec = &log->recs[r->at++];
-    if (r->at == r->end)
-        log->heap[0] = log->heap[--log->nheap];
+    if (r->at < r->end && log->recs[r->at].ts == rec->ts)
+        return rec; /* still first: the heap is as it was */
+    if (r->at < r->end)
+        h[0].ts = log->recs[r->at].ts;
+    else
+        h[0] = h[--log->nheap];
     if (log->nheap)
-        sift(log, 0);
+        sift(h, log->nheap, 0);
     return rec;
 }
 

@@ -47,7 +47,13 @@ struct ntl_profile_etl_stacks {
     uint64_t *frames;
     size_t nframes, cap_frames;
     uint32_t events;      /* StackWalk events so far */
+    bool counts_only;     /* ntl_profile_etl_stacks_counts_only */
 };
+
+void ntl_profile_etl_stacks_counts_only(struct ntl_profile_etl_stacks *s)
+{
+    s->counts_only = true;
+}
 
 int ntl_profile_etl_stacks_new(struct ntl_profile_etl_stacks **out, struct ntl_error *err)
 {
@@ -96,6 +102,9 @@ int etl_stacks_sample(struct ntl_profile_etl_stacks *s, uint64_t ts, uint32_t ti
 static int add_frames(struct ntl_profile_etl_stacks *s, const uint8_t *b, size_t n, unsigned psz,
                       size_t *at, struct ntl_error *err)
 {
+    *at = 0;
+    if (s->counts_only)
+        return 0;
     if (n && s->nframes + n - 1 >= MAX_ENTRIES)
         return too_many(err);
     while (s->nframes + n > s->cap_frames) {
@@ -204,8 +213,8 @@ static const struct def *find_def(const struct ntl_profile_etl_stacks *s, uint64
     return lo < s->ndefs && s->defs[lo].key == key ? &s->defs[lo] : NULL;
 }
 
-/* Appends the frames a ref stands for to stack; false when its key is not
- * defined. */
+/* Appends the frames a ref stands for to stack (counts only: adds their
+ * number to depth); false when its key is not defined. */
 static bool ref_frames(const struct ntl_profile_etl_stacks *s, const struct ref *r,
                        uint64_t *stack, size_t *depth)
 {
@@ -216,6 +225,10 @@ static bool ref_frames(const struct ntl_profile_etl_stacks *s, const struct ref 
             return false;
         at = d->at;
         count = d->count;
+    }
+    if (s->counts_only) {
+        *depth = count < NTL_PROFILE_MAX_DEPTH - *depth ? *depth + count : NTL_PROFILE_MAX_DEPTH;
+        return true;
     }
     for (size_t i = 0; i < count && *depth < NTL_PROFILE_MAX_DEPTH; i++)
         stack[(*depth)++] = s->frames[at + i];
@@ -319,6 +332,10 @@ static int sample_stack(struct ntl_profile *p, const struct ntl_profile_etl_stac
             counts->keys_undefined++;
     if (!depth)
         return 0;
+    if (s->counts_only) {
+        counts->samples_with_stack++;
+        return 0;
+    }
     size_t pos = sm->sample;
     ntl_profile_stack_next(p, &pos, &smp);
     size_t skip = stack[0] == smp.ip;

@@ -333,6 +333,9 @@ static int from_trace(struct etl_cli *c, struct ntl_profile *p, const struct pro
         etl_cli_close(c);
         return cli_fail(c->cmd, &err, NULL);
     }
+    /* Without flame graphs, only the count of undefined keys is told. */
+    if (po->ro.fmt != PROFILE_FOLDED && po->ro.fmt != PROFILE_SPEEDSCOPE)
+        ntl_profile_etl_stacks_counts_only(stacks);
     rc = read_trace(c, p, log, stacks, po);
     ntl_profile_etl_log_free(log);
     etl_cli_close(c);
