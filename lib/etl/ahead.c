@@ -36,6 +36,11 @@ struct etl_ahead {
     unsigned head, count;  /* ready: slots[head .. head + count) (mod SLOTS) */
     bool done, stop;
     bool full;             /* the thread waits for the reader to take half */
+    /* Every buffer before passed is ready or left to the reader. The
+     * reader waits only for one the thread has not passed, and each wait
+     * leaves the thread's next buffer to the reader: when the thread is
+     * the slower, both decompress. */
+    uint64_t passed, waits, skipped;
 };
 
 static bool reserve(uint8_t **p, size_t *cap, size_t need)
@@ -64,18 +69,29 @@ static const uint8_t *input(struct etl_ahead *a, uint64_t off, size_t have, size
     return got == n - have ? a->raw : NULL;
 }
 
-/* A free slot, waiting for the reader to take one; NULL when stopped. */
-static struct slot *free_slot(struct etl_ahead *a)
+/* Claims the compressed buffer at off: 1 with *s a free slot for it
+ * (waiting for the reader to take some when all are full), 0 when it is
+ * left to the reader (which waited for this thread), -1 when stopped. */
+static int claim(struct etl_ahead *a, uint64_t off, uint32_t bsize, struct slot **s)
 {
-    struct slot *s = NULL;
+    int k = 1;
     etl_lock_take(a->lock);
-    a->full = a->count == SLOTS;
-    while (a->full && !a->stop)
-        etl_lock_wait(a->lock);
-    if (!a->stop)
-        s = &a->slots[(a->head + a->count) % SLOTS];
+    if (a->skipped < a->waits) {
+        a->skipped++;
+        a->passed = off + bsize;
+        etl_lock_wake(a->lock);
+        k = 0;
+    } else {
+        a->full = a->count == SLOTS;
+        while (a->full && !a->stop)
+            etl_lock_wait(a->lock);
+        if (a->stop)
+            k = -1;
+        else
+            *s = &a->slots[(a->head + a->count) % SLOTS];
+    }
     etl_lock_drop(a->lock);
-    return s;
+    return k;
 }
 
 static void decompress(struct etl_ahead *a, struct slot *s, const uint8_t *raw, uint64_t off,
@@ -102,14 +118,18 @@ static void work(void *arg)
             break;
         if ((ntl_le16(h + 0x34) & NTL_ETL_BUFFER_COMPRESSED) && usize >= HDR &&
             usize <= NTL_ETL_MAX_BUFFER_SIZE) {
-            const uint8_t *raw = input(a, off, HDR, bsize);
-            if (!raw || !(s = free_slot(a)))
+            const uint8_t *raw;
+            int k = claim(a, off, bsize, &s);
+            if (k < 0 || (k > 0 && !(raw = input(a, off, HDR, bsize))))
                 break;
-            decompress(a, s, raw, off, bsize, usize);
-            etl_lock_take(a->lock);
-            a->count++;
-            etl_lock_wake(a->lock);
-            etl_lock_drop(a->lock);
+            if (k > 0) {
+                decompress(a, s, raw, off, bsize, usize);
+                etl_lock_take(a->lock);
+                a->count++;
+                a->passed = off + bsize;
+                etl_lock_wake(a->lock);
+                etl_lock_drop(a->lock);
+            }
         }
         off += bsize;
     }
@@ -128,7 +148,7 @@ struct etl_ahead *etl_ahead_start(const uint8_t *mem, const char *path, uint64_t
     a->mem = mem;
     a->size = size;
     a->format = format;
-    a->from = from;
+    a->from = a->passed = from;
     if ((!mem && !(a->f = fopen(path, "rb"))) || !(a->lock = etl_lock_new()) ||
         !(a->thread = etl_thread_start(work, a))) {
         etl_ahead_stop(a);
@@ -141,9 +161,12 @@ long etl_ahead_take(struct etl_ahead *a, uint64_t off, uint8_t **buf, size_t *ca
 {
     long n = -1;
     etl_lock_take(a->lock);
-    for (;;) {
-        while (!a->count && !a->done)
+    for (bool waited = false;;) {
+        while (!a->count && !a->done && a->passed <= off) {
+            a->waits += !waited;
+            waited = true;
             etl_lock_wait(a->lock);
+        }
         struct slot *s = &a->slots[a->head];
         if (!a->count || s->off > off)
             break;

@@ -3,7 +3,8 @@
  * buffers from where the reader will go on, as the reader does (each
  * BufferSize from the last), and keeps up to a few decompressed; the
  * reader takes the one it reaches, or decompresses for itself whatever the
- * thread does not have (a failure there is told by the reader's own try). */
+ * thread does not have (a failure there is told by the reader's own try),
+ * and, each time it had to wait for the thread, the thread's next one. */
 #ifndef NTLENS_ETL_AHEAD_H
 #define NTLENS_ETL_AHEAD_H
 
