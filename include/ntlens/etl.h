@@ -222,6 +222,9 @@ struct ntl_etl_options {
      * total (for progress bars, also while sorted mode reads ahead). */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
+    /* Decompress a compressed trace's buffers on a second thread, ahead of
+     * the reader (events, errors and their order are the same). */
+    bool decompress_ahead;
 };
 
 struct ntl_etl;

@@ -50,6 +50,11 @@ struct ntl_profile_etl_stacks;
 int ntl_profile_etl_stacks_new(struct ntl_profile_etl_stacks **out, struct ntl_error *err);
 void ntl_profile_etl_stacks_free(struct ntl_profile_etl_stacks *s);
 
+/* Keeps no frames, only what ntl_profile_etl_stacks_finish counts, and
+ * gives the samples no stacks: for a profile that keeps none
+ * (ntl_profile_keep_stacks). Call before the first event. */
+void ntl_profile_etl_stacks_counts_only(struct ntl_profile_etl_stacks *s);
+
 /* What ntl_profile_etl_stacks_finish found. */
 struct ntl_profile_etl_stack_counts {
     uint64_t samples_with_stack;
@@ -84,6 +89,50 @@ struct ntl_profile_etl_options {
 int ntl_profile_etl_feed(struct ntl_profile *p, struct ntl_profile_etl_stacks *stacks,
                          const struct ntl_etl *t, const struct ntl_etl_event *ev,
                          const struct ntl_profile_etl_options *opt, struct ntl_error *err);
+
+/* A trace read in file order instead, which a sorted reader's copy of the
+ * whole decompressed trace and sort of every event would cost: the log
+ * keeps what the profile needs of each event (a few words for a sample),
+ * hands StackWalk events to the stacks state at once (they are joined to
+ * their samples at the end, whatever their order), and feeds the rest to
+ * the profile in time order, file order among equal times: each result,
+ * errors included, is the one ntl_profile_etl_feed gives that event from a
+ * sorted reader, in the same order. err must not be NULL.
+ *
+ *     while ((rc = ntl_etl_next(t, &ev, &err)) > 0)
+ *         if (ntl_profile_etl_log_add(log, st, t, &ev, &opt, &err) < 0) ...
+ *     while ((rc = ntl_profile_etl_log_feed(log, p, st, &opt, &fed, &err)) > 0)
+ *         ... fed.kind as ntl_profile_etl_feed returns it ...
+ *     ntl_profile_place_late(p, &err);
+ *     ntl_profile_etl_stacks_finish(p, st, &counts, &err);
+ */
+struct ntl_profile_etl_log;
+
+int ntl_profile_etl_log_new(struct ntl_profile_etl_log **out, struct ntl_error *err);
+void ntl_profile_etl_log_free(struct ntl_profile_etl_log *log);
+
+/* Keeps one event, in file order; a malformed one keeps its error for
+ * ntl_profile_etl_log_feed to return. 0, or NTL_ERR_ARGUMENT (a bucket
+ * shift outside 2..31, or the log was fed already), NTL_ERR_LIMIT,
+ * NTL_ERR_NOMEM: the log is then incomplete. */
+int ntl_profile_etl_log_add(struct ntl_profile_etl_log *log, struct ntl_profile_etl_stacks *stacks,
+                            const struct ntl_etl *t, const struct ntl_etl_event *ev,
+                            const struct ntl_profile_etl_options *opt, struct ntl_error *err);
+
+/* One kept event as it was fed to the profile. */
+struct ntl_profile_etl_fed {
+    int kind;              /* what ntl_profile_etl_feed returns: an enum
+                            * ntl_profile_etl_kind, or an error (err set) */
+    uint64_t timestamp;    /* the event's */
+};
+
+/* Feeds the next kept event, in time order: 1 with *fed, 0 after the
+ * last, NTL_ERR_NOMEM (sorting them; err set). Pass the same stacks state
+ * and options as to ntl_profile_etl_log_add. */
+int ntl_profile_etl_log_feed(struct ntl_profile_etl_log *log, struct ntl_profile *p,
+                             struct ntl_profile_etl_stacks *stacks,
+                             const struct ntl_profile_etl_options *opt,
+                             struct ntl_profile_etl_fed *fed, struct ntl_error *err);
 
 #ifdef __cplusplus
 }

@@ -57,6 +57,7 @@ struct ntl_etl {
     size_t raw_cap;
     uint8_t *dec;
     size_t dec_cap;
+    struct etl_ahead *ahead; /* decompressing on a second thread, or NULL */
     /* current buffer */
     struct ntl_etl_buffer buf;
     struct etl_cur cur;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ahead.h"
 #include "etl-internal.h"
 #include "ntlens/compress.h"
 #include "ntlens/reader.h"
@@ -500,13 +501,16 @@ static int compressed_events(struct ntl_etl *t, const uint8_t *raw, struct ntl_e
     if (usize < NTL_ETL_BUFFER_HEADER_SIZE || usize > NTL_ETL_MAX_BUFFER_SIZE)
         return ntl_error_set(err, NTL_ERR_FORMAT, "WMI_BUFFER_HEADER", b->offset + 4,
                              "compressed buffer %u: SavedOffset %u out of range", b->index, usize);
-    if ((rc = grow(&t->dec, &t->dec_cap, usize, err)) < 0)
+    long n = t->ahead ? etl_ahead_take(t->ahead, b->offset, &t->dec, &t->dec_cap) : -1;
+    if (n < 0 && (rc = grow(&t->dec, &t->dec_cap, usize, err)) < 0)
         return rc;
-    memcpy(t->dec, raw, NTL_ETL_BUFFER_HEADER_SIZE);
-    long n = ntl_decompress(t->format, raw + NTL_ETL_BUFFER_HEADER_SIZE,
-                            b->size - NTL_ETL_BUFFER_HEADER_SIZE, t->dec + NTL_ETL_BUFFER_HEADER_SIZE,
-                            usize - NTL_ETL_BUFFER_HEADER_SIZE, b->offset + NTL_ETL_BUFFER_HEADER_SIZE,
-                            err);
+    if (n < 0) {
+        memcpy(t->dec, raw, NTL_ETL_BUFFER_HEADER_SIZE);
+        n = ntl_decompress(t->format, raw + NTL_ETL_BUFFER_HEADER_SIZE,
+                           b->size - NTL_ETL_BUFFER_HEADER_SIZE, t->dec + NTL_ETL_BUFFER_HEADER_SIZE,
+                           usize - NTL_ETL_BUFFER_HEADER_SIZE, b->offset + NTL_ETL_BUFFER_HEADER_SIZE,
+                           err);
+    }
     if (n < 0) {
         ntl_error_prefix(err, "compressed buffer %u", b->index);
         return (int)n;
@@ -894,6 +898,14 @@ static int open_common(struct ntl_etl *t, const struct ntl_etl_options *opt, str
     return 0;
 }
 
+/* The decompressing thread, when asked for and the trace is compressed;
+ * without it (it could not start) the reader decompresses alone. */
+static void start_ahead(struct ntl_etl *t, const struct ntl_etl_options *opt, const char *path)
+{
+    if (opt && opt->decompress_ahead && (t->lf.log_file_mode & NTL_ETL_MODE_COMPRESSED))
+        t->ahead = etl_ahead_start(t->mem, path, t->size, t->format, t->next_buffer);
+}
+
 static struct ntl_etl *etl_alloc(struct ntl_error *err)
 {
     struct ntl_etl *t = calloc(1, sizeof *t);
@@ -915,6 +927,7 @@ int ntl_etl_open_mem(const void *data, size_t size, const struct ntl_etl_options
         ntl_etl_close(t);
         return rc;
     }
+    start_ahead(t, opt, NULL);
     *out = t;
     return 0;
 }
@@ -943,6 +956,7 @@ int ntl_etl_open_file(const char *path, const struct ntl_etl_options *opt, struc
         ntl_etl_close(t);
         return rc;
     }
+    start_ahead(t, opt, path);
     *out = t;
     return 0;
 }
@@ -951,6 +965,7 @@ void ntl_etl_close(struct ntl_etl *t)
 {
     if (!t)
         return;
+    etl_ahead_stop(t->ahead);
     if (t->f)
         fclose(t->f);
     for (size_t i = 0; i < t->kept_n; i++)

@@ -4,36 +4,56 @@
 
 #include "etl-stacks.h"
 #include "model.h"
+#include "ntlens/reader.h"
 
 #define MAX_ENTRIES ((size_t)1 << 28)
 
 enum ref_kind { REF_FULL, REF_KERNEL_KEY, REF_USER_KEY };
 
-/* A sample or a stack reference, joined by (tid, timestamp). */
-struct ref {
+/* A counted sample, joined to its stack references by (tid, timestamp). */
+struct smp {
     uint64_t ts;
     uint32_t tid;
-    uint8_t kind;         /* enum ref_kind; samples use REF_FULL and own no frames */
-    uint64_t key;         /* key refs: the key; full stacks: frames index */
-    uint32_t count;       /* full stacks: frames */
-    size_t sample;        /* samples: the profile's index */
+    uint32_t sample;      /* the profile's index (at most 2^30) */
 };
 
-/* A key's stack as one definition event gave it. */
+/* A stack reference. A sample's references follow each other by kind,
+ * then by their events' time and arrival (order): the time order a sorted
+ * reader gives, whatever order they came in (ntl_profile_etl_log hands
+ * them over in file order). */
+struct ref {
+    uint64_t ts;
+    uint64_t ev_ts;       /* the event's own timestamp */
+    uint64_t key;         /* key refs: the key; full stacks: frames index */
+    uint32_t tid;
+    uint32_t count;       /* full stacks: frames */
+    uint32_t order;
+    uint8_t kind;         /* enum ref_kind */
+};
+
+/* A key's stack as one definition event gave it; order as in struct ref. */
 struct def {
     uint64_t key, ts;
     size_t at;
-    uint32_t count;
+    uint32_t count, order;
 };
 
 struct ntl_profile_etl_stacks {
-    struct ref *samples, *refs;
+    struct smp *samples;
+    struct ref *refs;
     size_t nsamples, cap_samples, nrefs, cap_refs;
     struct def *defs;
     size_t ndefs, cap_defs;
     uint64_t *frames;
     size_t nframes, cap_frames;
+    uint32_t events;      /* StackWalk events so far */
+    bool counts_only;     /* ntl_profile_etl_stacks_counts_only */
 };
+
+void ntl_profile_etl_stacks_counts_only(struct ntl_profile_etl_stacks *s)
+{
+    s->counts_only = true;
+}
 
 int ntl_profile_etl_stacks_new(struct ntl_profile_etl_stacks **out, struct ntl_error *err)
 {
@@ -53,11 +73,16 @@ void ntl_profile_etl_stacks_free(struct ntl_profile_etl_stacks *s)
     free(s);
 }
 
+static int too_many(struct ntl_error *err)
+{
+    return ntl_error_set(err, NTL_ERR_LIMIT, "StackWalk", NTL_NO_OFFSET,
+                         "more than 2^28 stack entries");
+}
+
 static int grow(void **v, size_t *cap, size_t n, size_t elem, struct ntl_error *err)
 {
     if (n >= MAX_ENTRIES)
-        return ntl_error_set(err, NTL_ERR_LIMIT, "StackWalk", NTL_NO_OFFSET,
-                             "more than 2^28 stack entries");
+        return too_many(err);
     if (model_reserve(v, cap, n, elem) < 0)
         return ntl_error_set(err, NTL_ERR_NOMEM, "StackWalk", NTL_NO_OFFSET, "out of memory");
     return 0;
@@ -69,7 +94,7 @@ int etl_stacks_sample(struct ntl_profile_etl_stacks *s, uint64_t ts, uint32_t ti
     int rc = grow((void **)&s->samples, &s->cap_samples, s->nsamples, sizeof *s->samples, err);
     if (rc < 0)
         return rc;
-    s->samples[s->nsamples++] = (struct ref){.ts = ts, .tid = tid, .sample = sample};
+    s->samples[s->nsamples++] = (struct smp){ts, tid, (uint32_t)sample};
     return 0;
 }
 
@@ -77,16 +102,25 @@ int etl_stacks_sample(struct ntl_profile_etl_stacks *s, uint64_t ts, uint32_t ti
 static int add_frames(struct ntl_profile_etl_stacks *s, const uint8_t *b, size_t n, unsigned psz,
                       size_t *at, struct ntl_error *err)
 {
-    for (size_t i = 0; i < n; i++) {
-        int rc = grow((void **)&s->frames, &s->cap_frames, s->nframes, 8, err);
+    *at = 0;
+    if (s->counts_only)
+        return 0;
+    if (n && s->nframes + n - 1 >= MAX_ENTRIES)
+        return too_many(err);
+    while (s->nframes + n > s->cap_frames) {
+        int rc = grow((void **)&s->frames, &s->cap_frames, s->cap_frames, 8, err);
         if (rc < 0)
             return rc;
-        uint64_t v = 0;
-        for (unsigned k = psz; k--;)
-            v = v << 8 | b[i * psz + k];
-        s->frames[s->nframes++] = v;
     }
-    *at = s->nframes - n;
+    uint64_t *f = s->frames + s->nframes;
+    if (psz == 8)
+        for (size_t i = 0; i < n; i++)
+            f[i] = ntl_le64(b + 8 * i);
+    else
+        for (size_t i = 0; i < n; i++)
+            f[i] = ntl_le32(b + 4 * i);
+    *at = s->nframes;
+    s->nframes += n;
     return 0;
 }
 
@@ -115,7 +149,7 @@ int etl_stacks_event(struct ntl_profile_etl_stacks *s, const struct ntl_etl_even
             (rc = add_frames(s, b + psz, (n - psz) / psz, psz, &at, err)) < 0)
             return rc;
         s->defs[s->ndefs++] = (struct def){le(b, psz), ev->timestamp, at,
-                                           (uint32_t)((n - psz) / psz)};
+                                           (uint32_t)((n - psz) / psz), s->events++};
         return 0;
     }
     /* EventTimeStamp, StackProcess, StackThread, then frames or a key. */
@@ -125,7 +159,8 @@ int etl_stacks_event(struct ntl_profile_etl_stacks *s, const struct ntl_etl_even
                              "payload of %zu bytes, %zu needed", n, need);
     if ((rc = grow((void **)&s->refs, &s->cap_refs, s->nrefs, sizeof *s->refs, err)) < 0)
         return rc;
-    struct ref r = {.ts = le(b, 8), .tid = (uint32_t)le(b + 12, 4)};
+    struct ref r = {.ts = le(b, 8), .ev_ts = ev->timestamp, .tid = (uint32_t)le(b + 12, 4),
+                    .order = s->events++};
     if (ev->opcode == 32) {
         if ((rc = add_frames(s, b + 16, (n - 16) / psz, psz, &at, err)) < 0)
             return rc;
@@ -140,14 +175,14 @@ int etl_stacks_event(struct ntl_profile_etl_stacks *s, const struct ntl_etl_even
     return 0;
 }
 
-static int ref_cmp(const void *a, const void *b)
+/* Whether x goes before y among one sample's references. */
+static bool ref_before(const struct ref *x, const struct ref *y)
 {
-    const struct ref *x = a, *y = b;
-    if (x->tid != y->tid)
-        return x->tid < y->tid ? -1 : 1;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    return (x->kind > y->kind) - (x->kind < y->kind);
+    if (x->kind != y->kind)
+        return x->kind < y->kind;
+    if (x->ev_ts != y->ev_ts)
+        return x->ev_ts < y->ev_ts;
+    return x->order < y->order;
 }
 
 static int def_cmp(const void *a, const void *b)
@@ -155,7 +190,9 @@ static int def_cmp(const void *a, const void *b)
     const struct def *x = a, *y = b;
     if (x->key != y->key)
         return x->key < y->key ? -1 : 1;
-    return (x->ts > y->ts) - (x->ts < y->ts);
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return (x->order > y->order) - (x->order < y->order);
 }
 
 /* The definition of key in force at ts: the first one at or after it (a
@@ -176,8 +213,8 @@ static const struct def *find_def(const struct ntl_profile_etl_stacks *s, uint64
     return lo < s->ndefs && s->defs[lo].key == key ? &s->defs[lo] : NULL;
 }
 
-/* Appends the frames a ref stands for to stack; false when its key is not
- * defined. */
+/* Appends the frames a ref stands for to stack (counts only: adds their
+ * number to depth); false when its key is not defined. */
 static bool ref_frames(const struct ntl_profile_etl_stacks *s, const struct ref *r,
                        uint64_t *stack, size_t *depth)
 {
@@ -189,47 +226,152 @@ static bool ref_frames(const struct ntl_profile_etl_stacks *s, const struct ref 
         at = d->at;
         count = d->count;
     }
+    if (s->counts_only) {
+        *depth = count < NTL_PROFILE_MAX_DEPTH - *depth ? *depth + count : NTL_PROFILE_MAX_DEPTH;
+        return true;
+    }
     for (size_t i = 0; i < count && *depth < NTL_PROFILE_MAX_DEPTH; i++)
         stack[(*depth)++] = s->frames[at + i];
     return true;
+}
+
+/* The samples by (tid, timestamp), the first counted of each: an open
+ * table of indices into s->samples, at most half full. */
+struct join {
+    uint32_t *slots;
+    size_t mask;
+};
+
+static size_t join_hash(uint32_t tid, uint64_t ts, size_t mask)
+{
+    uint64_t k = (ts ^ (uint64_t)tid << 40) * 0x9e3779b97f4a7c15ull;
+    return (size_t)(k ^ k >> 29) & mask;
+}
+
+/* The slot of (tid, ts): a sample's index in s->samples, or UINT32_MAX. */
+static uint32_t *join_slot(const struct ntl_profile_etl_stacks *s, const struct join *j,
+                           uint32_t tid, uint64_t ts)
+{
+    for (size_t h = join_hash(tid, ts, j->mask);; h = (h + 1) & j->mask) {
+        uint32_t i = j->slots[h];
+        if (i == UINT32_MAX || (s->samples[i].tid == tid && s->samples[i].ts == ts))
+            return &j->slots[h];
+    }
+}
+
+static int join_build(const struct ntl_profile_etl_stacks *s, struct join *j)
+{
+    size_t cap = 16;
+    while (cap < 2 * s->nsamples)
+        cap *= 2;
+    if (!(j->slots = malloc(cap * sizeof *j->slots)))
+        return -1;
+    memset(j->slots, 0xff, cap * sizeof *j->slots);
+    j->mask = cap - 1;
+    for (size_t i = 0; i < s->nsamples; i++) {
+        uint32_t *slot = join_slot(s, j, s->samples[i].tid, s->samples[i].ts);
+        if (*slot == UINT32_MAX)
+            *slot = (uint32_t)i;
+    }
+    return 0;
+}
+
+/* The references grouped by sample (a counting sort): sample i's are
+ * by[first[i]] .. by[first[i + 1]] (first has nsamples + 1 zeros), in
+ * arrival order. The unmatched are counted. 0, or -1 out of memory. */
+static int group_refs(const struct ntl_profile_etl_stacks *s, const struct join *j,
+                      uint32_t *first, uint32_t **by, uint64_t *unmatched)
+{
+    uint32_t *of = malloc((s->nrefs ? s->nrefs : 1) * sizeof *of);
+    *by = malloc((s->nrefs ? s->nrefs : 1) * sizeof **by);
+    if (!of || !*by) {
+        free(of);
+        return -1;
+    }
+    for (size_t r = 0; r < s->nrefs; r++) {
+        of[r] = *join_slot(s, j, s->refs[r].tid, s->refs[r].ts);
+        if (of[r] == UINT32_MAX)
+            (*unmatched)++;
+        else
+            first[of[r] + 1]++;
+    }
+    for (size_t i = 0; i < s->nsamples; i++)
+        first[i + 1] += first[i];
+    /* Each placed at its group's cursor, first[i] then ends at group i + 1's start. */
+    for (size_t r = 0; r < s->nrefs; r++)
+        if (of[r] != UINT32_MAX)
+            (*by)[first[of[r]]++] = (uint32_t)r;
+    memmove(first + 1, first, s->nsamples * sizeof *first);
+    first[0] = 0;
+    free(of);
+    return 0;
+}
+
+/* Sorts a sample's few references (insertion). */
+static void order_refs(const struct ntl_profile_etl_stacks *s, uint32_t *g, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        uint32_t r = g[i];
+        size_t k = i;
+        for (; k && ref_before(&s->refs[r], &s->refs[g[k - 1]]); k--)
+            g[k] = g[k - 1];
+        g[k] = r;
+    }
+}
+
+/* Sample i's stack from its references: 0, or NTL_ERR_LIMIT, NTL_ERR_NOMEM. */
+static int sample_stack(struct ntl_profile *p, const struct ntl_profile_etl_stacks *s,
+                        const struct smp *sm, const uint32_t *g, size_t n,
+                        struct ntl_profile_etl_stack_counts *counts, struct ntl_error *err)
+{
+    uint64_t stack[NTL_PROFILE_MAX_DEPTH];
+    struct ntl_profile_sample smp = {0};
+    size_t depth = 0;
+    for (size_t k = 0; k < n; k++)
+        if (!ref_frames(s, &s->refs[g[k]], stack, &depth))
+            counts->keys_undefined++;
+    if (!depth)
+        return 0;
+    if (s->counts_only) {
+        counts->samples_with_stack++;
+        return 0;
+    }
+    size_t pos = sm->sample;
+    ntl_profile_stack_next(p, &pos, &smp);
+    size_t skip = stack[0] == smp.ip;
+    int rc = ntl_profile_set_stack(p, sm->sample, stack + skip, depth - skip, err);
+    if (rc < 0)
+        return rc;
+    counts->samples_with_stack++;
+    return 0;
 }
 
 int ntl_profile_etl_stacks_finish(struct ntl_profile *p, struct ntl_profile_etl_stacks *s,
                                   struct ntl_profile_etl_stack_counts *counts,
                                   struct ntl_error *err)
 {
-    uint64_t stack[NTL_PROFILE_MAX_DEPTH];
-    struct ntl_profile_sample smp;
+    struct join j = {0};
+    uint32_t *first = calloc(s->nsamples + 1, sizeof *first), *by = NULL;
+    int rc = 0;
     memset(counts, 0, sizeof *counts);
+    if (!first || join_build(s, &j) < 0 ||
+        group_refs(s, &j, first, &by, &counts->stacks_unmatched) < 0) {
+        rc = ntl_error_set(err, NTL_ERR_NOMEM, "StackWalk", NTL_NO_OFFSET, "out of memory");
+        goto out;
+    }
     /* qsort wants an array even for none. */
-    if (s->nsamples)
-        qsort(s->samples, s->nsamples, sizeof *s->samples, ref_cmp);
-    if (s->nrefs)
-        qsort(s->refs, s->nrefs, sizeof *s->refs, ref_cmp);
     if (s->ndefs)
         qsort(s->defs, s->ndefs, sizeof *s->defs, def_cmp);
-    size_t j = 0;
-    for (size_t i = 0; i < s->nsamples; i++) {
-        const struct ref *sm = &s->samples[i];
-        size_t depth = 0;
-        while (j < s->nrefs && ref_cmp(&s->refs[j], sm) < 0 &&
-               (s->refs[j].tid != sm->tid || s->refs[j].ts != sm->ts)) {
-            counts->stacks_unmatched++;
-            j++;
-        }
-        for (; j < s->nrefs && s->refs[j].tid == sm->tid && s->refs[j].ts == sm->ts; j++)
-            if (!ref_frames(s, &s->refs[j], stack, &depth))
-                counts->keys_undefined++;
-        if (!depth)
+    for (size_t i = 0; i < s->nsamples && rc >= 0; i++) {
+        size_t n = first[i + 1] - first[i];
+        if (!n)
             continue;
-        size_t pos = sm->sample;
-        ntl_profile_stack_next(p, &pos, &smp);
-        size_t skip = stack[0] == smp.ip;
-        int rc = ntl_profile_set_stack(p, sm->sample, stack + skip, depth - skip, err);
-        if (rc < 0)
-            return rc;
-        counts->samples_with_stack++;
+        order_refs(s, by + first[i], n);
+        rc = sample_stack(p, s, &s->samples[i], by + first[i], n, counts, err);
     }
-    counts->stacks_unmatched += s->nrefs - j;
-    return 0;
+out:
+    free(first);
+    free(by);
+    free(j.slots);
+    return rc;
 }

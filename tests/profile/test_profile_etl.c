@@ -329,6 +329,89 @@ static void check_dcend(bool is64)
     gen_free(&g);
 }
 
+/* What feeding a trace did: each result but for events the profile does
+ * not use and StackWalk events (the log hands those to the stacks state at
+ * once), with its time; then the stacks. */
+struct fed_list {
+    int kind[64];
+    uint64_t ts[64];
+    size_t n;
+};
+
+static void fed_add(struct fed_list *f, int kind, uint64_t ts)
+{
+    if (kind == NTL_PROFILE_ETL_OTHER || kind == NTL_PROFILE_ETL_STACK || f->n == 64)
+        return;
+    f->kind[f->n] = kind;
+    f->ts[f->n++] = ts;
+}
+
+static struct ntl_profile *fed_profile(const uint8_t *data, size_t size, bool log,
+                                       struct fed_list *f,
+                                       struct ntl_profile_etl_stack_counts *counts)
+{
+    struct ntl_etl_options eo = {.sorted = !log, .decompress_ahead = log};
+    struct ntl_profile_etl_options po = {0};
+    struct ntl_profile_etl_stacks *st;
+    struct ntl_profile_etl_log *lg = NULL;
+    struct ntl_profile_etl_fed fed;
+    struct ntl_etl *t;
+    struct ntl_profile *p;
+    struct ntl_etl_event ev;
+    struct ntl_error err = {0};
+    memset(f, 0, sizeof *f);
+    CHECK_EQ_INT(ntl_etl_open_mem(data, size, &eo, &t, &err), 0);
+    CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
+    CHECK_EQ_INT(ntl_profile_etl_stacks_new(&st, &err), 0);
+    CHECK_EQ_INT(ntl_profile_etl_log_new(&lg, &err), 0);
+    while (ntl_etl_next(t, &ev, &err) > 0) {
+        if (log)
+            CHECK_EQ_INT(ntl_profile_etl_log_add(lg, st, t, &ev, &po, &err), 0);
+        else
+            fed_add(f, ntl_profile_etl_feed(p, st, t, &ev, &po, &err), ev.timestamp);
+    }
+    while (log && ntl_profile_etl_log_feed(lg, p, st, &po, &fed, &err) > 0)
+        fed_add(f, fed.kind, fed.timestamp);
+    CHECK_EQ_INT(ntl_profile_place_late(p, &err) >= 0, 1);
+    CHECK_EQ_INT(ntl_profile_etl_stacks_finish(p, st, counts, &err), 0);
+    ntl_profile_etl_log_free(lg);
+    ntl_profile_etl_stacks_free(st);
+    ntl_etl_close(t);
+    return p;
+}
+
+/* The log, fed in file order (the samples' buffer after the modules'),
+ * gives each event the result a sorted reader's feed gives, in the same
+ * order, and the same stacks. */
+static void check_log(const uint8_t *data, size_t size)
+{
+    struct fed_list a, b;
+    struct ntl_profile_etl_stack_counts ca, cb;
+    struct ntl_profile_sample sa, sb;
+    size_t pa = 0, pb = 0;
+    struct ntl_profile *p = fed_profile(data, size, false, &a, &ca);
+    struct ntl_profile *q = fed_profile(data, size, true, &b, &cb);
+    CHECK_EQ_U64(b.n, a.n);
+    CHECK(a.n > 10);
+    for (size_t i = 0; i < a.n && i < b.n; i++) {
+        CHECK_EQ_INT(b.kind[i], a.kind[i]);
+        CHECK_EQ_U64(b.ts[i], a.ts[i]);
+    }
+    CHECK_EQ_U64(cb.samples_with_stack, ca.samples_with_stack);
+    CHECK_EQ_U64(cb.keys_undefined, ca.keys_undefined);
+    CHECK_EQ_U64(cb.stacks_unmatched, ca.stacks_unmatched);
+    CHECK_EQ_U64(ntl_profile_total(q), ntl_profile_total(p));
+    CHECK_EQ_U64(ntl_profile_unknown(q), ntl_profile_unknown(p));
+    while (ntl_profile_stack_next(p, &pa, &sa) > 0) {
+        CHECK_EQ_INT(ntl_profile_stack_next(q, &pb, &sb), 1);
+        CHECK_EQ_U64(sb.ip, sa.ip);
+        CHECK_EQ_U64(sb.depth, sa.depth);
+        CHECK(!sa.depth || !memcmp(sa.stack, sb.stack, sa.depth * 8));
+    }
+    ntl_profile_free(p);
+    ntl_profile_free(q);
+}
+
 int main(int argc, char **argv)
 {
     for (int is64 = 0; is64 < 2; is64++) {
@@ -336,6 +419,7 @@ int main(int argc, char **argv)
         make_trace(&g, is64);
         check_trace(is64, g.file.data, g.file.len);
         check_stacks(is64, g.file.data, g.file.len);
+        check_log(g.file.data, g.file.len);
         check_dcend(is64);
         if (is64)
             check_filters(g.file.data, g.file.len);

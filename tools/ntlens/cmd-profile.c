@@ -263,7 +263,9 @@ static uint64_t trace_time(const struct ntl_etl *t, double secs)
     return secs < 0 ? 0 : lf->header_timestamp + (uint64_t)(secs * freq);
 }
 
-static int read_trace(struct etl_cli *c, struct ntl_profile *p,
+/* The trace in file order into a log, then the log in time order into p
+ * (ntl_profile_etl_log_add: no sorted copy of the whole trace). */
+static int read_trace(struct etl_cli *c, struct ntl_profile *p, struct ntl_profile_etl_log *log,
                       struct ntl_profile_etl_stacks *stacks, const struct profile_opts *po)
 {
     struct ntl_profile_etl_options opt = {
@@ -272,11 +274,19 @@ static int read_trace(struct etl_cli *c, struct ntl_profile *p,
         .tid_set = po->tid_set, .tid = (uint32_t)po->tid,
         .start = trace_time(c->t, po->start), .end = trace_time(c->t, po->end)};
     struct ntl_etl_event ev;
+    struct ntl_profile_etl_fed fed;
     struct ntl_error err = {0};
     uint64_t first = 0, last = 0, samples = 0;
     int rc;
-    while ((rc = etl_cli_next(c, &ev)) > 0) {
-        int k = ntl_profile_etl_feed(p, stacks, c->t, &ev, &opt, &err);
+    while ((rc = etl_cli_next(c, &ev)) > 0)
+        if (ntl_profile_etl_log_add(log, stacks, c->t, &ev, &opt, &err) < 0) {
+            etl_cli_error(c, &err, NULL);
+            return EXIT_FAIL;
+        }
+    if (rc < 0)
+        return EXIT_FAIL;
+    while ((rc = ntl_profile_etl_log_feed(log, p, stacks, &opt, &fed, &err)) > 0) {
+        int k = fed.kind;
         if (k == NTL_ERR_NOMEM || k == NTL_ERR_LIMIT) {
             etl_cli_error(c, &err, NULL);
             return EXIT_FAIL;
@@ -288,9 +298,13 @@ static int read_trace(struct etl_cli *c, struct ntl_profile *p,
             }
             etl_cli_skip(c, &err, "skipped");
         } else if (k == NTL_PROFILE_ETL_SAMPLE) {
-            first = samples++ ? first : ev.timestamp;
-            last = ev.timestamp;
+            first = samples++ ? first : fed.timestamp;
+            last = fed.timestamp;
         }
+    }
+    if (rc < 0) {
+        etl_cli_error(c, &err, NULL);
+        return EXIT_FAIL;
     }
     struct ntl_profile_info *info = ntl_profile_info(p);
     snprintf(info->source, sizeof info->source, "SampledProfile");
@@ -303,19 +317,27 @@ static int read_trace(struct etl_cli *c, struct ntl_profile *p,
 
 static int from_trace(struct etl_cli *c, struct ntl_profile *p, const struct profile_opts *po)
 {
-    /* Each sample must meet the modules and threads of its time. */
-    c->sorted = true;
+    /* File order: the log puts the samples in time order, each meeting
+     * the modules and threads of its time. Decompressing is the largest
+     * part of reading: a second thread does it ahead. */
+    c->decompress_ahead = true;
     int rc = etl_cli_open(c, po->etl);
     if (rc)
         return rc;
-    struct ntl_profile_etl_stacks *stacks;
+    struct ntl_profile_etl_stacks *stacks = NULL;
+    struct ntl_profile_etl_log *log = NULL;
     struct ntl_profile_etl_stack_counts counts;
     struct ntl_error err = {0};
-    if (ntl_profile_etl_stacks_new(&stacks, &err) < 0) {
+    if (ntl_profile_etl_stacks_new(&stacks, &err) < 0 || ntl_profile_etl_log_new(&log, &err) < 0) {
+        ntl_profile_etl_stacks_free(stacks);
         etl_cli_close(c);
         return cli_fail(c->cmd, &err, NULL);
     }
-    rc = read_trace(c, p, stacks, po);
+    /* Without flame graphs, only the count of undefined keys is told. */
+    if (po->ro.fmt != PROFILE_FOLDED && po->ro.fmt != PROFILE_SPEEDSCOPE)
+        ntl_profile_etl_stacks_counts_only(stacks);
+    rc = read_trace(c, p, log, stacks, po);
+    ntl_profile_etl_log_free(log);
     etl_cli_close(c);
     /* Samples that only the end rundown explains (DCEnd). */
     if (rc == EXIT_OK && ntl_profile_place_late(p, &err) < 0)

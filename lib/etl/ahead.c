@@ -1,0 +1,215 @@
+/* Decompressing ahead of the reader (ahead.h). */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ahead.h"
+#include "etl-threads.h"
+#include "ntlens/compress.h"
+#include "ntlens/etl.h"
+#include "ntlens/reader.h"
+
+/* Buffers kept ready: enough that the reader rarely waits, few enough
+ * (64 KiB each, typically) to stay in the cache. A full ring waits until
+ * the reader has taken half, so that the threads wake each other seldom. */
+#define SLOTS 8
+#define HDR NTL_ETL_BUFFER_HEADER_SIZE
+
+struct slot {
+    uint64_t off;
+    uint8_t *data;
+    size_t cap;
+    long n;            /* decompressed bytes after the header, or < 0: failed */
+};
+
+struct etl_ahead {
+    struct etl_lock *lock;
+    struct etl_thread *thread;
+    const uint8_t *mem;
+    FILE *f;
+    uint64_t size, from, file_pos;
+    int format;
+    uint8_t *raw;      /* file input: the buffer being decompressed */
+    size_t raw_cap;
+    struct slot slots[SLOTS];
+    unsigned head, count;  /* ready: slots[head .. head + count) (mod SLOTS) */
+    bool done, stop;
+    bool full;             /* the thread waits for the reader to take half */
+    /* Every buffer before passed is ready or left to the reader. The
+     * reader waits only for one the thread has not passed, and each wait
+     * leaves the thread's next buffer to the reader: when the thread is
+     * the slower, both decompress. */
+    uint64_t passed, waits, skipped;
+};
+
+static bool reserve(uint8_t **p, size_t *cap, size_t need)
+{
+    if (*cap >= need)
+        return true;
+    uint8_t *n = realloc(*p, need);
+    if (!n)
+        return false;
+    *p = n;
+    *cap = need;
+    return true;
+}
+
+/* n bytes at off, after the `have` already in a->raw; NULL on a read error. */
+static const uint8_t *input(struct etl_ahead *a, uint64_t off, size_t have, size_t n)
+{
+    if (a->mem)
+        return a->mem + off;
+    if (!reserve(&a->raw, &a->raw_cap, n))
+        return NULL;
+    if (a->file_pos != off + have && fseeko(a->f, (off_t)(off + have), SEEK_SET) != 0)
+        return NULL;
+    size_t got = fread(a->raw + have, 1, n - have, a->f);
+    a->file_pos = off + have + got;
+    return got == n - have ? a->raw : NULL;
+}
+
+/* Claims the compressed buffer at off: 1 with *s a free slot for it
+ * (waiting for the reader to take some when all are full), 0 when it is
+ * left to the reader (which waited for this thread), -1 when stopped. */
+static int claim(struct etl_ahead *a, uint64_t off, uint32_t bsize, struct slot **s)
+{
+    int k = 1;
+    etl_lock_take(a->lock);
+    if (a->skipped < a->waits) {
+        a->skipped++;
+        a->passed = off + bsize;
+        etl_lock_wake(a->lock);
+        k = 0;
+    } else {
+        a->full = a->count == SLOTS;
+        while (a->full && !a->stop)
+            etl_lock_wait(a->lock);
+        if (a->stop)
+            k = -1;
+        else
+            *s = &a->slots[(a->head + a->count) % SLOTS];
+    }
+    etl_lock_drop(a->lock);
+    return k;
+}
+
+static void decompress(struct etl_ahead *a, struct slot *s, const uint8_t *raw, uint64_t off,
+                       uint32_t bsize, uint32_t usize)
+{
+    struct ntl_error err;
+    s->off = off;
+    s->n = -1;
+    if (!reserve(&s->data, &s->cap, usize))
+        return;
+    memcpy(s->data, raw, HDR);
+    s->n = ntl_decompress(a->format, raw + HDR, bsize - HDR, s->data + HDR, usize - HDR,
+                          off + HDR, &err);
+}
+
+static void work(void *arg)
+{
+    struct etl_ahead *a = arg;
+    const uint8_t *h;
+    struct slot *s;
+    for (uint64_t off = a->from; a->size - off >= HDR && (h = input(a, off, 0, HDR));) {
+        uint32_t bsize = ntl_le32(h), usize = ntl_le32(h + 4);
+        if (bsize < HDR || bsize > NTL_ETL_MAX_BUFFER_SIZE || bsize > a->size - off)
+            break;
+        if ((ntl_le16(h + 0x34) & NTL_ETL_BUFFER_COMPRESSED) && usize >= HDR &&
+            usize <= NTL_ETL_MAX_BUFFER_SIZE) {
+            const uint8_t *raw;
+            int k = claim(a, off, bsize, &s);
+            if (k < 0 || (k > 0 && !(raw = input(a, off, HDR, bsize))))
+                break;
+            if (k > 0) {
+                decompress(a, s, raw, off, bsize, usize);
+                etl_lock_take(a->lock);
+                a->count++;
+                a->passed = off + bsize;
+                etl_lock_wake(a->lock);
+                etl_lock_drop(a->lock);
+            }
+        }
+        off += bsize;
+    }
+    etl_lock_take(a->lock);
+    a->done = true;
+    etl_lock_wake(a->lock);
+    etl_lock_drop(a->lock);
+}
+
+struct etl_ahead *etl_ahead_start(const uint8_t *mem, const char *path, uint64_t size, int format,
+                                  uint64_t from)
+{
+    struct etl_ahead *a = calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    a->mem = mem;
+    a->size = size;
+    a->format = format;
+    a->from = a->passed = from;
+    if ((!mem && !(a->f = fopen(path, "rb"))) || !(a->lock = etl_lock_new()) ||
+        !(a->thread = etl_thread_start(work, a))) {
+        etl_ahead_stop(a);
+        return NULL;
+    }
+    return a;
+}
+
+long etl_ahead_take(struct etl_ahead *a, uint64_t off, uint8_t **buf, size_t *cap)
+{
+    long n = -1;
+    etl_lock_take(a->lock);
+    for (bool waited = false;;) {
+        while (!a->count && !a->done && a->passed <= off) {
+            a->waits += !waited;
+            waited = true;
+            etl_lock_wait(a->lock);
+        }
+        struct slot *s = &a->slots[a->head];
+        if (!a->count || s->off > off)
+            break;
+        bool mine = s->off == off;
+        if (mine && s->n >= 0) {
+            uint8_t *d = s->data;
+            size_t c = s->cap;
+            s->data = *buf;
+            s->cap = *cap;
+            *buf = d;
+            *cap = c;
+            n = s->n;
+        }
+        /* Taken, or passed over by the reader (a repeated buffer). */
+        a->head = (a->head + 1) % SLOTS;
+        a->count--;
+        if (a->full && a->count <= SLOTS / 2) {
+            a->full = false;
+            etl_lock_wake(a->lock);
+        }
+        if (mine)
+            break;
+    }
+    etl_lock_drop(a->lock);
+    return n;
+}
+
+void etl_ahead_stop(struct etl_ahead *a)
+{
+    if (!a)
+        return;
+    if (a->thread) {
+        etl_lock_take(a->lock);
+        a->stop = true;
+        etl_lock_wake(a->lock);
+        etl_lock_drop(a->lock);
+        etl_thread_join(a->thread);
+    }
+    etl_lock_free(a->lock);
+    if (a->f)
+        fclose(a->f);
+    for (unsigned i = 0; i < SLOTS; i++)
+        free(a->slots[i].data);
+    free(a->raw);
+    free(a);
+}

@@ -1,0 +1,28 @@
+/* A trace's compressed buffers decompressed on a second thread, ahead of
+ * the reader (ntl_etl_options.decompress_ahead). The thread walks the
+ * buffers from where the reader will go on, as the reader does (each
+ * BufferSize from the last), and keeps up to a few decompressed; the
+ * reader takes the one it reaches, or decompresses for itself whatever the
+ * thread does not have (a failure there is told by the reader's own try),
+ * and, each time it had to wait for the thread, the thread's next one. */
+#ifndef NTLENS_ETL_AHEAD_H
+#define NTLENS_ETL_AHEAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct etl_ahead;
+
+/* A thread over the trace's size bytes, at mem or in the file at path (its
+ * own handle), decompressing with format from the buffer at offset from;
+ * NULL when it cannot start. */
+struct etl_ahead *etl_ahead_start(const uint8_t *mem, const char *path, uint64_t size, int format,
+                                  uint64_t from);
+/* The compressed buffer at off decompressed, header first, as the reader
+ * lays it out: swapped into *buf (capacity *cap; the old one goes to the
+ * thread). Its length after the header, or -1 when the thread has none. */
+long etl_ahead_take(struct etl_ahead *a, uint64_t off, uint8_t **buf, size_t *cap);
+/* Stops and joins the thread, frees everything. */
+void etl_ahead_stop(struct etl_ahead *a);
+
+#endif
