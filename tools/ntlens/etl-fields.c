@@ -345,7 +345,7 @@ int etl_fields_decode(struct etl_fields *f, const struct ntl_etl_event *ev)
     int rc = 0;
 
     f->provider = f->event = NULL;
-    f->has_fields = false;
+    f->has_fields = f->self_named = false;
     f->pid = ev->pid;
     f->error[0] = '\0';
     f->json.len = f->text.len = 0;
@@ -360,6 +360,7 @@ int etl_fields_decode(struct etl_fields *f, const struct ntl_etl_event *ev)
         if (f->nmanifests && ev->has_guid && (rc = manifest_event(f, ev)) != 0) {
             rc = rc < 0 ? -1 : 0;
         } else if ((rc = ntl_etl_tl_begin(&d, ev, &err)) > 0) {
+            f->self_named = true;
             f->event = d.event_name;
             if (d.provider_name)
                 f->provider = d.provider_name;

@@ -21,6 +21,7 @@ struct etl_fields {
     const char *provider;  /* provider name: TraceLogging traits or the well-known table; NULL */
     const char *event;     /* event name from the schema; NULL */
     bool has_fields;       /* json and text hold the fields */
+    bool self_named;       /* provider and event named by the event itself (TraceLogging) */
     uint32_t pid;          /* the header's process id, or the payload's ProcessId when the
                             * header has none (PERFINFO); UINT32_MAX when neither */
     struct etl_text json, text;
