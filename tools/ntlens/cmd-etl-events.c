@@ -238,7 +238,7 @@ static int list_events(struct etl_merge *m, struct out *o, struct events_opts *e
         else if (eo->fmt == OUT_TABLE)
             table_row_fields(o, c, &ev, &eo->fields, eo->hex);
         else
-            status = etl_record_row(&eo->record, o, c, &ev, &eo->fields);
+            status = etl_record_row(&eo->record, o, c, &ev, &eo->fields, etl_merge_filetime(m));
         if (ferror(stdout))
             break; /* a closed pipe: out_close reports it */
     }

@@ -16,10 +16,12 @@
 /* Text grows up to this; a payload is at most 64 KiB, so no real event nears it. */
 #define TEXT_MAX (8u << 20)
 
-static void put(struct etl_text *t, const char *s, size_t n)
+/* Room for n more bytes and a NUL at the end of t: where they go, or NULL
+ * when t is off or out of memory (t->failed). */
+static char *room(struct etl_text *t, size_t n)
 {
     if (t->off)
-        return;
+        return NULL;
     if (t->len + n + 1 > t->cap) {
         size_t cap = t->cap ? t->cap : 256;
         while (cap < t->len + n + 1)
@@ -27,14 +29,28 @@ static void put(struct etl_text *t, const char *s, size_t n)
         char *p = cap <= TEXT_MAX ? realloc(t->s, cap) : NULL;
         if (!p) {
             t->failed = true;
-            return;
+            return NULL;
         }
         t->s = p;
         t->cap = cap;
     }
-    memcpy(t->s + t->len, s, n);
-    t->len += n;
+    return t->s + t->len;
+}
+
+/* Ends what was written at d, from room(). */
+static void done(struct etl_text *t, char *d)
+{
+    t->len = (size_t)(d - t->s);
     t->s[t->len] = '\0';
+}
+
+static void put(struct etl_text *t, const char *s, size_t n)
+{
+    char *d = room(t, n);
+    if (!d)
+        return;
+    memcpy(d, s, n);
+    done(t, d + n);
 }
 
 static void puts_(struct etl_text *t, const char *s) { put(t, s, strlen(s)); }
@@ -59,6 +75,31 @@ static void json_string(struct etl_text *t, const char *s)
     }
     put(t, run, (size_t)(s - run));
     put(t, "\"", 1);
+}
+
+/* What json_string writes, to d with room for 6n + 2 bytes; the end. */
+static char *json_string_to(char *d, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    *d++ = '"';
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\') {
+            *d++ = (char)c;
+            continue;
+        }
+        *d++ = '\\';
+        if (c == '"' || c == '\\') {
+            *d++ = (char)c;
+        } else {
+            memcpy(d, "u00", 3);
+            d[3] = hex[c >> 4];
+            d[4] = hex[c & 15];
+            d += 5;
+        }
+    }
+    *d++ = '"';
+    return d;
 }
 
 /* The value of f in *buf (grown as needed for long strings and binary). */
@@ -121,22 +162,41 @@ static bool needs_quotes(const char *s)
     return !*s || strpbrk(s, " \"=\t\n") != NULL;
 }
 
+/* A value's member of the JSON object: ,"name":value in one reservation. */
+static void json_value(struct walk *w, const struct ntl_etl_field *f, const char *v,
+                       enum ntl_etl_value_class cls)
+{
+    struct etl_text *j = &w->out->json;
+    size_t nlen = f->in_array ? 0 : strlen(f->name), vlen = strlen(v);
+    char *d = room(j, 6 * (nlen + vlen) + 8);
+    if (!d)
+        return;
+    if (!w->first[f->depth])
+        *d++ = ',';
+    w->first[f->depth] = false;
+    if (!f->in_array) {
+        d = json_string_to(d, f->name, nlen);
+        *d++ = ':';
+    }
+    if (cls == NTL_ETL_VALUE_TEXT)
+        d = json_string_to(d, v, vlen);
+    else if (cls == NTL_ETL_VALUE_FLOAT && !isfinite(ntl_etl_field_f64(f)))
+        memcpy(d, "null", 4), d += 4; /* JSON has no NaN or infinity; the text keeps them */
+    else
+        memcpy(d, v, vlen), d += vlen;
+    done(j, d);
+}
+
 static int value(struct walk *w, const struct ntl_etl_field *f)
 {
     char small[128], *big = NULL;
     const char *v = value_text(f, small, sizeof small, &big);
     if (!v)
         return -1;
-    json_key(w, f);
     enum ntl_etl_value_class cls = ntl_etl_field_class(f);
     if (f->map_text) /* a manifest map's name for the value */
         v = f->map_text, cls = NTL_ETL_VALUE_TEXT;
-    if (cls == NTL_ETL_VALUE_TEXT)
-        json_string(&w->out->json, v);
-    else if (cls == NTL_ETL_VALUE_FLOAT && !isfinite(ntl_etl_field_f64(f)))
-        puts_(&w->out->json, "null"); /* JSON has no NaN or infinity; the text keeps them */
-    else
-        puts_(&w->out->json, v);
+    json_value(w, f, v, cls);
     if (w->out->text.off) { /* JSON only: the text's quoting check is skipped */
         free(big);
         return 0;
@@ -255,6 +315,7 @@ int etl_fields_add_manifest(struct etl_fields *f, struct ntl_etl_manifest *m)
     }
     f->manifests = p;
     p[f->nmanifests++] = m;
+    memset(f->seen, 0, sizeof f->seen); /* the new manifest may name a provider */
     return 0;
 }
 
@@ -328,12 +389,20 @@ static int manifest_event(struct etl_fields *f, const struct ntl_etl_event *ev)
     return 0;
 }
 
-/* The provider's name from the well-known table or a manifest. */
-static const char *provider_name(const struct etl_fields *f, const struct ntl_guid *g)
+/* The provider's name from the well-known table or a manifest, looked up
+ * once per GUID (the table is searched by GUID text). */
+static const char *provider_name(struct etl_fields *f, const struct ntl_guid *g)
 {
+    uint64_t h = 0;
+    for (int i = 0; i < 16; i++)
+        h = (h ^ g->b[i]) * 0x100000001b3ull;
+    struct etl_provider_seen *e = &f->seen[(h >> 32) % ETL_PROVIDERS_SEEN];
+    if (e->known && ntl_guid_equal(&e->guid, g))
+        return e->name;
     const char *name = ntl_etl_provider_name(g);
     for (size_t i = 0; !name && i < f->nmanifests; i++)
         name = ntl_etl_manifest_provider_name(f->manifests[i], g);
+    *e = (struct etl_provider_seen){*g, name, true};
     return name;
 }
 

@@ -17,6 +17,8 @@ struct etl_text {
     bool off;              /* not wanted: nothing is written (s stays NULL) */
 };
 
+#define ETL_PROVIDERS_SEEN 64
+
 struct etl_fields {
     const char *provider;  /* provider name: TraceLogging traits or the well-known table; NULL */
     const char *event;     /* event name from the schema; NULL */
@@ -32,6 +34,11 @@ struct etl_fields {
     struct ntl_etl_manifest **manifests;
     size_t nmanifests;
     struct ntl_etl_mf *mf;
+    struct etl_provider_seen {   /* provider names looked up, by GUID */
+        struct ntl_guid guid;
+        const char *name;
+        bool known;
+    } seen[ETL_PROVIDERS_SEEN];
 };
 
 /* Adds m (owned by f from now on) to the manifests events are decoded with.

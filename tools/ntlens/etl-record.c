@@ -237,7 +237,16 @@ struct layout {
  * a fragment in its 64 KiB buffer). */
 #define MAX_NAMES 4096u
 
+/* An event's time text: the seconds' part is the same for runs of events. */
+struct time_text {
+    int64_t secs;
+    bool valid;
+    size_t len, dot;              /* the text's length, its '.' (SIZE_MAX: none) */
+    char text[64];                /* as out_format_time writes secs with fraction 0 */
+};
+
 struct etl_layouts {
+    struct time_text time;
     struct out *head_w, *names_w; /* scratch writers (JSON lines, rows held) */
     struct layout *slots;
     size_t cap, n;
@@ -447,25 +456,41 @@ static char *id_to(char *d, uint32_t v)
 }
 
 /* "timestamp": as out_filetime writes it. */
-static char *time_to(char *d, uint64_t ft)
+static char *time_to(char *d, uint64_t ft, struct time_text *t)
 {
     const int64_t unix_epoch = 116444736000000000ll; /* 1970-01-01 in 100 ns since 1601 */
     if (!ft || ft > INT64_MAX)
         return LIT(d, "null");
     int64_t rel = (int64_t)ft - unix_epoch, secs = (rel >= 0 ? rel : rel - 9999999) / 10000000;
+    uint32_t frac = (uint32_t)(rel - secs * 10000000);
+    if (!t->valid || t->secs != secs) {
+        out_format_time(t->text, sizeof t->text, secs, 0, 7);
+        t->len = strlen(t->text);
+        const char *dot = memchr(t->text, '.', t->len);
+        t->dot = dot ? (size_t)(dot - t->text) : SIZE_MAX;
+        t->secs = secs;
+        t->valid = true;
+    }
     *d++ = '"';
-    out_format_time(d, 64, secs, (uint32_t)(rel - secs * 10000000), 7);
-    d += strlen(d);
+    if (t->dot == SIZE_MAX) {
+        out_format_time(d, 64, secs, frac, 7);
+        d += strlen(d);
+    } else {
+        memcpy(d, t->text, t->len);
+        for (size_t i = t->dot + 7; i > t->dot; i--, frac /= 10)
+            d[i] = (char)('0' + frac % 10);
+        d += t->len;
+    }
     *d++ = '"';
     return d;
 }
 
 /* The row's cells around the layout's fragments. */
-static char *json_row(char *d, const struct layout *s, const struct etl_record *r,
-                      struct etl_cli *c, const struct ntl_etl_event *ev, const struct etl_fields *f)
+static char *json_row(char *d, const struct layout *s, const struct etl_record *r, uint64_t ft,
+                      const struct ntl_etl_event *ev, const struct etl_fields *f)
 {
     d = LIT(d, "{\"timestamp\":");
-    d = time_to(d, ntl_etl_time_to_filetime(c->t, ev->timestamp));
+    d = time_to(d, ft, &r->layouts->time);
     d = decimal_to(LIT(d, ",\"clock\":"), ev->timestamp);
     d = decimal_to(LIT(d, ",\"cpu\":"), ev->cpu);
     d = id_to(LIT(d, ",\"pid\":"), r->raw ? ev->pid : f->pid);
@@ -506,7 +531,7 @@ static char *json_row(char *d, const struct layout *s, const struct etl_record *
 #define ROW_FIXED 1024
 
 int etl_record_row(struct etl_record *r, struct out *o, struct etl_cli *c,
-                   const struct ntl_etl_event *ev, const struct etl_fields *f)
+                   const struct ntl_etl_event *ev, const struct etl_fields *f, uint64_t ft)
 {
     bool failed = false;
     const struct layout *s = r->layouts ? find(r->layouts, r->raw, ev, f, &failed) : NULL;
@@ -518,5 +543,5 @@ int etl_record_row(struct etl_record *r, struct out *o, struct etl_cli *c,
         need += (f->has_fields ? f->json.len : 0) + 6 * strlen(f->error);
     if (!s || !(d = out_json_row_begin(o, need)))
         return cells_row(r, o, c, ev, f);
-    return out_json_row_end(o, json_row(d, s, r, c, ev, f)) < 0 ? EXIT_FAIL : EXIT_OK;
+    return out_json_row_end(o, json_row(d, s, r, ft, ev, f)) < 0 ? EXIT_FAIL : EXIT_OK;
 }

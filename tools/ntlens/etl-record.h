@@ -29,9 +29,9 @@ void etl_record_columns(struct out *o, bool hex, bool raw);
  * added (hex, a file column): r->layouts set, or left NULL when not
  * applicable. Returns 0, or -1 when out of memory. */
 int etl_record_templates(struct etl_record *r, enum out_format fmt, bool file_column);
-/* Writes ev's row. Returns an exit status. */
+/* Writes ev's row; ft is its time as FILETIME. Returns an exit status. */
 int etl_record_row(struct etl_record *r, struct out *o, struct etl_cli *c,
-                   const struct ntl_etl_event *ev, const struct etl_fields *f);
+                   const struct ntl_etl_event *ev, const struct etl_fields *f, uint64_t ft);
 void etl_record_free(struct etl_record *r);
 
 /* The provider cell: its name when known, else its GUID (table too). */
