@@ -118,6 +118,7 @@ static const char *value_text(const struct ntl_etl_field *f, char *small, size_t
 
 struct walk {
     struct etl_fields *out;
+    bool static_names;            /* field names are the decoder's constants (kernel classes) */
     bool first[NTL_ETL_TL_MAX_DEPTH + 1];   /* no member written yet at this depth */
     const char *path[NTL_ETL_TL_MAX_DEPTH + 1];
     char elem[NTL_ETL_TL_MAX_DEPTH + 1][80];
@@ -162,19 +163,42 @@ static bool needs_quotes(const char *s)
     return !*s || strpbrk(s, " \"=\t\n") != NULL;
 }
 
+/* "name": of a kernel class's field, escaped once per name: their names
+ * are the layouts' constants, so the pointer is the key. NULL when it is
+ * too long to keep. */
+static const struct etl_key_seen *key_seen(struct etl_fields *out, const char *name)
+{
+    uintptr_t h = (uintptr_t)name;
+    struct etl_key_seen *e = &out->keys_seen[(h ^ h >> 8 ^ h >> 16) % ETL_KEYS_SEEN];
+    if (e->name == name)
+        return e;
+    size_t n = strlen(name);
+    if (6 * n + 3 > sizeof e->text)
+        return NULL;
+    e->len = (uint8_t)(json_string_to(e->text, name, n) - e->text);
+    e->text[e->len++] = ':';
+    e->name = name;
+    return e;
+}
+
 /* A value's member of the JSON object: ,"name":value in one reservation. */
 static void json_value(struct walk *w, const struct ntl_etl_field *f, const char *v,
                        enum ntl_etl_value_class cls)
 {
     struct etl_text *j = &w->out->json;
-    size_t nlen = f->in_array ? 0 : strlen(f->name), vlen = strlen(v);
-    char *d = room(j, 6 * (nlen + vlen) + 8);
+    const struct etl_key_seen *key =
+        w->static_names && !f->in_array ? key_seen(w->out, f->name) : NULL;
+    size_t nlen = key || f->in_array ? 0 : strlen(f->name), vlen = strlen(v);
+    char *d = room(j, 6 * (nlen + vlen) + 8 + (key ? key->len : 0));
     if (!d)
         return;
     if (!w->first[f->depth])
         *d++ = ',';
     w->first[f->depth] = false;
-    if (!f->in_array) {
+    if (key) {
+        memcpy(d, key->text, key->len);
+        d += key->len;
+    } else if (!f->in_array) {
         d = json_string_to(d, f->name, nlen);
         *d++ = ':';
     }
@@ -264,9 +288,10 @@ static void kernel_names(struct etl_fields *f, const struct ntl_etl_event *ev)
 
 /* Walks the items of a decoder (TraceLogging or MOF) into json and text. */
 static int walk_items(struct etl_fields *f, void *dec,
-                      int (*next)(void *, struct ntl_etl_field *, struct ntl_error *))
+                      int (*next)(void *, struct ntl_etl_field *, struct ntl_error *),
+                      bool static_names)
 {
-    struct walk w = {.out = f, .first = {true}};
+    struct walk w = {.out = f, .first = {true}, .static_names = static_names};
     struct ntl_etl_field it;
     struct ntl_error err = {0};
     int rc;
@@ -384,7 +409,7 @@ static int manifest_event(struct etl_fields *f, const struct ntl_etl_event *ev)
             continue;
         f->provider = ntl_etl_mf_provider_name(f->mf);
         f->event = ntl_etl_mf_event_name(f->mf);
-        return walk_items(f, f->mf, mf_next) < 0 ? -1 : 1;
+        return walk_items(f, f->mf, mf_next, false) < 0 ? -1 : 1;
     }
     return 0;
 }
@@ -422,7 +447,7 @@ int etl_fields_decode(struct etl_fields *f, const struct ntl_etl_event *ev)
     if (ev->kind <= NTL_ETL_KIND_PERFINFO) {
         kernel_names(f, ev);
         if (ntl_etl_mof_begin(&m, ev) > 0)
-            rc = walk_items(f, &m, mof_next);
+            rc = walk_items(f, &m, mof_next, true);
     } else {
         if (ev->has_guid)
             f->provider = provider_name(f, &ev->guid);
@@ -433,7 +458,7 @@ int etl_fields_decode(struct etl_fields *f, const struct ntl_etl_event *ev)
             f->event = d.event_name;
             if (d.provider_name)
                 f->provider = d.provider_name;
-            rc = walk_items(f, &d, tl_next);
+            rc = walk_items(f, &d, tl_next, false);
         } else if (rc < 0) {
             ntl_error_format(&err, f->error, sizeof f->error);
             rc = 0;

@@ -18,6 +18,7 @@ struct etl_text {
 };
 
 #define ETL_PROVIDERS_SEEN 64
+#define ETL_KEYS_SEEN 256
 
 struct etl_fields {
     const char *provider;  /* provider name: TraceLogging traits or the well-known table; NULL */
@@ -39,6 +40,11 @@ struct etl_fields {
         const char *name;
         bool known;
     } seen[ETL_PROVIDERS_SEEN];
+    struct etl_key_seen {         /* JSON keys of kernel classes' fields, by name pointer */
+        const char *name;
+        uint8_t len;
+        char text[63];
+    } keys_seen[ETL_KEYS_SEEN];
 };
 
 /* Adds m (owned by f from now on) to the manifests events are decoded with.

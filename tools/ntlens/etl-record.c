@@ -224,6 +224,8 @@ struct layout {
     uint64_t hash;
     bool used;
     char *provider, *event;       /* the names rendered (non-kernel events) */
+    bool by_pointer;              /* the names were a table's or a manifest's constants: */
+    const char *provider_at, *event_at; /* the same pointers are the same names */
     char *head;                   /* ,"kind":... through "keyword" */
     size_t head_len;
     char *names;                  /* ,"event":... through "keyword_names" */
@@ -348,8 +350,12 @@ static bool same_name(const char *a, const char *b)
 static bool matches(const struct layout *s, const struct layout_key *k, uint64_t h,
                     const struct ntl_etl_event *ev, const struct etl_fields *f)
 {
-    return s->hash == h && !memcmp(&s->key, k, sizeof *k) &&
-           (etl_is_kernel(ev) || (same_name(s->provider, f->provider) && same_name(s->event, f->event)));
+    if (s->hash != h || memcmp(&s->key, k, sizeof *k))
+        return false;
+    if (etl_is_kernel(ev) || (s->by_pointer && !f->self_named && s->provider_at == f->provider &&
+                              s->event_at == f->event))
+        return true;
+    return same_name(s->provider, f->provider) && same_name(s->event, f->event);
 }
 
 /* The row the scratch writer holds, "{...}\n", as ",..." in *frag. */
@@ -391,6 +397,9 @@ static int render(struct etl_layouts *l, bool raw, struct layout *s, const struc
     if (!etl_is_kernel(ev)) {
         s->provider = copy_name(f->provider, &failed);
         s->event = copy_name(f->event, &failed);
+        s->by_pointer = !f->self_named;
+        s->provider_at = f->provider;
+        s->event_at = f->event;
     }
     s->used = true;
     return failed ? -1 : 0;
@@ -540,7 +549,7 @@ int etl_record_row(struct etl_record *r, struct out *o, struct etl_cli *c,
         return cli_failf(c->cmd, "out of memory");
     size_t need = s ? ROW_FIXED + s->head_len + s->names_len : 0;
     if (s && !r->raw)
-        need += (f->has_fields ? f->json.len : 0) + 6 * strlen(f->error);
+        need += (f->has_fields ? f->json.len : 0) + (f->error[0] ? 6 * strlen(f->error) : 0);
     if (!s || !(d = out_json_row_begin(o, need)))
         return cells_row(r, o, c, ev, f);
     return out_json_row_end(o, json_row(d, s, r, ft, ev, f)) < 0 ? EXIT_FAIL : EXIT_OK;
