@@ -331,12 +331,14 @@ static uint64_t mix_string(uint64_t h, const char *s)
 static uint64_t key_hash(const struct layout_key *k, const struct ntl_etl_event *ev,
                          const struct etl_fields *f)
 {
+    /* Independent products, one mix: a chain of six was 3% of the command. */
+    static const uint64_t odd[6] = {0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full, 0x165667b19e3779f9ull,
+                                    0xd6e8feb86659fd93ull, 0xff51afd7ed558ccdull, 0xc4ceb9fe1a85ec53ull};
     uint64_t w[6], h = 0;
     memcpy(w, k, sizeof w);
-    for (int i = 0; i < 6; i++) {
-        h = (h ^ w[i]) * 0x9e3779b97f4a7c15ull;
-        h ^= h >> 29;
-    }
+    for (int i = 0; i < 6; i++)
+        h += w[i] * odd[i];
+    h ^= h >> 32;
     if (self_named(ev, f))
         h = mix_string(mix_string(h, f->provider) * 31, f->event);
     return h;
