@@ -275,15 +275,20 @@ static size_t append(char *buf, size_t size, size_t n, const char *s)
     return n + len;
 }
 
-/* "Group/Opcode", without snprintf: every kernel event needs it. */
+/* "Group/Opcode", without snprintf: every kernel event needs it, and runs
+ * of events share it (kept from the last one). */
 static void kernel_names(struct etl_fields *f, const struct ntl_etl_event *ev)
 {
     char g[32], o[32];
+    unsigned key = 1u << 16 | (unsigned)ev->group << 8 | ev->opcode;
+    f->event = f->event_buf;
+    f->provider = "Windows Kernel";
+    if (f->event_key == key)
+        return;
+    f->event_key = key;
     size_t n = append(f->event_buf, sizeof f->event_buf, 0, etl_cli_group(ev->group, g, sizeof g));
     n = append(f->event_buf, sizeof f->event_buf, n, "/");
     append(f->event_buf, sizeof f->event_buf, n, etl_cli_opcode(ev->group, ev->opcode, o, sizeof o));
-    f->event = f->event_buf;
-    f->provider = "Windows Kernel";
 }
 
 /* Walks the items of a decoder (TraceLogging or MOF) into json and text. */

@@ -30,6 +30,7 @@ struct etl_fields {
     struct etl_text json, text;
     char error[320];       /* why the payload did not decode; "" when it did */
     char event_buf[64];    /* a kernel event's "Group/Opcode" */
+    unsigned event_key;    /* 1 << 16 | group << 8 | opcode of event_buf; 0 before any */
     /* Manifests (--manifest), tried in order before TraceLogging; set by
      * etl_fields_add_manifest. */
     struct ntl_etl_manifest **manifests;
