@@ -181,17 +181,17 @@ static const struct etl_key_seen *key_seen(struct etl_fields *out, const char *n
     return e;
 }
 
-/* A value's member of the JSON object: ,"name":value in one reservation. */
-static void json_value(struct walk *w, const struct ntl_etl_field *f, const char *v,
-                       enum ntl_etl_value_class cls)
+/* Starts a member of the JSON object: ,"name": with room for vmax more
+ * bytes after it; where the value goes, or NULL (out of memory). */
+static char *json_member(struct walk *w, const struct ntl_etl_field *f, size_t vmax)
 {
     struct etl_text *j = &w->out->json;
     const struct etl_key_seen *key =
         w->static_names && !f->in_array ? key_seen(w->out, f->name) : NULL;
-    size_t nlen = key || f->in_array ? 0 : strlen(f->name), vlen = strlen(v);
-    char *d = room(j, 6 * (nlen + vlen) + 8 + (key ? key->len : 0));
+    size_t nlen = key || f->in_array ? 0 : strlen(f->name);
+    char *d = room(j, 6 * nlen + vmax + 8 + (key ? key->len : 0));
     if (!d)
-        return;
+        return NULL;
     if (!w->first[f->depth])
         *d++ = ',';
     w->first[f->depth] = false;
@@ -202,18 +202,86 @@ static void json_value(struct walk *w, const struct ntl_etl_field *f, const char
         d = json_string_to(d, f->name, nlen);
         *d++ = ':';
     }
+    return d;
+}
+
+/* A value's member of the JSON object: ,"name":value in one reservation. */
+static void json_value(struct walk *w, const struct ntl_etl_field *f, const char *v,
+                       enum ntl_etl_value_class cls)
+{
+    size_t vlen = strlen(v);
+    char *d = json_member(w, f, 6 * vlen);
+    if (!d)
+        return;
     if (cls == NTL_ETL_VALUE_TEXT)
         d = json_string_to(d, v, vlen);
     else if (cls == NTL_ETL_VALUE_FLOAT && !isfinite(ntl_etl_field_f64(f)))
         memcpy(d, "null", 4), d += 4; /* JSON has no NaN or infinity; the text keeps them */
     else
         memcpy(d, v, vlen), d += vlen;
-    done(j, d);
+    done(&w->out->json, d);
+}
+
+/* v in decimal at d; the end. */
+static char *decimal_to(char *d, uint64_t v)
+{
+    char tmp[20], *s = tmp + sizeof tmp;
+    do
+        *--s = (char)('0' + v % 10);
+    while (v /= 10);
+    size_t n = (size_t)(tmp + sizeof tmp - s);
+    memcpy(d, s, n);
+    return d + n;
+}
+
+/* The common values of JSON-only output written straight into the object,
+ * as json_value would write them: integers, and UTF-16 strings of printable
+ * ASCII (file and image names, their backslashes escaped). false when v must take the general path. */
+static bool json_direct(struct walk *w, const struct ntl_etl_field *f)
+{
+    enum ntl_etl_value_class cls = ntl_etl_field_class(f);
+    char *d;
+    if (f->map_text)
+        return false;
+    if (cls == NTL_ETL_VALUE_UNSIGNED || cls == NTL_ETL_VALUE_SIGNED) {
+        int64_t i = cls == NTL_ETL_VALUE_SIGNED ? ntl_etl_field_i64(f) : 0;
+        if (!(d = json_member(w, f, 24)))
+            return true; /* out of memory: json.failed says so */
+        if (i < 0)
+            *d++ = '-';
+        d = decimal_to(d, cls == NTL_ETL_VALUE_UNSIGNED ? ntl_etl_field_u64(f)
+                          : i < 0 ? 0 - (uint64_t)i : (uint64_t)i);
+        done(&w->out->json, d);
+        return true;
+    }
+    if (cls != NTL_ETL_VALUE_TEXT || f->custom ||
+        (f->in_type != NTL_ETL_IN_UNICODESTRING && f->in_type != NTL_ETL_IN_COUNTEDSTRING))
+        return false;
+    size_t units = f->size / 2;
+    for (size_t k = 0; k < units; k++) {
+        uint16_t u = (uint16_t)(f->data[2 * k] | f->data[2 * k + 1] << 8);
+        if (u < 0x20 || u >= 0x7f)
+            return false;
+    }
+    if (!(d = json_member(w, f, 2 * units + 2)))
+        return true;
+    *d++ = '"';
+    for (size_t k = 0; k < units; k++) {
+        char c = (char)f->data[2 * k];
+        if (c == '"' || c == '\\') /* paths: every separator escaped */
+            *d++ = '\\';
+        *d++ = c;
+    }
+    *d++ = '"';
+    done(&w->out->json, d);
+    return true;
 }
 
 static int value(struct walk *w, const struct ntl_etl_field *f)
 {
     char small[128], *big = NULL;
+    if (w->out->text.off && json_direct(w, f))
+        return 0;
     const char *v = value_text(f, small, sizeof small, &big);
     if (!v)
         return -1;
