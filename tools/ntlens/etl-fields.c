@@ -234,6 +234,20 @@ static char *decimal_to(char *d, uint64_t v)
     return d + n;
 }
 
+/* An integer shown as text: "0x" and hex digits (pointers, HEX, status
+ * codes) or a dotted IPv4 address, nothing JSON escapes; a CHAR is not. */
+static bool hex_number(const struct ntl_etl_field *f)
+{
+    switch (f->in_type) {
+    case NTL_ETL_IN_INT8: case NTL_ETL_IN_UINT8: case NTL_ETL_IN_INT16: case NTL_ETL_IN_UINT16:
+    case NTL_ETL_IN_INT32: case NTL_ETL_IN_UINT32: case NTL_ETL_IN_INT64: case NTL_ETL_IN_UINT64:
+    case NTL_ETL_IN_POINTER: case NTL_ETL_IN_HEXINT32: case NTL_ETL_IN_HEXINT64:
+        return f->out_type != NTL_ETL_OUT_STRING && f->size <= 8;
+    default:
+        return false;
+    }
+}
+
 /* The common values of JSON-only output written straight into the object,
  * as json_value would write them: integers, and UTF-16 strings of printable
  * ASCII (file and image names, their backslashes escaped). false when v must take the general path. */
@@ -254,8 +268,18 @@ static bool json_direct(struct walk *w, const struct ntl_etl_field *f)
         done(&w->out->json, d);
         return true;
     }
-    if (cls != NTL_ETL_VALUE_TEXT || f->custom ||
-        (f->in_type != NTL_ETL_IN_UNICODESTRING && f->in_type != NTL_ETL_IN_COUNTEDSTRING))
+    if (cls != NTL_ETL_VALUE_TEXT || f->custom)
+        return false;
+    if (hex_number(f)) {
+        if (!(d = json_member(w, f, 48)))
+            return true;
+        *d++ = '"';
+        d += ntl_etl_field_text(f, d, 45);
+        *d++ = '"';
+        done(&w->out->json, d);
+        return true;
+    }
+    if (f->in_type != NTL_ETL_IN_UNICODESTRING && f->in_type != NTL_ETL_IN_COUNTEDSTRING)
         return false;
     size_t units = f->size / 2;
     for (size_t k = 0; k < units; k++) {
