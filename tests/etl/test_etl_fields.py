@@ -89,6 +89,29 @@ def test_table_names():
                   (name, " ".join(extra), len(bad), len(recs), kernel, bad[:2]))
 
 
+def test_json_templates():
+    """JSON rows of one trace come from per-layout templates; with a file column (several
+    traces) they go cell by cell. The same trace given twice must give each row twice, byte
+    for byte but for the file member."""
+    man = os.path.join(DATA, "manifests", "ClrEtwAll.man")
+    net = ["--kind", "event", "--manifest", man]
+    cases = [[], ["--raw"], ["--local-time"], ["--stream", "--manifest", man]]
+    for name in sorted(f for f in os.listdir(DATA) if f.endswith(".etl")):
+        for extra in (net, ["-g", "PerfInfo", "--raw"]) if name.startswith("net.") else cases:
+            path = os.path.join(DATA, name)
+            for fmt in ("jsonl", "json"):
+                one = run("etl", "events", "-f", fmt, *extra, path).stdout.splitlines()
+                two = run("etl", "events", "-f", fmt, *extra, path, path).stdout.splitlines()
+                if fmt == "json":  # "[", rows each ending "," but the last, "]"
+                    one = [r.rstrip(",") for r in one[1:-1]]
+                    two = [r.rstrip(",") for r in two[1:-1]]
+                prefix = '{"file":%s,' % json.dumps(path)
+                cut = ["{" + r[len(prefix):] for r in two if r.startswith(prefix)]
+                check(len(one) > 0 and len(cut) == len(two) and sorted(cut) == sorted(one * 2),
+                      "%s %s -f %s: template rows equal cell rows (%d rows, %d with the file)" %
+                      (name, " ".join(extra), fmt, len(one), len(two)))
+
+
 def test_kernel():
     for name in ("ShutdownPerfDiagLogger.etl", "net.4.5.2.x64.etl"):
         path = os.path.join(DATA, name)
@@ -257,6 +280,7 @@ def main():
     test_tracelogging()
     test_names()
     test_table_names()
+    test_json_templates()
     test_kernel()
     test_filters_and_order()
     test_stats()
