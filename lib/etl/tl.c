@@ -234,7 +234,9 @@ int ntl_etl_tl_begin(struct ntl_etl_tl *d, const struct ntl_etl_event *ev, struc
     struct ntl_etl_ext_item it;
     size_t pos = 0;
     int rc, found = 0;
-    memset(d, 0, sizeof *d);
+    /* The frames above the first are cleared as fields enter them: all 16
+     * (2.4 KB) per event were most of this call for events with no schema. */
+    memset(d, 0, offsetof(struct ntl_etl_tl, stack) + sizeof d->stack[0]);
     d->ev = ev;
     d->items_left = 2 * (uint64_t)ev->payload_size + 4096;
     while ((rc = ntl_etl_ext_next(ev, &pos, &it, err)) > 0) {
