@@ -309,6 +309,10 @@ static bool extent(const struct mof_field *m, const uint8_t *p, size_t n, size_t
     return *total <= n;
 }
 
+/* A field cleared by copying a zero one: memset of its ~100 bytes became
+ * `rep stos`, whose start-up was 40% of this decoder's time per field. */
+static const struct ntl_etl_field zero_field;
+
 /* The UTF-16 strings that fill the rest of the payload: how many, or
  * SIZE_MAX when the last has no NUL. */
 static size_t count_strings(const uint8_t *p, size_t n)
@@ -333,7 +337,7 @@ static int next_in_array(struct ntl_etl_mof *d, const struct mof_field *m, struc
     size_t psz = ev->is64 ? 8 : 4, left = ev->payload_size - d->pos;
     size_t n = m->type == PTR_ARRAY ? (left % psz ? SIZE_MAX : left / psz)
                                     : count_strings(ev->payload + d->pos, left);
-    memset(f, 0, sizeof *f);
+    *f = zero_field;
     f->name = m->name;
     f->in_type = m->type == PTR_ARRAY ? P : WSTR;
     f->payload_offset = d->pos;
@@ -387,7 +391,7 @@ int ntl_etl_mof_next(struct ntl_etl_mof *d, struct ntl_etl_field *f, struct ntl_
         return d->status = ntl_error_set(err, NTL_ERR_TRUNCATED, d->class_name, ev->offset,
                                          "field '%s': value runs past the payload at %zu",
                                          m->name, d->pos);
-    memset(f, 0, sizeof *f);
+    *f = zero_field;
     f->item = NTL_ETL_ITEM_VALUE;
     f->name = m->name;
     f->in_type = (uint8_t)(m->type == PTR ? P : m->type == WMISID ? NTL_ETL_IN_SID

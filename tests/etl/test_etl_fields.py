@@ -65,6 +65,53 @@ def test_names():
     run("etl", "events", "-p", "", net, expect=2)
 
 
+def test_table_names():
+    """The table's Provider/Group and Event cells are the names the JSON records give (kernel
+    Group/Opcode, the provider table's, TraceLogging's, a manifest's), else the GUID and the
+    opcode, row by row on every shared trace."""
+    man = os.path.join(DATA, "manifests", "ClrEtwAll.man")
+    for name in sorted(f for f in os.listdir(DATA) if f.endswith(".etl")):
+        path = os.path.join(DATA, name)
+        for extra in ([], ["--manifest", man]):
+            recs = rows(*extra, path)
+            lines = run("etl", "events", *extra, path).stdout.splitlines()[1:]
+            bad = []
+            for r, line in zip(recs, lines):
+                provider = r["provider"] or r["provider_guid"] or ""
+                event = r["event"] if r["event"] is not None else str(r["opcode"])
+                # Cells are padded to their widths (8, 40, 16) unless longer.
+                want = " %s %s %s " % (r["kind"].ljust(8), provider.ljust(40), event.ljust(16))
+                if want not in line + " ":
+                    bad.append((want, line))
+            kernel = sum(1 for r in recs if r["provider"] == "Windows Kernel")
+            check(len(lines) == len(recs) and not bad,
+                  "%s %s: table names as JSON's, %d of %d rows differ (%d kernel): %s" %
+                  (name, " ".join(extra), len(bad), len(recs), kernel, bad[:2]))
+
+
+def test_json_templates():
+    """JSON rows of one trace come from per-layout templates; with a file column (several
+    traces) they go cell by cell. The same trace given twice must give each row twice, byte
+    for byte but for the file member."""
+    man = os.path.join(DATA, "manifests", "ClrEtwAll.man")
+    net = ["--kind", "event", "--manifest", man]
+    cases = [[], ["--raw"], ["--local-time"], ["--stream", "--manifest", man]]
+    for name in sorted(f for f in os.listdir(DATA) if f.endswith(".etl")):
+        for extra in (net, ["-g", "PerfInfo", "--raw"]) if name.startswith("net.") else cases:
+            path = os.path.join(DATA, name)
+            for fmt in ("jsonl", "json"):
+                one = run("etl", "events", "-f", fmt, *extra, path).stdout.splitlines()
+                two = run("etl", "events", "-f", fmt, *extra, path, path).stdout.splitlines()
+                if fmt == "json":  # "[", rows each ending "," but the last, "]"
+                    one = [r.rstrip(",") for r in one[1:-1]]
+                    two = [r.rstrip(",") for r in two[1:-1]]
+                prefix = '{"file":%s,' % json.dumps(path)
+                cut = ["{" + r[len(prefix):] for r in two if r.startswith(prefix)]
+                check(len(one) > 0 and len(cut) == len(two) and sorted(cut) == sorted(one * 2),
+                      "%s %s -f %s: template rows equal cell rows (%d rows, %d with the file)" %
+                      (name, " ".join(extra), fmt, len(one), len(two)))
+
+
 def test_kernel():
     for name in ("ShutdownPerfDiagLogger.etl", "net.4.5.2.x64.etl"):
         path = os.path.join(DATA, name)
@@ -232,6 +279,8 @@ def test_format(tmp):
 def main():
     test_tracelogging()
     test_names()
+    test_table_names()
+    test_json_templates()
     test_kernel()
     test_filters_and_order()
     test_stats()

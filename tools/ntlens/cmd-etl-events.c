@@ -12,6 +12,7 @@
 #include "etl-fields.h"
 #include "etl-keywords.h"
 #include "etl-merge.h"
+#include "etl-record.h"
 #include "ntlens/etl_fields.h"
 
 static const struct opt_command events_command = {
@@ -64,6 +65,7 @@ struct events_opts {
     uint64_t count;
     struct opt_list manifests, binaries;
     struct etl_fields fields;
+    struct etl_record record;
 };
 
 static bool keep(const struct filter *flt, const struct ntl_etl_event *ev,
@@ -121,11 +123,6 @@ static void hexdump(FILE *f, const uint8_t *p, size_t n)
     }
 }
 
-static bool is_kernel(const struct ntl_etl_event *ev)
-{
-    return ev->kind <= NTL_ETL_KIND_PERFINFO;
-}
-
 static void cell_id(struct out *o, uint32_t v)
 {
     if (v == UINT32_MAX)
@@ -158,26 +155,6 @@ static void table_columns(struct out *o, bool raw)
     }
 }
 
-/* The provider cell: its name when known, else its GUID. */
-static void cell_provider(struct out *o, const struct ntl_etl_event *ev, const char *name)
-{
-    char buf[64];
-    if (name)
-        out_str(o, name);
-    else if (ev->has_guid)
-        out_str(o, ntl_guid_format(&ev->guid, buf, sizeof buf));
-    else
-        out_null(o);
-}
-
-static void cell_fields(struct out *o, const struct etl_fields *f)
-{
-    if (f->has_fields)
-        out_json(o, f->text.s ? f->text.s : "", f->json.s ? f->json.s : "{}");
-    else
-        out_null(o);
-}
-
 /* The table row with names and fields. */
 static void table_row_fields(struct out *o, struct etl_cli *c, const struct ntl_etl_event *ev,
                              const struct etl_fields *f, bool hex)
@@ -187,9 +164,9 @@ static void table_row_fields(struct out *o, struct etl_cli *c, const struct ntl_
     cell_id(o, f->pid);
     cell_id(o, ev->tid);
     out_str(o, ntl_etl_kind_name(ev->kind));
-    cell_provider(o, ev, f->provider);
+    etl_cell_provider(o, ev, f->provider);
     f->event ? out_str(o, f->event) : out_u64(o, ev->opcode);
-    if (is_kernel(ev))
+    if (etl_is_kernel(ev))
         out_strf(o, "0x%04x", ev->hook_id);
     else if (ev->kind == NTL_ETL_KIND_EVENT)
         out_u64(o, ev->event_id);
@@ -217,15 +194,15 @@ static void table_row(struct out *o, struct etl_cli *c, const struct ntl_etl_eve
     cell_id(o, ev->pid);
     cell_id(o, ev->tid);
     out_str(o, ntl_etl_kind_name(ev->kind));
-    if (is_kernel(ev))
+    if (etl_is_kernel(ev))
         out_str(o, etl_cli_group(ev->group, buf, sizeof buf));
     else
         out_str(o, ev->has_guid ? ntl_guid_format(&ev->guid, buf, sizeof buf) : "");
-    if (is_kernel(ev))
+    if (etl_is_kernel(ev))
         out_str(o, etl_cli_opcode(ev->group, ev->opcode, buf, sizeof buf));
     else
         out_u64(o, ev->opcode);
-    if (is_kernel(ev))
+    if (etl_is_kernel(ev))
         out_strf(o, "0x%04x", ev->hook_id);
     else if (ev->kind == NTL_ETL_KIND_EVENT)
         out_u64(o, ev->event_id);
@@ -237,129 +214,6 @@ static void table_row(struct out *o, struct etl_cli *c, const struct ntl_etl_eve
     out_row_end(o);
     if (hex)
         hexdump(stdout, ev->payload, ev->payload_size);
-}
-
-/* ---- the other formats: every field, null where a header has none ---- */
-
-static void record_columns(struct out *o, bool hex, bool raw)
-{
-    static const char *const keys[] = {
-        "timestamp", "clock", "cpu", "pid", "tid", "kind", "provider", "group", "hook_id",
-        "opcode", "opcode_name", "event_id", "message_number", "level", "task", "keyword",
-        "extended_types", "pebs_index", "pmc_count", "version", "payload_size", "offset",
-    };
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        if (!raw && i == 6)
-            out_column(o, "provider", NULL, OUT_LEFT);
-        out_column(o, !raw && i == 6 ? "provider_guid" : keys[i], NULL, OUT_LEFT);
-    }
-    if (!raw) {
-        out_column(o, "event", NULL, OUT_LEFT);
-        out_column(o, "level_name", NULL, OUT_LEFT);
-        out_column(o, "keyword_names", NULL, OUT_LEFT);
-        out_column(o, "fields", NULL, OUT_LEFT);
-        out_column(o, "decode_error", NULL, OUT_LEFT);
-    }
-    if (hex)
-        out_column(o, "payload", NULL, OUT_LEFT);
-}
-
-/* "12,11": the types of the extended data items, in order. */
-static void cell_extended_types(struct out *o, const struct ntl_etl_event *ev)
-{
-    struct ntl_etl_ext_item item;
-    char buf[256];
-    size_t pos = 0, n = 0;
-    buf[0] = '\0';
-    /* A malformed item ends the list; the reader checked the items already. */
-    for (int i = 0; ntl_etl_ext_next(ev, &pos, &item, NULL) > 0 && n < sizeof buf - 8; i++)
-        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%u", i ? "," : "", item.type);
-    out_str(o, buf);
-}
-
-static void kernel_cells(struct out *o, const struct ntl_etl_event *ev)
-{
-    static const char hex[] = "0123456789abcdef";
-    char buf[64], hook[7] = {'0', 'x', hex[ev->hook_id >> 12], hex[(ev->hook_id >> 8) & 15],
-                             hex[(ev->hook_id >> 4) & 15], hex[ev->hook_id & 15], 0};
-    out_null(o); /* provider */
-    out_str(o, etl_cli_group(ev->group, buf, sizeof buf));
-    out_num_text(o, ev->hook_id, hook); /* "0x%04x", printf costing more than the row */
-    out_u64(o, ev->opcode);
-    out_str(o, etl_cli_opcode(ev->group, ev->opcode, buf, sizeof buf));
-    for (int i = 0; i < 6; i++) /* event_id .. extended_types */
-        out_null(o);
-}
-
-static void provider_cells(struct out *o, const struct ntl_etl_event *ev)
-{
-    char buf[64];
-    bool event = ev->kind == NTL_ETL_KIND_EVENT;
-    if (ev->has_guid)
-        out_str(o, ntl_guid_format(&ev->guid, buf, sizeof buf));
-    else
-        out_null(o);
-    out_null(o); /* group */
-    out_null(o); /* hook_id */
-    out_u64(o, ev->opcode);
-    out_null(o); /* opcode_name */
-    event ? out_u64(o, ev->event_id) : out_null(o);
-    ev->kind == NTL_ETL_KIND_MESSAGE ? out_u64(o, ev->message_number) : out_null(o);
-    event ? out_u64(o, ev->level) : out_null(o);
-    event ? out_u64(o, ev->task) : out_null(o);
-    /* A 64-bit mask: a hex string, as JSON numbers above 2^53 are rounded. */
-    event ? out_addr(o, ev->keyword, 16) : out_null(o);
-    event ? cell_extended_types(o, ev) : out_null(o);
-}
-
-/* The level's and keywords' names (EVENT_HEADER events only). */
-static void cell_level_keywords(struct out *o, const struct etl_fields *f,
-                                const struct ntl_etl_event *ev)
-{
-    char buf[512];
-    const char *level = ev->kind == NTL_ETL_KIND_EVENT ? etl_level_name(f, ev) : NULL;
-    level ? out_str(o, level) : out_null(o);
-    if (ev->kind != NTL_ETL_KIND_EVENT) {
-        out_null(o);
-        return;
-    }
-    etl_keyword_names(f, ev, buf, sizeof buf);
-    out_str(o, buf);
-}
-
-static int record_row(struct out *o, struct etl_cli *c, const struct ntl_etl_event *ev,
-                      const struct events_opts *eo)
-{
-    const struct etl_fields *f = &eo->fields;
-    bool hex = eo->hex;
-    etl_cli_out_time(o, c, ev->timestamp);
-    out_u64(o, ev->timestamp);
-    out_u64(o, ev->cpu);
-    cell_id(o, eo->raw ? ev->pid : f->pid);
-    cell_id(o, ev->tid);
-    out_str(o, ntl_etl_kind_name(ev->kind));
-    if (!eo->raw)
-        cell_provider(o, ev, f->provider);
-    (is_kernel(ev) ? kernel_cells : provider_cells)(o, ev);
-    ev->has_pebs ? out_u64(o, ev->pebs_index) : out_null(o);
-    ev->pmc_count ? out_u64(o, ev->pmc_count) : out_null(o);
-    out_u64(o, ev->version);
-    out_u64(o, ev->payload_size);
-    out_u64(o, ev->offset);
-    if (!eo->raw) {
-        f->event ? out_str(o, f->event) : out_null(o);
-        cell_level_keywords(o, f, ev);
-        cell_fields(o, f);
-        f->error[0] ? out_str(o, f->error) : out_null(o);
-    }
-    if (hex) {
-        char *h = etl_cli_hex(ev->payload, ev->payload_size);
-        if (!h)
-            return cli_failf(c->cmd, "out of memory");
-        out_str(o, h);
-        free(h);
-    }
-    return out_row_end(o) < 0 ? EXIT_FAIL : EXIT_OK;
 }
 
 static int list_events(struct etl_merge *m, struct out *o, struct events_opts *eo)
@@ -384,7 +238,7 @@ static int list_events(struct etl_merge *m, struct out *o, struct events_opts *e
         else if (eo->fmt == OUT_TABLE)
             table_row_fields(o, c, &ev, &eo->fields, eo->hex);
         else
-            status = record_row(o, c, &ev, eo);
+            status = etl_record_row(&eo->record, o, c, &ev, &eo->fields, etl_merge_filetime(m));
         if (ferror(stdout))
             break; /* a closed pipe: out_close reports it */
     }
@@ -547,9 +401,16 @@ int cmd_etl_events(int argc, char **argv)
     if (eo.fmt == OUT_TABLE)
         table_columns(o, eo.raw);
     else
-        record_columns(o, eo.hex, eo.raw);
-    rc = list_events(&m, o, &eo);
+        etl_record_columns(o, eo.hex, eo.raw);
+    eo.record.raw = eo.raw;
+    eo.record.hex = eo.hex;
+    if (etl_record_templates(&eo.record, (enum out_format)eo.fmt, eo.files) < 0)
+        rc = cli_failf(argv[0], "out of memory");
+    else
+        rc = list_events(&m, o, &eo);
     etl_fields_free(&eo.fields);
     etl_merge_close(&m);
-    return etl_cli_out_close(&c, o, rc);
+    rc = etl_cli_out_close(&c, o, rc);
+    etl_record_free(&eo.record);
+    return rc;
 }

@@ -16,10 +16,12 @@
 /* Text grows up to this; a payload is at most 64 KiB, so no real event nears it. */
 #define TEXT_MAX (8u << 20)
 
-static void put(struct etl_text *t, const char *s, size_t n)
+/* Room for n more bytes and a NUL at the end of t: where they go, or NULL
+ * when t is off or out of memory (t->failed). */
+static char *room(struct etl_text *t, size_t n)
 {
     if (t->off)
-        return;
+        return NULL;
     if (t->len + n + 1 > t->cap) {
         size_t cap = t->cap ? t->cap : 256;
         while (cap < t->len + n + 1)
@@ -27,14 +29,28 @@ static void put(struct etl_text *t, const char *s, size_t n)
         char *p = cap <= TEXT_MAX ? realloc(t->s, cap) : NULL;
         if (!p) {
             t->failed = true;
-            return;
+            return NULL;
         }
         t->s = p;
         t->cap = cap;
     }
-    memcpy(t->s + t->len, s, n);
-    t->len += n;
+    return t->s + t->len;
+}
+
+/* Ends what was written at d, from room(). */
+static void done(struct etl_text *t, char *d)
+{
+    t->len = (size_t)(d - t->s);
     t->s[t->len] = '\0';
+}
+
+static void put(struct etl_text *t, const char *s, size_t n)
+{
+    char *d = room(t, n);
+    if (!d)
+        return;
+    memcpy(d, s, n);
+    done(t, d + n);
 }
 
 static void puts_(struct etl_text *t, const char *s) { put(t, s, strlen(s)); }
@@ -61,6 +77,31 @@ static void json_string(struct etl_text *t, const char *s)
     put(t, "\"", 1);
 }
 
+/* What json_string writes, to d with room for 6n + 2 bytes; the end. */
+static char *json_string_to(char *d, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    *d++ = '"';
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\') {
+            *d++ = (char)c;
+            continue;
+        }
+        *d++ = '\\';
+        if (c == '"' || c == '\\') {
+            *d++ = (char)c;
+        } else {
+            memcpy(d, "u00", 3);
+            d[3] = hex[c >> 4];
+            d[4] = hex[c & 15];
+            d += 5;
+        }
+    }
+    *d++ = '"';
+    return d;
+}
+
 /* The value of f in *buf (grown as needed for long strings and binary). */
 static const char *value_text(const struct ntl_etl_field *f, char *small, size_t size, char **big)
 {
@@ -77,6 +118,7 @@ static const char *value_text(const struct ntl_etl_field *f, char *small, size_t
 
 struct walk {
     struct etl_fields *out;
+    bool static_names;            /* field names are the decoder's constants (kernel classes) */
     bool first[NTL_ETL_TL_MAX_DEPTH + 1];   /* no member written yet at this depth */
     const char *path[NTL_ETL_TL_MAX_DEPTH + 1];
     char elem[NTL_ETL_TL_MAX_DEPTH + 1][80];
@@ -121,22 +163,156 @@ static bool needs_quotes(const char *s)
     return !*s || strpbrk(s, " \"=\t\n") != NULL;
 }
 
+/* "name": of a kernel class's field, escaped once per name: their names
+ * are the layouts' constants, so the pointer is the key. NULL when it is
+ * too long to keep. */
+static const struct etl_key_seen *key_seen(struct etl_fields *out, const char *name)
+{
+    uintptr_t h = (uintptr_t)name;
+    struct etl_key_seen *e = &out->keys_seen[(h ^ h >> 8 ^ h >> 16) % ETL_KEYS_SEEN];
+    if (e->name == name)
+        return e;
+    size_t n = strlen(name);
+    if (6 * n + 3 > sizeof e->text)
+        return NULL;
+    e->len = (uint8_t)(json_string_to(e->text, name, n) - e->text);
+    e->text[e->len++] = ':';
+    e->name = name;
+    return e;
+}
+
+/* Starts a member of the JSON object: ,"name": with room for vmax more
+ * bytes after it; where the value goes, or NULL (out of memory). */
+static char *json_member(struct walk *w, const struct ntl_etl_field *f, size_t vmax)
+{
+    struct etl_text *j = &w->out->json;
+    const struct etl_key_seen *key =
+        w->static_names && !f->in_array ? key_seen(w->out, f->name) : NULL;
+    size_t nlen = key || f->in_array ? 0 : strlen(f->name);
+    char *d = room(j, 6 * nlen + vmax + 8 + (key ? key->len : 0));
+    if (!d)
+        return NULL;
+    if (!w->first[f->depth])
+        *d++ = ',';
+    w->first[f->depth] = false;
+    if (key) {
+        memcpy(d, key->text, key->len);
+        d += key->len;
+    } else if (!f->in_array) {
+        d = json_string_to(d, f->name, nlen);
+        *d++ = ':';
+    }
+    return d;
+}
+
+/* A value's member of the JSON object: ,"name":value in one reservation. */
+static void json_value(struct walk *w, const struct ntl_etl_field *f, const char *v,
+                       enum ntl_etl_value_class cls)
+{
+    size_t vlen = strlen(v);
+    char *d = json_member(w, f, 6 * vlen);
+    if (!d)
+        return;
+    if (cls == NTL_ETL_VALUE_TEXT)
+        d = json_string_to(d, v, vlen);
+    else if (cls == NTL_ETL_VALUE_FLOAT && !isfinite(ntl_etl_field_f64(f)))
+        memcpy(d, "null", 4), d += 4; /* JSON has no NaN or infinity; the text keeps them */
+    else
+        memcpy(d, v, vlen), d += vlen;
+    done(&w->out->json, d);
+}
+
+/* v in decimal at d; the end. */
+static char *decimal_to(char *d, uint64_t v)
+{
+    char tmp[20], *s = tmp + sizeof tmp;
+    do
+        *--s = (char)('0' + v % 10);
+    while (v /= 10);
+    size_t n = (size_t)(tmp + sizeof tmp - s);
+    memcpy(d, s, n);
+    return d + n;
+}
+
+/* An integer shown as text: "0x" and hex digits (pointers, HEX, status
+ * codes) or a dotted IPv4 address, nothing JSON escapes; a CHAR is not. */
+static bool hex_number(const struct ntl_etl_field *f)
+{
+    switch (f->in_type) {
+    case NTL_ETL_IN_INT8: case NTL_ETL_IN_UINT8: case NTL_ETL_IN_INT16: case NTL_ETL_IN_UINT16:
+    case NTL_ETL_IN_INT32: case NTL_ETL_IN_UINT32: case NTL_ETL_IN_INT64: case NTL_ETL_IN_UINT64:
+    case NTL_ETL_IN_POINTER: case NTL_ETL_IN_HEXINT32: case NTL_ETL_IN_HEXINT64:
+        return f->out_type != NTL_ETL_OUT_STRING && f->size <= 8;
+    default:
+        return false;
+    }
+}
+
+/* The common values of JSON-only output written straight into the object,
+ * as json_value would write them: integers, and UTF-16 strings of printable
+ * ASCII (file and image names, their backslashes escaped). false when v must take the general path. */
+static bool json_direct(struct walk *w, const struct ntl_etl_field *f)
+{
+    enum ntl_etl_value_class cls = ntl_etl_field_class(f);
+    char *d;
+    if (f->map_text)
+        return false;
+    if (cls == NTL_ETL_VALUE_UNSIGNED || cls == NTL_ETL_VALUE_SIGNED) {
+        int64_t i = cls == NTL_ETL_VALUE_SIGNED ? ntl_etl_field_i64(f) : 0;
+        if (!(d = json_member(w, f, 24)))
+            return true; /* out of memory: json.failed says so */
+        if (i < 0)
+            *d++ = '-';
+        d = decimal_to(d, cls == NTL_ETL_VALUE_UNSIGNED ? ntl_etl_field_u64(f)
+                          : i < 0 ? 0 - (uint64_t)i : (uint64_t)i);
+        done(&w->out->json, d);
+        return true;
+    }
+    if (cls != NTL_ETL_VALUE_TEXT || f->custom)
+        return false;
+    if (hex_number(f)) {
+        if (!(d = json_member(w, f, 48)))
+            return true;
+        *d++ = '"';
+        d += ntl_etl_field_text(f, d, 45);
+        *d++ = '"';
+        done(&w->out->json, d);
+        return true;
+    }
+    if (f->in_type != NTL_ETL_IN_UNICODESTRING && f->in_type != NTL_ETL_IN_COUNTEDSTRING)
+        return false;
+    size_t units = f->size / 2;
+    for (size_t k = 0; k < units; k++) {
+        uint16_t u = (uint16_t)(f->data[2 * k] | f->data[2 * k + 1] << 8);
+        if (u < 0x20 || u >= 0x7f)
+            return false;
+    }
+    if (!(d = json_member(w, f, 2 * units + 2)))
+        return true;
+    *d++ = '"';
+    for (size_t k = 0; k < units; k++) {
+        char c = (char)f->data[2 * k];
+        if (c == '"' || c == '\\') /* paths: every separator escaped */
+            *d++ = '\\';
+        *d++ = c;
+    }
+    *d++ = '"';
+    done(&w->out->json, d);
+    return true;
+}
+
 static int value(struct walk *w, const struct ntl_etl_field *f)
 {
     char small[128], *big = NULL;
+    if (w->out->text.off && json_direct(w, f))
+        return 0;
     const char *v = value_text(f, small, sizeof small, &big);
     if (!v)
         return -1;
-    json_key(w, f);
     enum ntl_etl_value_class cls = ntl_etl_field_class(f);
     if (f->map_text) /* a manifest map's name for the value */
         v = f->map_text, cls = NTL_ETL_VALUE_TEXT;
-    if (cls == NTL_ETL_VALUE_TEXT)
-        json_string(&w->out->json, v);
-    else if (cls == NTL_ETL_VALUE_FLOAT && !isfinite(ntl_etl_field_f64(f)))
-        puts_(&w->out->json, "null"); /* JSON has no NaN or infinity; the text keeps them */
-    else
-        puts_(&w->out->json, v);
+    json_value(w, f, v, cls);
     if (w->out->text.off) { /* JSON only: the text's quoting check is skipped */
         free(big);
         return 0;
@@ -191,24 +367,45 @@ static size_t append(char *buf, size_t size, size_t n, const char *s)
     return n + len;
 }
 
-/* "Group/Opcode", without snprintf: every kernel event needs it. */
+/* "Group/Opcode", without snprintf: every kernel event needs it, and runs
+ * of events share it (kept from the last one). */
 static void kernel_names(struct etl_fields *f, const struct ntl_etl_event *ev)
 {
     char g[32], o[32];
+    unsigned key = 1u << 16 | (unsigned)ev->group << 8 | ev->opcode;
+    f->event = f->event_buf;
+    f->provider = "Windows Kernel";
+    if (f->event_key == key)
+        return;
+    f->event_key = key;
     size_t n = append(f->event_buf, sizeof f->event_buf, 0, etl_cli_group(ev->group, g, sizeof g));
     n = append(f->event_buf, sizeof f->event_buf, n, "/");
     append(f->event_buf, sizeof f->event_buf, n, etl_cli_opcode(ev->group, ev->opcode, o, sizeof o));
-    f->event = f->event_buf;
-    f->provider = "Windows Kernel";
+}
+
+/* What `= {0}` gives a struct ntl_error for every reader of it (its
+ * strings empty) without clearing its 320 bytes per event (`rep stos`). */
+static void error_clear(struct ntl_error *e)
+{
+    e->status = 0;
+    e->offset = 0;
+    e->structure[0] = e->message[0] = '\0';
 }
 
 /* Walks the items of a decoder (TraceLogging or MOF) into json and text. */
 static int walk_items(struct etl_fields *f, void *dec,
-                      int (*next)(void *, struct ntl_etl_field *, struct ntl_error *))
+                      int (*next)(void *, struct ntl_etl_field *, struct ntl_error *),
+                      bool static_names)
 {
-    struct walk w = {.out = f, .first = {true}};
+    /* Not zeroed whole: its 1.4 KB of element names were 7% of a kernel trace's
+     * JSON; each depth's entries are set where it begins. */
+    struct walk w;
+    w.out = f;
+    w.static_names = static_names;
+    w.first[0] = true;
     struct ntl_etl_field it;
-    struct ntl_error err = {0};
+    struct ntl_error err;
+    error_clear(&err);
     int rc;
     put(&f->json, "{", 1);
     put(&f->text, "", 0);
@@ -255,6 +452,7 @@ int etl_fields_add_manifest(struct etl_fields *f, struct ntl_etl_manifest *m)
     }
     f->manifests = p;
     p[f->nmanifests++] = m;
+    memset(f->seen, 0, sizeof f->seen); /* the new manifest may name a provider */
     return 0;
 }
 
@@ -314,7 +512,8 @@ int etl_fields_load_binaries(struct etl_fields *f, const struct opt_list *paths,
 /* 1 when a manifest defines ev (decoded into f), 0 when none does, -1 out of memory. */
 static int manifest_event(struct etl_fields *f, const struct ntl_etl_event *ev)
 {
-    struct ntl_error err = {0};
+    struct ntl_error err;
+    error_clear(&err);
     for (size_t i = 0; i < f->nmanifests; i++) {
         int rc = ntl_etl_mf_begin(f->mf, f->manifests[i], ev, &err);
         if (rc < 0)
@@ -323,17 +522,25 @@ static int manifest_event(struct etl_fields *f, const struct ntl_etl_event *ev)
             continue;
         f->provider = ntl_etl_mf_provider_name(f->mf);
         f->event = ntl_etl_mf_event_name(f->mf);
-        return walk_items(f, f->mf, mf_next) < 0 ? -1 : 1;
+        return walk_items(f, f->mf, mf_next, false) < 0 ? -1 : 1;
     }
     return 0;
 }
 
-/* The provider's name from the well-known table or a manifest. */
-static const char *provider_name(const struct etl_fields *f, const struct ntl_guid *g)
+/* The provider's name from the well-known table or a manifest, looked up
+ * once per GUID (the table is searched by GUID text). */
+static const char *provider_name(struct etl_fields *f, const struct ntl_guid *g)
 {
+    uint64_t h = 0;
+    for (int i = 0; i < 16; i++)
+        h = (h ^ g->b[i]) * 0x100000001b3ull;
+    struct etl_provider_seen *e = &f->seen[(h >> 32) % ETL_PROVIDERS_SEEN];
+    if (e->known && ntl_guid_equal(&e->guid, g))
+        return e->name;
     const char *name = ntl_etl_provider_name(g);
     for (size_t i = 0; !name && i < f->nmanifests; i++)
         name = ntl_etl_manifest_provider_name(f->manifests[i], g);
+    *e = (struct etl_provider_seen){*g, name, true};
     return name;
 }
 
@@ -341,11 +548,12 @@ int etl_fields_decode(struct etl_fields *f, const struct ntl_etl_event *ev)
 {
     struct ntl_etl_tl d;
     struct ntl_etl_mof m;
-    struct ntl_error err = {0};
+    struct ntl_error err;
+    error_clear(&err);
     int rc = 0;
 
     f->provider = f->event = NULL;
-    f->has_fields = false;
+    f->has_fields = f->self_named = false;
     f->pid = ev->pid;
     f->error[0] = '\0';
     f->json.len = f->text.len = 0;
@@ -353,17 +561,18 @@ int etl_fields_decode(struct etl_fields *f, const struct ntl_etl_event *ev)
     if (ev->kind <= NTL_ETL_KIND_PERFINFO) {
         kernel_names(f, ev);
         if (ntl_etl_mof_begin(&m, ev) > 0)
-            rc = walk_items(f, &m, mof_next);
+            rc = walk_items(f, &m, mof_next, true);
     } else {
         if (ev->has_guid)
             f->provider = provider_name(f, &ev->guid);
         if (f->nmanifests && ev->has_guid && (rc = manifest_event(f, ev)) != 0) {
             rc = rc < 0 ? -1 : 0;
         } else if ((rc = ntl_etl_tl_begin(&d, ev, &err)) > 0) {
+            f->self_named = true;
             f->event = d.event_name;
             if (d.provider_name)
                 f->provider = d.provider_name;
-            rc = walk_items(f, &d, tl_next);
+            rc = walk_items(f, &d, tl_next, false);
         } else if (rc < 0) {
             ntl_error_format(&err, f->error, sizeof f->error);
             rc = 0;

@@ -17,20 +17,35 @@ struct etl_text {
     bool off;              /* not wanted: nothing is written (s stays NULL) */
 };
 
+#define ETL_PROVIDERS_SEEN 64
+#define ETL_KEYS_SEEN 256
+
 struct etl_fields {
     const char *provider;  /* provider name: TraceLogging traits or the well-known table; NULL */
     const char *event;     /* event name from the schema; NULL */
     bool has_fields;       /* json and text hold the fields */
+    bool self_named;       /* provider and event named by the event itself (TraceLogging) */
     uint32_t pid;          /* the header's process id, or the payload's ProcessId when the
                             * header has none (PERFINFO); UINT32_MAX when neither */
     struct etl_text json, text;
     char error[320];       /* why the payload did not decode; "" when it did */
     char event_buf[64];    /* a kernel event's "Group/Opcode" */
+    unsigned event_key;    /* 1 << 16 | group << 8 | opcode of event_buf; 0 before any */
     /* Manifests (--manifest), tried in order before TraceLogging; set by
      * etl_fields_add_manifest. */
     struct ntl_etl_manifest **manifests;
     size_t nmanifests;
     struct ntl_etl_mf *mf;
+    struct etl_provider_seen {   /* provider names looked up, by GUID */
+        struct ntl_guid guid;
+        const char *name;
+        bool known;
+    } seen[ETL_PROVIDERS_SEEN];
+    struct etl_key_seen {         /* JSON keys of kernel classes' fields, by name pointer */
+        const char *name;
+        uint8_t len;
+        char text[63];
+    } keys_seen[ETL_KEYS_SEEN];
 };
 
 /* Adds m (owned by f from now on) to the manifests events are decoded with.

@@ -23,6 +23,11 @@ int etl_merge_open(struct etl_merge *m, const struct etl_cli *proto, char **path
  * of every trace, -1 after a fatal error (printed). ev stays valid until
  * the next call. */
 int etl_merge_next(struct etl_merge *m, struct ntl_etl_event *ev, struct etl_cli **from);
+/* The FILETIME of the event etl_merge_next returned last. */
+static inline uint64_t etl_merge_filetime(const struct etl_merge *m)
+{
+    return m->ft[m->last];
+}
 void etl_merge_close(struct etl_merge *m);
 
 #endif

@@ -945,6 +945,45 @@ int out_row_end(struct out *o)
     return write_status(o);
 }
 
+char *out_json_row_begin(struct out *o, size_t need)
+{
+    if (!json_streams(o) || o->ncells || o->failed || need > OUT_BUF - 2)
+        return NULL;
+    if (o->fmt == OUT_JSON) { /* as json_cell opens a row */
+        if (o->opened && o->rows > 0)
+            put_c(o, ',');
+        json_open(o, NULL);
+        put_c(o, '\n');
+    }
+    if (need > OUT_BUF - o->buf_len)
+        flush_buf(o);
+    return o->buf + o->buf_len;
+}
+
+int out_json_row_end(struct out *o, char *end)
+{
+    o->buf_len = (size_t)(end - o->buf);
+    if (o->fmt == OUT_JSONL)
+        put_c(o, '\n');
+    progress_clear();
+    o->rows++;
+    o->next_indent = 0;
+    return write_status(o);
+}
+
+size_t out_take(struct out *o, char *dst, size_t size)
+{
+    size_t n = o->buf_len < size ? o->buf_len : size;
+    memcpy(dst, o->buf, n);
+    o->buf_len = 0;
+    return n;
+}
+
+char *out_json_string_to(char *d, const char *s, size_t n)
+{
+    return json_string_to(d, s, n);
+}
+
 int out_flush(struct out *o)
 {
     int rc;

@@ -100,6 +100,21 @@ int out_flush(struct out *o);
  * wait in the writer's 64 KiB buffer until it fills, one write each, not
  * one per row; out_flush and out_close write the rest. */
 void out_hold_rows(struct out *o);
+/* Rows a command renders itself, JSON and JSON lines only (etl events'
+ * rows from per-layout templates): out_json_row_begin returns where the
+ * row's object ("{...}", at most need bytes) goes in the writer's buffer,
+ * after the separator JSON puts between rows, or NULL when the writer is
+ * not JSON, a row has cells already, or need exceeds the buffer (then use
+ * cells). out_json_row_end takes the end of what was written and ends the
+ * row as out_row_end does. */
+char *out_json_row_begin(struct out *o, size_t need);
+int out_json_row_end(struct out *o, char *end);
+/* Moves what the writer holds (out_hold_rows) to dst, at most size bytes,
+ * and returns its length: a scratch writer renders fragments of rows by the
+ * rules above. */
+size_t out_take(struct out *o, char *dst, size_t size);
+/* What out_json_string writes, to d with room for 6n + 2 bytes; the end. */
+char *out_json_string_to(char *d, const char *s, size_t n);
 /* Rows written so far (this section). */
 uint64_t out_rows(const struct out *o);
 
