@@ -10,9 +10,23 @@
  * overlap at seams, records kept and handed out), the ratio to be had on
  * free cores (one thread's CPU time over that of the busiest thread of an
  * N-thread run, the caller's included, best of each: on a shared machine the wall
- * time says more about the other load), and the seams taken.
- *   bench_ipt_jobs [-j N] [RECORDING_DIR...]   default: -j 2, the kafl-* recordings */
+ * time says more about the other load), and the seams taken. "plain" is one
+ * decoder without the split (what `ipt flow --jobs 1` runs), in the same
+ * turns: the ratio the command line shows, but for its start (loading
+ * the image; about 6 ms on kafl-mruby).
+ * Memory freed stays with the process (mallopt): else each thread's
+ * arena gives its tables back to the system and faults them in afresh the
+ * next round while the one-thread runs reuse the main arena's, and which
+ * run follows a split decode shifts the ratios by up to 2x. So these are
+ * warm figures; a cold run (a process per decode) is `perf stat` on the
+ * command (docs/performance.md).
+ *   bench_ipt_jobs [-j N] [-p PARTS_PER_JOB] [RECORDING_DIR...]
+ * default: -j 2, the split's own parts per job, the kafl-* recordings */
 #include <inttypes.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +37,8 @@
 #include "ntlens/ipt_image.h"
 
 #define ROUNDS 25
+
+static unsigned parts_per_job; /* -p; 0: the split's default */
 
 static double clock_s(clockid_t id)
 {
@@ -44,7 +60,7 @@ static int count(void *ctx, const struct ntl_ipt_flow_rec *rec)
 static int once(const struct ntl_ipt_flow_config *cfg, unsigned jobs, uint64_t *insns,
                 struct ntl_ipt_split_stats *st, double *wall, double *cpu)
 {
-    struct ntl_ipt_split_config sc = {.jobs = jobs, .stats = st};
+    struct ntl_ipt_split_config sc = {.jobs = jobs, .parts_per_job = parts_per_job, .stats = st};
     struct ntl_error err;
     *insns = 0;
     double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
@@ -54,6 +70,34 @@ static int once(const struct ntl_ipt_flow_config *cfg, unsigned jobs, uint64_t *
     *wall = t < *wall ? t : *wall;
     *cpu = c < *cpu ? c : *cpu;
     return 0;
+}
+
+/* One decoder over the whole trace, as `ipt flow` without --jobs: the best
+ * wall and CPU times into *wall and *cpu. Returns its instructions. */
+static uint64_t plain(const struct ntl_ipt_flow_config *cfg, double *wall, double *cpu)
+{
+    struct ntl_ipt_flow *f;
+    struct ntl_ipt_flow_item it;
+    struct ntl_error err;
+    struct ntl_ipt_flow_rec rec = {.kind = NTL_IPT_REC_ITEM};
+    uint64_t n = 0;
+    bool enabled;
+    double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+    if (ntl_ipt_flow_new(&f, cfg, &err) < 0)
+        return 0;
+    int rc = ntl_ipt_flow_sync(f, &err);
+    while (rc >= 0 && (rc = ntl_ipt_flow_next(f, &it, &err)) != 0) {
+        rec.it = it;
+        if (rc > 0)
+            count(&n, &rec);
+        else
+            rc = ntl_ipt_flow_resync(f, &enabled, &err);
+    }
+    ntl_ipt_flow_free(f);
+    double t = clock_s(CLOCK_MONOTONIC) - t0, c = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+    *wall = t < *wall ? t : *wall;
+    *cpu = c < *cpu ? c : *cpu;
+    return n;
 }
 
 static int bench(const char *dir, unsigned jobs)
@@ -83,8 +127,10 @@ static int bench(const char *dir, unsigned jobs)
         double c1 = 1e30, cn = 1e30, t1 = 1e30, tn = 1e30;
         /* One thread and jobs threads in turn: the machine is shared, and
          * each best is taken under the same load. */
-        double path = 1e30;
+        double path = 1e30, tp = 1e30, cp = 1e30;
+        uint64_t np = 0;
         for (int i = 0; i < ROUNDS; i++) {
+            np = plain(&cfg, &tp, &cp);
             if (once(&cfg, 1, &n1, &s1, &t1, &c1) < 0 || once(&cfg, jobs, &nn, &sn, &tn, &cn) < 0)
                 return 1;
             double p = sn.busiest > sn.caller ? sn.busiest : sn.caller;
@@ -96,6 +142,9 @@ static int bench(const char *dir, unsigned jobs)
                name, w == 0 ? "runs" : "insn", (double)trace.len / 1e3, t1 * 1e3, jobs, tn * 1e3,
                t1 / tn, cn / c1, c1 / path, nn, nn == n1 ? "" : " DIFFER", sn.parts, sn.taken,
                sn.redecoded);
+        printf("%-16s %s plain %6.1f ms  ratio %.2fx  CPU %.2fx  free cores %.2fx%s\n", name,
+               w == 0 ? "runs" : "insn", tp * 1e3, tp / tn, cn / cp, cp / path,
+               np == n1 ? "" : " DIFFER");
     }
     ntl_ipt_image_free(img);
     ntl_buf_free(&trace);
@@ -108,9 +157,17 @@ int main(int argc, char **argv)
                                            "kafl-avscript32"};
     unsigned jobs = 2;
     int rc = 0, i = 1;
-    if (argc > 2 && !strcmp(argv[1], "-j")) {
-        jobs = (unsigned)atoi(argv[2]);
-        i = 3;
+#ifdef __GLIBC__
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+#endif
+    for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
+        if (!strcmp(argv[i], "-j"))
+            jobs = (unsigned)atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "-p"))
+            parts_per_job = (unsigned)atoi(argv[i + 1]);
+        else
+            return fprintf(stderr, "bench_ipt_jobs [-j N] [-p PARTS_PER_JOB] [DIR...]\n"), 2;
     }
     if (i < argc) {
         for (; i < argc; i++)

@@ -275,6 +275,9 @@ struct ntl_ipt_flow_seam {
 /* The last seam into *seam. Returns false when there has been none. Cannot
  * fail. */
 bool ntl_ipt_flow_seam(const struct ntl_ipt_flow *f, struct ntl_ipt_flow_seam *seam);
+/* How many seams there have been (the last one's seq), without copying it
+ * (the split decoder asks after every item). Cannot fail. */
+unsigned ntl_ipt_flow_seams(const struct ntl_ipt_flow *f);
 
 /* Synchronises at the PSB at trace offset off (as ntl_ipt_flow_sync does at
  * the first), the event layer's state reset, then pushes the n return

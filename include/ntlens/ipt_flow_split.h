@@ -61,8 +61,10 @@ struct ntl_ipt_split_stats {
 struct ntl_ipt_split_config {
     unsigned jobs; /* threads decoding (1: the caller's alone) */
     bool recover;  /* after an error ntl_ipt_flow_recover, else ntl_ipt_flow_resync */
-    /* Parts per job (0: 4): more parts balance the threads better, each
-     * costs a synchronisation and a cold decode cache. */
+    /* Parts per job (0: 2): more parts balance the threads better, each
+     * costs a synchronisation and a cold decode cache (bench_ipt_jobs -p:
+     * 4 took 1.2-1.5x the CPU of 2 on kafl-foo and kafl-unzip, the same
+     * on the larger recordings). */
     unsigned parts_per_job;
     struct ntl_ipt_split_stats *stats; /* filled in when not NULL */
 };

@@ -143,7 +143,7 @@ static int decode(struct split *sp, struct ntl_ipt_flow *f, uint64_t *pulled, un
                   struct sink *s, struct part *e)
 {
     struct ntl_ipt_flow_seam m;
-    unsigned seq = ntl_ipt_flow_seam(f, &m) ? m.seq : 0;
+    unsigned seq = ntl_ipt_flow_seams(f);
     e->next = sp->nparts;
     for (;;) {
         struct ntl_ipt_flow_rec r = { .kind = NTL_IPT_REC_ITEM };
@@ -162,8 +162,8 @@ static int decode(struct split *sp, struct ntl_ipt_flow *f, uint64_t *pulled, un
             return prc;
         if (rc < 0 && prc == 0)
             break;
-        unsigned part;
-        if (ntl_ipt_flow_seam(f, &m) && m.seq != seq && stops_at(sp, &m, min, &part)) {
+        unsigned now = ntl_ipt_flow_seams(f), part;
+        if (now != seq && ntl_ipt_flow_seam(f, &m) && stops_at(sp, &m, min, &part)) {
             /* The seam is before the items f returned after it (one at most). */
             e->end = s->n - (size_t)(*pulled - m.items);
             e->next = part;
@@ -172,7 +172,7 @@ static int decode(struct split *sp, struct ntl_ipt_flow *f, uint64_t *pulled, un
                                                                             : s->hold.offset;
             return 0;
         }
-        seq = m.seq;
+        seq = now;
         if (__atomic_load_n(&sp->stop, __ATOMIC_RELAXED))
             return 0;
     }
@@ -484,7 +484,7 @@ int ntl_ipt_flow_split(const struct ntl_ipt_flow_config *cfg, const struct ntl_i
     struct split sp = { .cfg = cfg, .sc = sc };
     struct merge m = { .sp = &sp, .fn = fn, .ctx = ctx, .err = err };
     double cpu0 = flow_thread_cpu();
-    unsigned per = sc->parts_per_job ? sc->parts_per_job : 4;
+    unsigned per = sc->parts_per_job ? sc->parts_per_job : 2;
     unsigned want = sc->jobs > 1 ? sc->jobs * per : 1;
     /* Parts of at most 256 KB of trace (32 KB with an item per
      * instruction): a part's records wait in memory until the parts before

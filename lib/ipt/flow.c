@@ -617,6 +617,11 @@ bool ntl_ipt_flow_seam(const struct ntl_ipt_flow *f, struct ntl_ipt_flow_seam *s
     return f->seam.seq != 0;
 }
 
+unsigned ntl_ipt_flow_seams(const struct ntl_ipt_flow *f)
+{
+    return f->seam.seq;
+}
+
 /* Applies a PSB+ read earlier. At a synchronisation point (start) it sets
  * the state: tracing is enabled at its FUP or disabled, in its mode,
  * silently (as libipt's status updates). Elsewhere it only restates the state, and one that
