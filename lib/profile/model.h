@@ -157,6 +157,21 @@ long model_range_any(const struct ntl_profile *p, uint32_t pid, uint64_t addr);
 int model_keep_sample(struct ntl_profile *p, const struct ntl_profile_sample *s, uint32_t pid,
                       uint64_t weight, bool placed, struct ntl_error *err);
 
+/* model_keep_sample, with a report's common case here (no stacks, the
+ * sample placed in a known process: counted, not kept), a call less per
+ * sample. */
+static inline int model_note_sample(struct ntl_profile *p, const struct ntl_profile_sample *s,
+                                    uint32_t pid, uint64_t weight, bool placed,
+                                    struct ntl_error *err)
+{
+    if (p->no_stacks && placed && pid != NTL_PROFILE_NO_PID &&
+        p->nsamples + p->ndropped < MODEL_MAX_SAMPLES) {
+        p->ndropped++;
+        return 0;
+    }
+    return model_keep_sample(p, s, pid, weight, placed, err);
+}
+
 /* Sets each row's sym to the index (in the sorted table) of the symbol
  * holding its bucket's start, bucket << shift, as ntl_profile_symtab_lookup
  * finds it (MODEL_NO_SYMBOL for none). The rows are in bucket order, so
