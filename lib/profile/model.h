@@ -157,12 +157,27 @@ long model_range_any(const struct ntl_profile *p, uint32_t pid, uint64_t addr);
 int model_keep_sample(struct ntl_profile *p, const struct ntl_profile_sample *s, uint32_t pid,
                       uint64_t weight, bool placed, struct ntl_error *err);
 
-/* The symbol holding offset, as ntl_profile_symtab_lookup finds it, for
- * offsets asked in ascending order: *at (0 before the first) carries the
- * walk from one to the next, so a run of offsets costs one pass over the
- * table rather than a search each. */
-const struct ntl_profile_symbol *model_symtab_walk(struct ntl_profile_symtab *t, uint64_t offset,
-                                                  uint64_t *disp, size_t *at);
+/* model_keep_sample, with a report's common case here (no stacks, the
+ * sample placed in a known process: counted, not kept), a call less per
+ * sample. */
+static inline int model_note_sample(struct ntl_profile *p, const struct ntl_profile_sample *s,
+                                    uint32_t pid, uint64_t weight, bool placed,
+                                    struct ntl_error *err)
+{
+    if (p->no_stacks && placed && pid != NTL_PROFILE_NO_PID &&
+        p->nsamples + p->ndropped < MODEL_MAX_SAMPLES) {
+        p->ndropped++;
+        return 0;
+    }
+    return model_keep_sample(p, s, pid, weight, placed, err);
+}
+
+/* Sets each row's sym to the index (in the sorted table) of the symbol
+ * holding its bucket's start, bucket << shift, as ntl_profile_symtab_lookup
+ * finds it (MODEL_NO_SYMBOL for none). The rows are in bucket order, so
+ * that is one walk through the table, in one call for all of them. */
+void model_symtab_name(struct ntl_profile_symtab *t, struct model_bucket *rows, size_t n,
+                       unsigned shift);
 
 /* Counts count hits in bucket of range (both valid). 0, or NTL_ERR_LIMIT
  * (more than MODEL_MAX_BUCKETS distinct buckets), NTL_ERR_NOMEM. */

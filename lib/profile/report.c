@@ -122,15 +122,10 @@ static const struct ntl_profile_symbol *name_rows(struct model_range *r)
     if (!r->syms)
         return NULL;
     const struct ntl_profile_symbol *base = model_symtab_sorted(r->syms);
-    uint64_t gen = model_symtab_gen(r->syms), disp;
+    uint64_t gen = model_symtab_gen(r->syms);
     if (h->named_by == r->syms && h->named_gen == gen)
         return base;
-    size_t at = 0;
-    for (size_t i = 0; i < h->nrows; i++) {
-        uint64_t off = (uint64_t)h->rows[i].bucket << r->pub.bucket_shift;
-        const struct ntl_profile_symbol *s = model_symtab_walk(r->syms, off, &disp, &at);
-        h->rows[i].sym = s ? (uint32_t)(s - base) : MODEL_NO_SYMBOL;
-    }
+    model_symtab_name(r->syms, h->rows, h->nrows, r->pub.bucket_shift);
     h->named_by = r->syms;
     h->named_gen = gen;
     return base;

@@ -136,7 +136,7 @@ int ntl_profile_add_sample(struct ntl_profile *p, const struct ntl_profile_sampl
     if (t->pid == NTL_PROFILE_NO_PID)
         t->pid = pid;
     long r = sample_range(p, pr, s->ip);
-    if ((rc = model_keep_sample(p, s, pid, weight, r >= 0, err)) < 0)
+    if ((rc = model_note_sample(p, s, pid, weight, r >= 0, err)) < 0)
         return rc;
     if (r >= 0) {
         struct ntl_profile_range *rg = &p->ranges[r].pub;

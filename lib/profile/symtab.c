@@ -150,18 +150,19 @@ const struct ntl_profile_symbol *ntl_profile_symtab_lookup(struct ntl_profile_sy
     return holder(t, lo, offset, disp);
 }
 
-const struct ntl_profile_symbol *model_symtab_walk(struct ntl_profile_symtab *t, uint64_t offset,
-                                                  uint64_t *disp, size_t *at)
+void model_symtab_name(struct ntl_profile_symtab *t, struct model_bucket *rows, size_t n,
+                       unsigned shift)
 {
     if (!t->sorted)
         sort(t);
-    size_t lo = *at <= t->n ? *at : 0;
-    if (lo && t->v[lo - 1].offset > offset)
-        lo = 0; /* asked out of order: start over */
-    while (lo < t->n && t->v[lo].offset <= offset)
-        lo++;
-    *at = lo;
-    return holder(t, lo, offset, disp);
+    uint64_t disp;
+    for (size_t i = 0, lo = 0; i < n; i++) {
+        uint64_t off = (uint64_t)rows[i].bucket << shift;
+        while (lo < t->n && t->v[lo].offset <= off)
+            lo++;
+        const struct ntl_profile_symbol *s = holder(t, lo, off, &disp);
+        rows[i].sym = s ? (uint32_t)(s - t->v) : MODEL_NO_SYMBOL;
+    }
 }
 
 const struct ntl_profile_symbol *model_symtab_sorted(struct ntl_profile_symtab *t)
