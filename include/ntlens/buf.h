@@ -36,7 +36,8 @@ int ntl_buf_align(struct ntl_buf *b, size_t align);
  * NTL_ERR_IO when it cannot be opened or read (the system's reason in the
  * message); NTL_ERR_LIMIT when larger than limit; NTL_ERR_NOMEM. The message
  * does not name the file: the caller, who knows how the user named it, does
- * (so an error names it once). */
+ * (so an error names it once). out is initialised here, so it must not hold
+ * memory (free it first to reuse it); on an error it is left empty. */
 int ntl_file_read(const char *path, size_t limit, struct ntl_buf *out, struct ntl_error *err);
 /* Writes a whole file (through a temporary name, then rename). */
 int ntl_file_write(const char *path, const void *data, size_t len, struct ntl_error *err);

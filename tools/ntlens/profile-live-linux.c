@@ -24,11 +24,10 @@ static void add_process(struct ntl_profile *p, uint32_t pid, unsigned shift)
     char path[64];
     struct ntl_buf b;
     struct ntl_error err = {0};
-    ntl_buf_init(&b, 64u << 20);
     snprintf(path, sizeof path, "/proc/%u/maps", pid);
     if (ntl_file_read(path, 64u << 20, &b, &err) == 0)
         ntl_profile_maps_parse(p, pid, (const char *)b.data, b.len, shift, &err);
-    b.len = 0;
+    ntl_buf_free(&b); /* ntl_file_read starts the buffer afresh */
     snprintf(path, sizeof path, "/proc/%u/comm", pid);
     if (ntl_file_read(path, 4096, &b, &err) == 0 && b.len && ntl_buf_append(&b, "", 1) == 0) {
         char *nl = strchr((char *)b.data, '\n');
