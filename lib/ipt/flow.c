@@ -43,9 +43,10 @@ struct ntl_ipt_flow {
     bool have_ev, at_end, end_told;
     unsigned tnt_left;
     /* A TNT in ev may be several TNT-8s read as one (tnt_merge): each
-     * one's lowest bit in the payload, offset and size, oldest first. */
+     * one's end (the payload's bit count once it was added: its lowest bit
+     * is ev.pkt.count - end), offset and size, oldest first. */
     struct {
-        uint8_t lo, size;
+        uint8_t end, size;
         uint64_t offset;
     } tnt_seg[TNT_SEGS];
     unsigned tnt_nseg;
@@ -205,7 +206,7 @@ static int fail(struct ntl_ipt_flow *f, int status, uint64_t ip, struct ntl_erro
         if (t == NTL_IPT_TNT_8 && f->tnt_nseg > 1) {
             /* The TNT-8 the oldest bit left is in, as if read alone. */
             unsigned j = 0;
-            while (f->tnt_left - 1 < f->tnt_seg[j].lo)
+            while (f->tnt_left - 1 < (unsigned)f->ev.pkt.count - f->tnt_seg[j].end)
                 j++;
             off = f->tnt_seg[j].offset;
             size = f->tnt_seg[j].size;
@@ -353,7 +354,7 @@ static void tnt_merge(struct ntl_ipt_flow *f)
 {
     struct ntl_ipt_event *e = &f->ev;
     struct ntl_ipt_event next;
-    f->tnt_seg[0].lo = 0;
+    f->tnt_seg[0].end = e->pkt.count;
     f->tnt_seg[0].size = e->pkt.size;
     f->tnt_seg[0].offset = e->offset;
     f->tnt_nseg = 1;
@@ -361,9 +362,7 @@ static void tnt_merge(struct ntl_ipt_flow *f)
     while (e->pkt.count <= 64 - 6 && f->tnt_nseg < TNT_SEGS &&
            ntl_ipt_evd_next_tnt(&f->evd, &next)) {
         unsigned k = next.pkt.count;
-        for (unsigned j = 0; j < f->tnt_nseg; j++)
-            f->tnt_seg[j].lo = (uint8_t)(f->tnt_seg[j].lo + k);
-        f->tnt_seg[f->tnt_nseg].lo = 0;
+        f->tnt_seg[f->tnt_nseg].end = (uint8_t)(e->pkt.count + k);
         f->tnt_seg[f->tnt_nseg].size = next.pkt.size;
         f->tnt_seg[f->tnt_nseg++].offset = next.offset;
         e->pkt.payload = e->pkt.payload << k | next.pkt.payload;
