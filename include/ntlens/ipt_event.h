@@ -180,6 +180,23 @@ static inline int ntl_ipt_evd_next_ip(struct ntl_ipt_evd *d, struct ntl_ipt_even
     return 1;
 }
 
+/* Whether the next packet, PADs passed over, is a TIP with an IP that
+ * ntl_ipt_evd_next_tnt (returning 0) then ntl_ipt_evd_next_ip would read:
+ * a look ahead, nothing moves. */
+static inline bool ntl_ipt_evd_tip_ahead(const struct ntl_ipt_evd *d)
+{
+    const struct ntl_ipt_decoder *p = &d->pkt;
+    const uint8_t *c = p->cur;
+    if (d->pending || d->in_psb)
+        return false;
+    while (c < p->fast_end && *c == 0)
+        c++;
+    if (c >= p->fast_end)
+        return false;
+    const struct ntl_ipt_fast_ *e = &ntl_ipt_fast_table_[*c];
+    return e->ip_kind && e->pkt.type == NTL_IPT_TIP && e->pkt.count != NTL_IPT_IPC_SUPPRESSED;
+}
+
 /* The estimated TSC now. Returns 0, or NTL_ERR_NOT_FOUND before the first
  * TSC packet (or without NTL_IPT_CFG_TIME); *tsc is then the estimate so far
  * (from MTC and CYC alone, ptdump --no-wall-clock), 0 without any. */

@@ -75,22 +75,27 @@ static void build(struct flow_decision *d, struct flow_bcache *bc, struct flow_c
                   ntl_ipt_read_fn read, void *ctx)
 {
     uint64_t ip = d->ip, stack[FLOW_DECIDE_STACK];
-    unsigned sp = 0, depth = 0, used = 0, n = d->n - 1u;
+    unsigned n = (d->n - 1u) & ~FLOW_DECIDE_TIP, sp = 0, depth = 0, used = 0;
+    bool tip = n == 0 || ((d->n - 1u) & FLOW_DECIDE_TIP);
     uint32_t ninsn = 0;
-    for (int blocks = 0; (used < n || n == 0) && blocks < FLOW_DECIDE_BLOCKS; blocks++) {
+    for (int blocks = 0; (used < n || tip) && blocks < FLOW_DECIDE_BLOCKS; blocks++) {
         const struct flow_block *b;
         if (flow_block_get(bc, ic, read, ctx, ip, d->mode, &b) < 0)
             return;
         const struct flow_insn *in = &b->last;
         uint64_t next = in->ip + in->size;
-        int bit = n ? d->bits >> (n - 1 - used) & 1 : 0;
+        int bit = used < n ? d->bits >> (n - 1 - used) & 1 : 0;
         ninsn += b->ninsn;
-        if (n == 0 && in->iclass != NTL_IPT_IC_OTHER && in->iclass != NTL_IPT_IC_JUMP &&
+        if (used == n && in->iclass != NTL_IPT_IC_OTHER && in->iclass != NTL_IPT_IC_JUMP &&
             in->iclass != NTL_IPT_IC_CALL) {
-            /* No bits: the way to the branch that takes the TIP. */
+            /* The bits used up: the way to the branch that takes the TIP
+             * (with bits, the state after the last stays kept if there
+             * is none). */
             if (in->iclass != NTL_IPT_IC_COND && in->iclass != NTL_IPT_IC_PTWRITE &&
-                keep(d, in, d->ip, stack, sp, depth, ninsn))
-                d->used = 1;
+                keep(d, in, d->ip, stack, sp, depth, ninsn)) {
+                d->used = (uint8_t)(n ? n : 1);
+                d->tip = n != 0;
+            }
             return;
         }
         switch (in->iclass) {

@@ -20,6 +20,10 @@
 #define FLOW_DECIDE_BITS 16
 /* Most blocks a decision walks (a loop of direct jumps takes no bit). */
 #define FLOW_DECIDE_BLOCKS 64
+/* Or'd into a key's bit count: a TIP follows the bits, and the decision
+ * goes on past the last to the branch that takes it (one lookup for a
+ * TNT's last bits and the TIP after them). */
+#define FLOW_DECIDE_TIP 0x20u
 
 /* One cache line: addresses other than the key are kept as distances
  * from it (a decision stops before a bit whose target is 2 GB away). */
@@ -28,13 +32,17 @@ struct flow_decision {
     struct flow_insn last; /* the instruction that took the last bit, or
                               with no bits the branch to the TIP */
     uint16_t bits;   /* key: the next n bits, the oldest highest */
-    uint8_t n;       /* key: how many bits, + 1 (0: an empty slot) */
+    uint8_t n;       /* key: how many bits, + 1 (0: an empty slot), with
+                        FLOW_DECIDE_TIP */
     uint8_t mode;    /* key */
     uint8_t used;    /* bits it follows (each by one instruction); 0: none
                         (walk block by block); with no bits, 1 when it
                         reaches a branch to a TIP */
     uint8_t npush;   /* return addresses it leaves pushed, push[0] first */
     uint8_t depth;   /* the deepest its calls went */
+    uint8_t tip;     /* keyed with FLOW_DECIDE_TIP: 1 when it follows all
+                        its bits and reaches the branch that takes the TIP
+                        (last is that branch); 0: it ends at its bits */
     uint32_t ninsn;  /* instructions it ran */
     int32_t end;     /* the IP it ends at, right after its last bit, - ip */
     int32_t push[FLOW_DECIDE_STACK]; /* - ip */
@@ -70,7 +78,7 @@ void flow_dcache_clear(struct flow_dcache *c);
 
 static inline size_t flow_decide_hash(uint64_t ip, unsigned mode, unsigned bits, unsigned n)
 {
-    uint64_t h = (ip ^ (uint64_t)mode << 61 ^ (uint64_t)(bits << 5 | n) << 40) *
+    uint64_t h = (ip ^ (uint64_t)mode << 61 ^ (uint64_t)(bits << 6 | n) << 40) *
                  0x9e3779b97f4a7c15ull;
     return (size_t)(h >> 40);
 }
@@ -87,7 +95,8 @@ int flow_decide_miss(struct flow_dcache *c, struct flow_bcache *bc, struct flow_
                      ntl_ipt_read_fn read, void *ctx, uint64_t ip, unsigned mode, unsigned bits,
                      unsigned n, const struct flow_decision **out);
 
-/* The decision for ip, mode and the n (0..FLOW_DECIDE_BITS) bits into
+/* The decision for ip, mode and the n (0..FLOW_DECIDE_BITS, or'd with
+ * FLOW_DECIDE_TIP when a TIP follows them) bits into
  * *out (a cache slot, valid until the next call). Returns 0, or
  * NTL_ERR_NOMEM. Inline: the walk looks one up per TNT and per TIP, and
  * most are in their first slot. Two ways: a decision is in its slot or the

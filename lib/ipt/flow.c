@@ -43,9 +43,10 @@ struct ntl_ipt_flow {
     bool have_ev, at_end, end_told;
     unsigned tnt_left;
     /* A TNT in ev may be several TNT-8s read as one (tnt_merge): each
-     * one's lowest bit in the payload, offset and size, oldest first. */
+     * one's end (the payload's bit count once it was added: its lowest bit
+     * is ev.pkt.count - end), offset and size, oldest first. */
     struct {
-        uint8_t lo, size;
+        uint8_t end, size;
         uint64_t offset;
     } tnt_seg[TNT_SEGS];
     unsigned tnt_nseg;
@@ -205,7 +206,7 @@ static int fail(struct ntl_ipt_flow *f, int status, uint64_t ip, struct ntl_erro
         if (t == NTL_IPT_TNT_8 && f->tnt_nseg > 1) {
             /* The TNT-8 the oldest bit left is in, as if read alone. */
             unsigned j = 0;
-            while (f->tnt_left - 1 < f->tnt_seg[j].lo)
+            while (f->tnt_left - 1 < (unsigned)f->ev.pkt.count - f->tnt_seg[j].end)
                 j++;
             off = f->tnt_seg[j].offset;
             size = f->tnt_seg[j].size;
@@ -301,19 +302,24 @@ static bool takes_trace(uint8_t iclass)
            iclass != NTL_IPT_IC_CALL && iclass != NTL_IPT_IC_PTWRITE;
 }
 
+/* A new open run (the one open, if any, into the queue). */
+static void run_start(struct ntl_ipt_flow *f, uint8_t flags)
+{
+    flush_run(f);
+    f->run = (struct ntl_ipt_flow_item){.kind = NTL_IPT_FL_RUN, .mode = f->mode, .flags = flags};
+    f->run_open = true;
+}
+
 /* n instructions ran, traced of them took trace, the last one last
- * (NULL: it is added next): into the open run. */
-static void run_add(struct ntl_ipt_flow *f, const struct flow_insn *last, uint64_t n,
-                    uint64_t traced)
+ * (NULL: it is added next): into the open run. Inline: the walk adds to it
+ * once per decision and block. */
+static inline void run_add(struct ntl_ipt_flow *f, const struct flow_insn *last, uint64_t n,
+                           uint64_t traced)
 {
     struct ntl_ipt_flow_item *r = &f->run;
     uint8_t flags = f->speculative ? NTL_IPT_FL_SPECULATIVE : 0;
-    if (f->run_open && (r->mode != f->mode || r->flags != flags))
-        flush_run(f);
-    if (!f->run_open) {
-        *r = (struct ntl_ipt_flow_item){.kind = NTL_IPT_FL_RUN, .mode = f->mode, .flags = flags};
-        f->run_open = true;
-    }
+    if (!f->run_open || r->mode != f->mode || r->flags != flags)
+        run_start(f, flags);
     r->b += n;
     r->c += traced;
     f->icount += n;
@@ -348,7 +354,7 @@ static void tnt_merge(struct ntl_ipt_flow *f)
 {
     struct ntl_ipt_event *e = &f->ev;
     struct ntl_ipt_event next;
-    f->tnt_seg[0].lo = 0;
+    f->tnt_seg[0].end = e->pkt.count;
     f->tnt_seg[0].size = e->pkt.size;
     f->tnt_seg[0].offset = e->offset;
     f->tnt_nseg = 1;
@@ -356,9 +362,7 @@ static void tnt_merge(struct ntl_ipt_flow *f)
     while (e->pkt.count <= 64 - 6 && f->tnt_nseg < TNT_SEGS &&
            ntl_ipt_evd_next_tnt(&f->evd, &next)) {
         unsigned k = next.pkt.count;
-        for (unsigned j = 0; j < f->tnt_nseg; j++)
-            f->tnt_seg[j].lo = (uint8_t)(f->tnt_seg[j].lo + k);
-        f->tnt_seg[f->tnt_nseg].lo = 0;
+        f->tnt_seg[f->tnt_nseg].end = (uint8_t)(e->pkt.count + k);
         f->tnt_seg[f->tnt_nseg].size = next.pkt.size;
         f->tnt_seg[f->tnt_nseg++].offset = next.offset;
         e->pkt.payload = e->pkt.payload << k | next.pkt.payload;
@@ -408,6 +412,28 @@ static int peek(struct ntl_ipt_flow *f, struct ntl_error *err)
         if (f->cfg.times)
             f->ev_timed = ntl_ipt_evd_tsc(&f->evd, &f->ev_tsc) == 0;
     }
+    return 1;
+}
+
+/* peek's way for the walk, inline: a packet used up is most often followed
+ * by a TNT-8 (PADs before it) or an IP packet, which the event layer's
+ * inline paths read; anything else, the end and errors go through peek. */
+static inline int walk_peek(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    if (f->have_ev)
+        return 1;
+    if (f->at_end)
+        return peek(f, err);
+    if (ntl_ipt_evd_next_tnt(&f->evd, &f->ev) > 0) {
+        tnt_merge(f);
+        f->tnt_left = f->ev.pkt.count; /* a TNT-8 has at least one bit */
+    } else if (ntl_ipt_evd_next_ip(&f->evd, &f->ev) > 0)
+        f->tnt_nseg = 0;
+    else
+        return peek(f, err);
+    f->have_ev = true;
+    if (f->cfg.times)
+        f->ev_timed = ntl_ipt_evd_tsc(&f->evd, &f->ev_tsc) == 0;
     return 1;
 }
 
@@ -1160,7 +1186,9 @@ static bool fast_indirect(struct ntl_ipt_flow *f, const struct flow_insn *in)
     f->ip = f->ev.ip;
     consume(f);
     anchor_here(f);
-    flush_pending(f);
+    /* Checked here: one TIP in most segments, rarely anything pending. */
+    if (f->pending_mode || f->pending_iflags >= 0 || f->pending_vmcs || f->n_paging)
+        flush_pending(f);
     return true;
 }
 
@@ -1232,7 +1260,7 @@ static bool fast_branch(struct ntl_ipt_flow *f, const struct flow_insn *in)
 /* With a TNT ahead, the cached decision for its next bits: taken whole
  * when it follows any. Returns 1 when it did, 0 when the walk goes block
  * by block, or NTL_ERR_NOMEM. */
-static int decide(struct ntl_ipt_flow *f)
+static int decide(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
     bool tip = f->ev.pkt.type == NTL_IPT_TIP;
     if (!tip && f->ev.pkt.type != NTL_IPT_TNT_8 && f->ev.pkt.type != NTL_IPT_TNT_64)
@@ -1241,11 +1269,14 @@ static int decide(struct ntl_ipt_flow *f)
         return 0; /* execute fails on it */
     unsigned n = tip ? 0 : f->tnt_left < FLOW_DECIDE_BITS ? f->tnt_left : FLOW_DECIDE_BITS;
     unsigned bits = tip ? 0 : (unsigned)(f->ev.pkt.payload >> (f->tnt_left - n)) & ((1u << n) - 1);
+    /* The TNT's last bits with a TIP right after them: one decision for
+     * both (kAFL's segments are a TIP and the TNT-8s before the next). */
+    bool span = !tip && n == f->tnt_left && ntl_ipt_evd_tip_ahead(&f->evd);
     const struct flow_decision *d;
     int rc = flow_decide(&f->decisions, &f->blocks, &f->cache, f->cfg.read, f->cfg.read_ctx,
-                         f->ip, f->mode, bits, n, &d);
+                         f->ip, f->mode, bits, span ? n | FLOW_DECIDE_TIP : n, &d);
     if (rc < 0)
-        return rc;
+        return ntl_error_set(err, rc, "flow", 0, "out of memory");
     /* It may not pass the step limit. */
     if (!d->used || f->steps + d->ninsn > NTL_IPT_FLOW_MAX_STEPS)
         return 0;
@@ -1264,7 +1295,8 @@ static int decide(struct ntl_ipt_flow *f)
         return 1;
     }
     f->ip = flow_decision_end(d);
-    run_add(f, &d->last, d->ninsn, d->used); /* each bit one instruction's */
+    /* Each bit one instruction's, and the branch to the TIP. */
+    run_add(f, &d->last, d->ninsn, d->used + d->tip);
     f->after_traced_branch = true;
     f->steps = 0;
     f->tnt_left -= d->used;
@@ -1272,6 +1304,14 @@ static int decide(struct ntl_ipt_flow *f)
         consume(f);
         anchor_here(f); /* a decision ends right after its last bit */
     }
+    if (!d->tip)
+        return 1;
+    /* The TIP ahead (tip_ahead saw it), as the walk would read it and a
+     * decision with no bits would take it. */
+    rc = walk_peek(f, err);
+    if (rc < 0)
+        return rc;
+    fast_indirect(f, &d->last);
     return 1;
 }
 
@@ -1284,14 +1324,14 @@ static int walk(struct ntl_ipt_flow *f, struct ntl_error *err)
     for (;;) {
         /* A packet used up: the next, as advance would read it; one
          * that is not walkable goes back to advance. */
-        int rc = f->have_ev ? 1 : peek(f, err);
+        int rc = walk_peek(f, err);
         if (rc < 0)
             return rc;
         if (!walkable(f) || f->qn != 0)
             return 0;
-        rc = decide(f);
+        rc = decide(f, err);
         if (rc < 0)
-            return ntl_error_set(err, rc, "flow", 0, "out of memory");
+            return rc;
         if (rc > 0)
             continue;
         const struct flow_block *b;
