@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -75,8 +77,49 @@ static uint64_t symbol_size(Elf *e, const GElf_Sym *sym)
     return sh.sh_addr + sh.sh_size - sym->st_value;
 }
 
-static int add_functions(Elf *e, Elf_Scn *scn, const struct segs *segs,
-                         struct ntl_profile_symtab *t, struct ntl_error *err)
+/* A function symbol, before aliases at one address are settled. */
+struct candidate {
+    uint64_t offset, size;
+    GElf_Xword st_size;
+    unsigned char bind;
+    const char *name;
+};
+
+static int by_offset(const void *a, const void *b)
+{
+    const struct candidate *x = a, *y = b;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+static size_t leading_underscores(const char *s)
+{
+    return strspn(s, "_");
+}
+
+/* Whether a names the address better than b, by the rule perf applies to
+ * aliases (so both tools name a frame alike): a sized symbol, then a
+ * non-weak one, then a global one, then fewer leading underscores, then the
+ * longer name; the rest by name, so the choice does not depend on order. */
+static bool better(const struct candidate *a, const struct candidate *b)
+{
+    if ((a->st_size != 0) != (b->st_size != 0))
+        return a->st_size != 0;
+    if ((a->bind == STB_WEAK) != (b->bind == STB_WEAK))
+        return b->bind == STB_WEAK;
+    if ((a->bind == STB_GLOBAL) != (b->bind == STB_GLOBAL))
+        return a->bind == STB_GLOBAL;
+    size_t ua = leading_underscores(a->name), ub = leading_underscores(b->name);
+    if (ua != ub)
+        return ua < ub;
+    size_t la = strlen(a->name), lb = strlen(b->name);
+    if (la != lb)
+        return la > lb;
+    return strcmp(a->name, b->name) < 0;
+}
+
+/* The STT_FUNC symbols with a name, at their file offsets. */
+static int gather(Elf *e, Elf_Scn *scn, const struct segs *segs, struct candidate **out,
+                  size_t *count, struct ntl_error *err)
 {
     GElf_Shdr sh;
     GElf_Sym sym;
@@ -84,21 +127,47 @@ static int add_functions(Elf *e, Elf_Scn *scn, const struct segs *segs,
     Elf_Data *d = elf_getdata(scn, NULL);
     if (!gelf_getshdr(scn, &sh) || !d || !sh.sh_entsize)
         return elf_fail(err, "symbol table");
-    size_t n = d->d_size / sh.sh_entsize;
+    size_t n = d->d_size / sh.sh_entsize, k = 0;
+    struct candidate *c = n ? malloc(n * sizeof *c) : NULL;
+    if (n && !c)
+        return ntl_error_set(err, NTL_ERR_NOMEM, "ELF", NTL_NO_OFFSET, "out of memory");
     for (size_t i = 0; i < n; i++) {
-        if (!gelf_getsym(d, (int)i, &sym))
+        if (!gelf_getsym(d, (int)i, &sym)) {
+            free(c);
             return elf_fail(err, "symbol");
-        if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
-            !file_offset(segs, sym.st_value, &off))
-            continue;
-        const char *name = elf_strptr(e, sh.sh_link, sym.st_name);
-        if (!name || !*name)
-            continue;
-        int rc = ntl_profile_symtab_add(t, name, off, symbol_size(e, &sym), err);
-        if (rc < 0)
-            return rc;
+        }
+        const char *name = GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
+                                   !file_offset(segs, sym.st_value, &off)
+                               ? NULL : elf_strptr(e, sh.sh_link, sym.st_name);
+        if (name && *name)
+            c[k++] = (struct candidate){off, symbol_size(e, &sym), sym.st_size,
+                                        GELF_ST_BIND(sym.st_info), name};
     }
+    *out = c;
+    *count = k;
     return 0;
+}
+
+/* Adds one symbol per address: perf keeps one of a set of aliases (glibc's
+ * _exit and its weak _Exit), and so must ntlens to name frames as it does. */
+static int add_functions(Elf *e, Elf_Scn *scn, const struct segs *segs,
+                         struct ntl_profile_symtab *t, struct ntl_error *err)
+{
+    struct candidate *c = NULL;
+    size_t n = 0;
+    int rc = gather(e, scn, segs, &c, &n, err);
+    if (rc < 0)
+        return rc;
+    if (n)
+        qsort(c, n, sizeof *c, by_offset);
+    for (size_t i = 0, best; rc == 0 && i < n; i++) {
+        for (best = i; i + 1 < n && c[i + 1].offset == c[best].offset; i++)
+            if (better(&c[i + 1], &c[best]))
+                best = i + 1;
+        rc = ntl_profile_symtab_add(t, c[best].name, c[best].offset, c[best].size, err);
+    }
+    free(c);
+    return rc;
 }
 
 static int read_elf(Elf *e, struct ntl_profile_symtab *t, struct ntl_error *err)

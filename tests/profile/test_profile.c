@@ -338,6 +338,15 @@ static void test_symbols_and_report(void)
 #ifndef _WIN32
 /* GNU ld's symbol at the start of the first segment: file offset 0. */
 extern char __executable_start;
+
+/* Aliases of one function, as glibc has them (_exit, its weak _Exit, its
+ * internal __GI__exit): perf names the address aliased_fn (global, fewest
+ * leading underscores); sorted by name, __aliased_fn or a_local came first. */
+void aliased_fn(void);
+void aliased_fn(void) { __asm__ volatile(""); }
+void __aliased_fn(void) __attribute__((alias("aliased_fn")));
+void zz_weak_alias(void) __attribute__((weak, alias("aliased_fn")));
+static void a_local(void) __attribute__((alias("aliased_fn"), used));
 #endif
 
 static void test_elf(const char *self)
@@ -357,6 +366,9 @@ static void test_elf(const char *self)
         const struct ntl_profile_symbol *s = ntl_profile_symtab_lookup(t, off + 1, &disp);
         CHECK_EQ_STR(s ? s->name : "", "test_elf");
         CHECK_EQ_U64(disp, 1);
+        off = (uint64_t)(uintptr_t)aliased_fn - (uint64_t)(uintptr_t)&__executable_start;
+        s = ntl_profile_symtab_lookup(t, off, &disp);
+        CHECK_EQ_STR(s ? s->name : "", "aliased_fn");
     }
     ntl_profile_symtab_free(t);
     CHECK_EQ_INT(ntl_profile_symtab_from_elf("/nonexistent", &t, &err), NTL_ERR_IO);

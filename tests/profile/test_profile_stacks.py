@@ -92,19 +92,13 @@ def kernel_addresses():
 
 KERNEL = kernel_addresses()
 
-# glibc's weak aliases that sit at their global symbol's address.
-GLIBC_WEAK_ALIASES = {"Exit": "exit"}
-
-
 def same_function(x, y):
     """Equal names but for perf's symbol version (clock_nanosleep@GLIBC_2.2.5),
-    glibc's internal aliases (__GI___getppid is getppid) and its weak alias
-    _Exit of _exit (perf prefers the global one, ntlens the first by name),
-    kernel aliases at one address; an address in no module is perf's
+    glibc's internal aliases (__GI___getppid is getppid, from the debug file
+    perf reads), kernel aliases at one address; an address in no module is perf's
     [unknown]."""
     def plain(n):
-        n = n.split("@")[0].removeprefix("__GI_").lstrip("_")
-        return GLIBC_WEAK_ALIASES.get(n, n)
+        return n.split("@")[0].removeprefix("__GI_").lstrip("_")
     if x.startswith("0x"):
         return y == "[unknown]"
     return (plain(x) == plain(y) or
