@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "etl-common.h"
 #include "etl-fields.h"
+#include "etl-mof-tpl.h"
 #include "ntlens/buf.h"
 #include "ntlens/etl_fields.h"
 #include "ntlens/pe.h"
@@ -392,10 +393,28 @@ static void error_clear(struct ntl_error *e)
     e->structure[0] = e->message[0] = '\0';
 }
 
-/* Walks the items of a decoder (TraceLogging or MOF) into json and text. */
+/* PERFINFO headers carry no process id; the payload's tells it. */
+static void payload_pid(struct etl_fields *f, const struct ntl_etl_field *it)
+{
+    if (f->pid == UINT32_MAX && it->depth == 0 && it->size == 4 &&
+        (!strcmp(it->name, "ProcessId") || !strcmp(it->name, "PID") ||
+         !strcmp(it->name, "StackProcess")))
+        f->pid = (uint32_t)ntl_etl_field_u64(it);
+}
+
+static int mof_next(void *d, struct ntl_etl_field *f, struct ntl_error *err);
+
+/* The first items of a walk, kept for a kernel template to learn. */
+struct item_log {
+    struct ntl_etl_field items[ETL_MOF_TPL_FIELDS + 1];
+    size_t n;                     /* items walked, beyond those kept too */
+};
+
+/* Walks the items of a decoder (TraceLogging or MOF) into json and text,
+ * keeping them in log unless NULL. */
 static int walk_items(struct etl_fields *f, void *dec,
                       int (*next)(void *, struct ntl_etl_field *, struct ntl_error *),
-                      bool static_names)
+                      bool static_names, struct item_log *log)
 {
     /* Not zeroed whole: its 1.4 KB of element names were 7% of a kernel trace's
      * JSON; each depth's entries are set where it begins. */
@@ -412,17 +431,62 @@ static int walk_items(struct etl_fields *f, void *dec,
     while ((rc = next(dec, &it, &err)) > 0) {
         if (item(&w, &it) < 0)
             return -1;
-        /* PERFINFO headers carry no process id; the payload's tells it. */
-        if (f->pid == UINT32_MAX && it.depth == 0 && it.size == 4 &&
-            (!strcmp(it.name, "ProcessId") || !strcmp(it.name, "PID") ||
-             !strcmp(it.name, "StackProcess")))
-            f->pid = (uint32_t)ntl_etl_field_u64(&it);
+        payload_pid(f, &it);
+        if (log && log->n++ <= ETL_MOF_TPL_FIELDS)
+            log->items[log->n - 1] = it;
     }
     put(&f->json, "}", 1);
     if (rc < 0)
         ntl_error_format(&err, f->error, sizeof f->error);
     else
         f->has_fields = true;
+    return 0;
+}
+
+/* What walk_items writes for ev, from its layout's template t (the
+ * string too when tail). */
+static int walk_template(struct etl_fields *f, const struct etl_mof_tpl *t,
+                         const struct ntl_etl_event *ev, bool tail)
+{
+    struct walk w;
+    w.out = f;
+    w.static_names = true;
+    w.first[0] = true;
+    put(&f->json, "{", 1);
+    put(&f->text, "", 0);
+    for (size_t i = 0; i < t->n + tail; i++) {
+        struct ntl_etl_field it = t->f[i];
+        it.data = ev->payload + it.payload_offset;
+        if (i == t->n)
+            it.size = ev->payload_size - t->total - 2;
+        if (value(&w, &it) < 0)
+            return -1;
+        payload_pid(f, &it);
+    }
+    put(&f->json, "}", 1);
+    f->has_fields = true;
+    return 0;
+}
+
+/* A kernel event's fields: from its layout's template when it fits,
+ * else walked (and learnt from). */
+static int kernel_fields(struct etl_fields *f, const struct ntl_etl_event *ev)
+{
+    struct ntl_etl_mof m;
+    struct etl_mof_tpl *t = etl_mof_tpl_find(&f->mof_tpls, ev, false);
+    int fit = etl_mof_tpl_fits(t, ev);
+    if (fit >= 0)
+        return walk_template(f, t, ev, fit);
+    if (ntl_etl_mof_begin(&m, ev) <= 0)
+        return 0;
+    if (t && t->bad)
+        return walk_items(f, &m, mof_next, true, NULL);
+    struct item_log log;
+    log.n = 0;
+    if (walk_items(f, &m, mof_next, true, &log) < 0)
+        return -1;
+    if (f->has_fields && (t || (t = etl_mof_tpl_find(&f->mof_tpls, ev, true))))
+        etl_mof_tpl_learn(t, ev, log.items, log.n);
     return 0;
 }
 
@@ -522,7 +586,7 @@ static int manifest_event(struct etl_fields *f, const struct ntl_etl_event *ev)
             continue;
         f->provider = ntl_etl_mf_provider_name(f->mf);
         f->event = ntl_etl_mf_event_name(f->mf);
-        return walk_items(f, f->mf, mf_next, false) < 0 ? -1 : 1;
+        return walk_items(f, f->mf, mf_next, false, NULL) < 0 ? -1 : 1;
     }
     return 0;
 }
@@ -547,7 +611,6 @@ static const char *provider_name(struct etl_fields *f, const struct ntl_guid *g)
 int etl_fields_decode(struct etl_fields *f, const struct ntl_etl_event *ev)
 {
     struct ntl_etl_tl d;
-    struct ntl_etl_mof m;
     struct ntl_error err;
     error_clear(&err);
     int rc = 0;
@@ -560,8 +623,7 @@ int etl_fields_decode(struct etl_fields *f, const struct ntl_etl_event *ev)
     f->json.failed = f->text.failed = false;
     if (ev->kind <= NTL_ETL_KIND_PERFINFO) {
         kernel_names(f, ev);
-        if (ntl_etl_mof_begin(&m, ev) > 0)
-            rc = walk_items(f, &m, mof_next, true);
+        rc = kernel_fields(f, ev);
     } else {
         if (ev->has_guid)
             f->provider = provider_name(f, &ev->guid);
@@ -572,7 +634,7 @@ int etl_fields_decode(struct etl_fields *f, const struct ntl_etl_event *ev)
             f->event = d.event_name;
             if (d.provider_name)
                 f->provider = d.provider_name;
-            rc = walk_items(f, &d, tl_next, false);
+            rc = walk_items(f, &d, tl_next, false, NULL);
         } else if (rc < 0) {
             ntl_error_format(&err, f->error, sizeof f->error);
             rc = 0;
@@ -587,6 +649,7 @@ void etl_fields_free(struct etl_fields *f)
         ntl_etl_manifest_free(f->manifests[i]);
     free(f->manifests);
     ntl_etl_mf_free(f->mf);
+    etl_mof_tpl_free(f->mof_tpls);
     free(f->json.s);
     free(f->text.s);
 }

@@ -41,6 +41,7 @@ struct etl_fields {
         const char *name;
         bool known;
     } seen[ETL_PROVIDERS_SEEN];
+    struct etl_mof_tpls *mof_tpls; /* kernel classes' field templates (etl-mof-tpl.h) */
     struct etl_key_seen {         /* JSON keys of kernel classes' fields, by name pointer */
         const char *name;
         uint8_t len;
