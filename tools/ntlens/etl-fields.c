@@ -12,6 +12,7 @@
 #include "ntlens/buf.h"
 #include "ntlens/etl_fields.h"
 #include "ntlens/pe.h"
+#include "ntlens/reader.h"
 #include "out.h"
 
 /* Text grows up to this; a payload is at most 64 KiB, so no real event nears it. */
@@ -443,18 +444,121 @@ static int walk_items(struct etl_fields *f, void *dec,
     return 0;
 }
 
+/* How a template's fixed field is written straight into a JSON-only row,
+ * as json_direct writes it. */
+enum member_how { HOW_GENERAL, HOW_UNSIGNED, HOW_SIGNED, HOW_HEX };
+
+static enum member_how member_how(const struct ntl_etl_field *f)
+{
+    enum ntl_etl_value_class cls = ntl_etl_field_class(f);
+    if (f->map_text || f->custom || f->in_array ||
+        (f->size != 1 && f->size != 2 && f->size != 4 && f->size != 8))
+        return HOW_GENERAL;
+    if (cls == NTL_ETL_VALUE_UNSIGNED && f->out_type != NTL_ETL_OUT_PORT)
+        return HOW_UNSIGNED;
+    if (cls == NTL_ETL_VALUE_SIGNED && f->out_type != NTL_ETL_OUT_PORT)
+        return HOW_SIGNED;
+    if (cls == NTL_ETL_VALUE_TEXT && hex_number(f) &&
+        (f->out_type == NTL_ETL_OUT_NULL || f->out_type == NTL_ETL_OUT_HEX))
+        return HOW_HEX; /* ntl_etl_field_text: 0x and 2 * size digits */
+    return HOW_GENERAL;
+}
+
+static bool pid_name(const struct ntl_etl_field *f)
+{
+    return f->depth == 0 && f->size == 4 &&
+           (!strcmp(f->name, "ProcessId") || !strcmp(f->name, "PID") ||
+            !strcmp(f->name, "StackProcess"));
+}
+
+/* Fills t's members once its fixed fields are known. */
+static void prepare(struct etl_mof_tpl *t)
+{
+    t->prepared = true;
+    t->direct = true;
+    t->direct_max = 2;
+    for (size_t i = 0; i < t->n; i++) {
+        struct etl_tpl_member *m = &t->m[i];
+        size_t n = strlen(t->f[i].name);
+        m->how = (uint8_t)member_how(&t->f[i]);
+        m->pid = pid_name(&t->f[i]);
+        if (m->how == HOW_GENERAL || 6 * n + 3 > sizeof m->key) {
+            t->direct = false;
+            return;
+        }
+        m->key_len = (uint8_t)(json_string_to(m->key, t->f[i].name, n) - m->key);
+        m->key[m->key_len++] = ':';
+        t->direct_max += 1 + m->key_len + 24;
+    }
+}
+
+/* One fixed member's value at d, as json_direct writes it; the end. */
+static char *member_value(char *d, const struct etl_tpl_member *m, const uint8_t *p, size_t size)
+{
+    static const char hex[] = "0123456789abcdef";
+    uint64_t v = size == 1 ? p[0] : size == 2 ? ntl_le16(p) : size == 4 ? ntl_le32(p) : ntl_le64(p);
+    if (m->how == HOW_HEX) {
+        *d++ = '"';
+        *d++ = '0';
+        *d++ = 'x';
+        for (size_t k = 2 * size; k--;)
+            *d++ = hex[(v >> 4 * k) & 15];
+        *d++ = '"';
+        return d;
+    }
+    if (m->how == HOW_SIGNED) {
+        int64_t i = size == 1 ? (int8_t)v : size == 2 ? (int16_t)v : size == 4 ? (int32_t)v
+                  : (int64_t)v;
+        if (i < 0)
+            *d++ = '-';
+        v = i < 0 ? 0 - (uint64_t)i : (uint64_t)i;
+    }
+    return decimal_to(d, v);
+}
+
+/* The fixed members of a JSON-only row in one reservation; false when
+ * out of memory (json.failed says so). */
+static bool direct_members(struct etl_fields *f, const struct etl_mof_tpl *t,
+                           const struct ntl_etl_event *ev)
+{
+    char *d = room(&f->json, t->direct_max);
+    if (!d)
+        return false;
+    *d++ = '{';
+    for (size_t i = 0; i < t->n; i++) {
+        const struct etl_tpl_member *m = &t->m[i];
+        const uint8_t *p = ev->payload + t->f[i].payload_offset;
+        if (i)
+            *d++ = ',';
+        memcpy(d, m->key, m->key_len);
+        d = member_value(d + m->key_len, m, p, t->f[i].size);
+        if (m->pid && f->pid == UINT32_MAX)
+            f->pid = ntl_le32(p);
+    }
+    done(&f->json, d);
+    return true;
+}
+
 /* What walk_items writes for ev, from its layout's template t (the
  * string too when tail). */
-static int walk_template(struct etl_fields *f, const struct etl_mof_tpl *t,
+static int walk_template(struct etl_fields *f, struct etl_mof_tpl *t,
                          const struct ntl_etl_event *ev, bool tail)
 {
     struct walk w;
+    size_t i = 0;
     w.out = f;
     w.static_names = true;
     w.first[0] = true;
-    put(&f->json, "{", 1);
+    if (!t->prepared)
+        prepare(t);
+    if (f->text.off && t->direct && direct_members(f, t, ev)) {
+        i = t->n;
+        w.first[0] = !t->n;
+    } else {
+        put(&f->json, "{", 1);
+    }
     put(&f->text, "", 0);
-    for (size_t i = 0; i < t->n + tail; i++) {
+    for (; i < t->n + tail; i++) {
         struct ntl_etl_field it = t->f[i];
         it.data = ev->payload + it.payload_offset;
         if (i == t->n)

@@ -27,6 +27,16 @@ struct etl_mof_tpl {
     size_t tail_len;              /* the first string's bytes with its NUL; 0 before */
     size_t n, total;              /* the fixed fields and their bytes */
     struct ntl_etl_field f[ETL_MOF_TPL_FIELDS + 1]; /* the fixed fields, then the string */
+    /* JSON-only rows (etl-fields.c): the fixed fields as ,"name":value
+     * without the field's general path, when all are integers. */
+    bool prepared, direct;
+    size_t direct_max;            /* the most the fixed members write */
+    struct etl_tpl_member {
+        uint8_t how;              /* etl-fields.c's enum member_how */
+        uint8_t key_len;
+        bool pid;                 /* a candidate for the PERFINFO process id */
+        char key[61];             /* "name": escaped */
+    } m[ETL_MOF_TPL_FIELDS];
 };
 
 struct etl_mof_tpls;
