@@ -479,15 +479,18 @@ static void prepare(struct etl_mof_tpl *t)
     t->direct_max = 2;
     for (size_t i = 0; i < t->n; i++) {
         struct etl_tpl_member *m = &t->m[i];
-        size_t n = strlen(t->f[i].name);
+        char key[6 * 64 + 3];
+        size_t n = strlen(t->f[i].name), len;
         m->how = (uint8_t)member_how(&t->f[i]);
         m->pid = pid_name(&t->f[i]);
-        if (m->how == HOW_GENERAL || 6 * n + 3 > sizeof m->key) {
+        if (m->how == HOW_GENERAL || n > 64 ||
+            (len = (size_t)(json_string_to(key, t->f[i].name, n) - key)) + 1 > sizeof m->key) {
             t->direct = false;
             return;
         }
-        m->key_len = (uint8_t)(json_string_to(m->key, t->f[i].name, n) - m->key);
-        m->key[m->key_len++] = ':';
+        memcpy(m->key, key, len);
+        m->key[len] = ':';
+        m->key_len = (uint8_t)(len + 1);
         t->direct_max += 1 + m->key_len + 24;
     }
 }
