@@ -1314,14 +1314,14 @@ static int decide(struct ntl_ipt_flow *f, struct ntl_error *err)
     bool last_bits = !tip && n == f->tnt_left;
     bool span = last_bits && ntl_ipt_evd_tip_ahead(&f->evd);
     /* A TIP.PGD there: the same decision, taken to the branch it binds to
-     * when no direct jump or call is on the way (pgd_may_bind's case). */
+     * where pgd_takes it. */
     uint64_t pgd_ip = 0;
     int pgd = last_bits && !span ? ntl_ipt_evd_pgd_ahead(&f->evd, &pgd_ip) : 0;
     const struct flow_decision *d;
     int rc = flow_decide(&f->decisions, &f->blocks, &f->cache, f->cfg.read, f->cfg.read_ctx,
                          f->ip, f->mode, bits, span || pgd ? n | FLOW_DECIDE_TIP : n, &d);
-    /* With a direct jump or call on the way to the TIP.PGD, the state
-     * after the bits alone, which that decision does not keep. */
+    /* Else the state after the bits alone, which a decision that reaches
+     * the branch does not keep. */
     if (rc == 0 && pgd && !pgd_takes(f, d, pgd, pgd_ip) && (pgd = 0, d->tip)) {
         rc = flow_decide(&f->decisions, &f->blocks, &f->cache, f->cfg.read, f->cfg.read_ctx,
                          f->ip, f->mode, bits, n, &d);
