@@ -197,6 +197,35 @@ static inline bool ntl_ipt_evd_tip_ahead(const struct ntl_ipt_evd *d)
     return e->ip_kind && e->pkt.type == NTL_IPT_TIP && e->pkt.count != NTL_IPT_IPC_SUPPRESSED;
 }
 
+/* As ntl_ipt_evd_tip_ahead, for a TIP.PGD: 0 when the next packet is no
+ * TIP.PGD, 1 for one without an IP, 2 for one with *ip its IP as
+ * ntl_ipt_evd_next_ip would give it (nothing moves). */
+static inline int ntl_ipt_evd_pgd_ahead(const struct ntl_ipt_evd *d, uint64_t *ip)
+{
+    static const uint64_t masks[8] = NTL_IPT_FAST_MASKS_;
+    static const uint64_t keep[8] = {0, ~0xffffull, ~0xffffffffull, 0, ~0xffffffffffffull,
+                                     0, 0, 0};
+    const struct ntl_ipt_decoder *p = &d->pkt;
+    const uint8_t *c = p->cur;
+    if (d->pending || d->in_psb)
+        return 0;
+    while (c < p->fast_end && *c == 0)
+        c++;
+    if (c >= p->fast_end)
+        return 0;
+    const struct ntl_ipt_fast_ *e = &ntl_ipt_fast_table_[*c];
+    if (!e->ip_kind || e->pkt.type != NTL_IPT_TIP_PGD)
+        return 0;
+    unsigned ipc = e->pkt.count;
+    if (ipc == NTL_IPT_IPC_SUPPRESSED)
+        return 1;
+    uint64_t raw = e->pkt.payload | (ntl_ipt_load64_(c + 1) & masks[e->mask]);
+    if (ipc == NTL_IPT_IPC_SEXT_48)
+        raw = (uint64_t)((int64_t)(raw << 16) >> 16);
+    *ip = (d->last_ip.ip & keep[ipc]) | (raw & ~keep[ipc]);
+    return 2;
+}
+
 /* The estimated TSC now. Returns 0, or NTL_ERR_NOT_FOUND before the first
  * TSC packet (or without NTL_IPT_CFG_TIME); *tsc is then the estimate so far
  * (from MTC and CYC alone, ptdump --no-wall-clock), 0 without any. */

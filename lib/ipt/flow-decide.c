@@ -78,6 +78,9 @@ static void build(struct flow_decision *d, struct flow_bcache *bc, struct flow_c
     unsigned n = (d->n - 1u) & ~FLOW_DECIDE_TIP, sp = 0, depth = 0, used = 0;
     bool tip = n == 0 || ((d->n - 1u) & FLOW_DECIDE_TIP);
     uint32_t ninsn = 0;
+    /* Direct jumps and calls after the last bit, the last one's target. */
+    unsigned ndirect = 0;
+    uint64_t direct = 0;
     for (int blocks = 0; (used < n || tip) && blocks < FLOW_DECIDE_BLOCKS; blocks++) {
         const struct flow_block *b;
         if (flow_block_get(bc, ic, read, ctx, ip, d->mode, &b) < 0)
@@ -95,6 +98,9 @@ static void build(struct flow_decision *d, struct flow_bcache *bc, struct flow_c
                 keep(d, in, d->ip, stack, sp, depth, ninsn)) {
                 d->used = (uint8_t)(n ? n : 1);
                 d->tip = n != 0;
+                if (n != 0 && ndirect != 0)
+                    d->tip |= ndirect == 1 && distance(d->ip, direct, &d->end)
+                                  ? FLOW_DECIDE_DIRECT : FLOW_DECIDE_MANY;
             }
             return;
         }
@@ -105,9 +111,13 @@ static void build(struct flow_decision *d, struct flow_bcache *bc, struct flow_c
             ip = next;
             continue;
         case NTL_IPT_IC_JUMP:
+            if (used == n)
+                ndirect++, direct = in->target;
             ip = in->target;
             continue;
         case NTL_IPT_IC_CALL:
+            if (used == n)
+                ndirect++, direct = in->target;
             if (in->target != next) {
                 if (sp == FLOW_DECIDE_STACK)
                     return;

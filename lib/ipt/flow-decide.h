@@ -24,6 +24,12 @@
  * goes on past the last to the branch that takes it (one lookup for a
  * TNT's last bits and the TIP after them). */
 #define FLOW_DECIDE_TIP 0x20u
+/* In a decision's tip: one direct jump or call lies between its last bit
+ * and the branch to the TIP, its target in end (a TIP.PGD ahead binds to
+ * it when that is the TIP.PGD's IP); or more than one (FLOW_DECIDE_MANY).
+ * A TIP.PGD ahead takes the decision only where it cannot bind to one. */
+#define FLOW_DECIDE_DIRECT 2u
+#define FLOW_DECIDE_MANY 4u
 
 /* One cache line: addresses other than the key are kept as distances
  * from it (a decision stops before a bit whose target is 2 GB away). */
@@ -42,9 +48,11 @@ struct flow_decision {
     uint8_t depth;   /* the deepest its calls went */
     uint8_t tip;     /* keyed with FLOW_DECIDE_TIP: 1 when it follows all
                         its bits and reaches the branch that takes the TIP
-                        (last is that branch); 0: it ends at its bits */
+                        (last is that branch), | FLOW_DECIDE_DIRECT or
+                        _MANY; 0: it ends at its bits */
     uint32_t ninsn;  /* instructions it ran */
-    int32_t end;     /* the IP it ends at, right after its last bit, - ip */
+    int32_t end;     /* the IP it ends at, right after its last bit, - ip;
+                        with tip, the direct branch's target - ip */
     int32_t push[FLOW_DECIDE_STACK]; /* - ip */
 };
 _Static_assert(sizeof(struct flow_decision) == 64, "a decision fills one cache line");

@@ -1257,6 +1257,46 @@ static bool fast_branch(struct ntl_ipt_flow *f, const struct flow_insn *in)
     return true;
 }
 
+/* Whether the decision d for a TNT's last bits, keyed for a TIP after
+ * them, serves the TIP.PGD there (pgd as ntl_ipt_evd_pgd_ahead returned,
+ * pgd_ip its IP): it reaches a branch to the TIP, and the TIP.PGD cannot
+ * bind to a direct jump or call on the way (pgd_may_bind's case). BDM64
+ * would want the state before that branch, which d does not keep. */
+static bool pgd_takes(const struct ntl_ipt_flow *f, const struct flow_decision *d, int pgd,
+                      uint64_t pgd_ip)
+{
+    const struct ntl_ipt_filter *flt = &f->cfg.filter;
+    if (!(d->tip & 1) || (d->tip & FLOW_DECIDE_MANY) || f->cfg.trace.time.errata.bdm64)
+        return false;
+    if (!(d->tip & FLOW_DECIDE_DIRECT))
+        return true;
+    if (pgd == 2)
+        return pgd_ip != flow_decision_end(d);
+    return !(f->cfg.trace.time.errata.skl014 && (flt->cfg[0] | flt->cfg[1] | flt->cfg[2] | flt->cfg[3]));
+}
+
+/* A decision for a TNT's last bits with a TIP.PGD after them that
+ * pgd_takes: its
+ * instructions but that branch, which execute_insn runs as the per-block
+ * walk would (it binds the TIP.PGD). Returns 1, or an error. */
+static int decide_pgd(struct ntl_ipt_flow *f, const struct flow_decision *d,
+                      struct ntl_error *err)
+{
+    f->ip = d->ip; /* as a decision spanning a TIP leaves it */
+    f->tnt_left = 0;
+    consume(f);
+    anchor_here(f); /* a decision ends right after its last bit */
+    int rc = walk_peek(f, err);
+    if (rc < 0)
+        return rc;
+    run_add(f, NULL, d->ninsn - 1, d->used);
+    f->after_traced_branch = false; /* not read (pgd_takes: no BDM64) */
+    f->steps = 0;
+    f->ip = d->last.ip;
+    rc = execute_insn(f, d->last, err);
+    return rc < 0 ? rc : 1;
+}
+
 /* With a TNT ahead, the cached decision for its next bits: taken whole
  * when it follows any. Returns 1 when it did, 0 when the walk goes block
  * by block, or NTL_ERR_NOMEM. */
@@ -1271,10 +1311,21 @@ static int decide(struct ntl_ipt_flow *f, struct ntl_error *err)
     unsigned bits = tip ? 0 : (unsigned)(f->ev.pkt.payload >> (f->tnt_left - n)) & ((1u << n) - 1);
     /* The TNT's last bits with a TIP right after them: one decision for
      * both (kAFL's segments are a TIP and the TNT-8s before the next). */
-    bool span = !tip && n == f->tnt_left && ntl_ipt_evd_tip_ahead(&f->evd);
+    bool last_bits = !tip && n == f->tnt_left;
+    bool span = last_bits && ntl_ipt_evd_tip_ahead(&f->evd);
+    /* A TIP.PGD there: the same decision, taken to the branch it binds to
+     * where pgd_takes it. */
+    uint64_t pgd_ip = 0;
+    int pgd = last_bits && !span ? ntl_ipt_evd_pgd_ahead(&f->evd, &pgd_ip) : 0;
     const struct flow_decision *d;
     int rc = flow_decide(&f->decisions, &f->blocks, &f->cache, f->cfg.read, f->cfg.read_ctx,
-                         f->ip, f->mode, bits, span ? n | FLOW_DECIDE_TIP : n, &d);
+                         f->ip, f->mode, bits, span || pgd ? n | FLOW_DECIDE_TIP : n, &d);
+    /* Else the state after the bits alone, which a decision that reaches
+     * the branch does not keep. */
+    if (rc == 0 && pgd && !pgd_takes(f, d, pgd, pgd_ip) && (pgd = 0, d->tip)) {
+        rc = flow_decide(&f->decisions, &f->blocks, &f->cache, f->cfg.read, f->cfg.read_ctx,
+                         f->ip, f->mode, bits, n, &d);
+    }
     if (rc < 0)
         return ntl_error_set(err, rc, "flow", 0, "out of memory");
     /* It may not pass the step limit. */
@@ -1294,9 +1345,12 @@ static int decide(struct ntl_ipt_flow *f, struct ntl_error *err)
         fast_indirect(f, &d->last);
         return 1;
     }
+    if (pgd)
+        return decide_pgd(f, d, err);
     f->ip = flow_decision_end(d);
     /* Each bit one instruction's, and the branch to the TIP. */
-    run_add(f, &d->last, d->ninsn, d->used + d->tip);
+    bool to_tip = span && d->tip;
+    run_add(f, &d->last, d->ninsn, d->used + to_tip);
     f->after_traced_branch = true;
     f->steps = 0;
     f->tnt_left -= d->used;
@@ -1304,7 +1358,7 @@ static int decide(struct ntl_ipt_flow *f, struct ntl_error *err)
         consume(f);
         anchor_here(f); /* a decision ends right after its last bit */
     }
-    if (!d->tip)
+    if (!to_tip)
         return 1;
     /* The TIP ahead (tip_ahead saw it), as the walk would read it and a
      * decision with no bits would take it. */
