@@ -114,6 +114,8 @@ static int set_cr3(const struct opt *opt, const char *arg, void *ctx)
     return 0;
 }
 
+static int check_operands(struct ipt_flow_opts *o, int n, char **argv);
+
 int ipt_flow_parse_args(int argc, char **argv, struct ipt_flow_opts *o)
 {
     long mtc_freq = 0, nom_freq = 0, fcfg[4] = {0}, jobs = 1;
@@ -237,6 +239,13 @@ int ipt_flow_parse_args(int argc, char **argv, struct ipt_flow_opts *o)
     o->tc.nom_freq = (uint8_t)nom_freq;
     o->tc.cpuid_15_eax = (uint32_t)eax;
     o->tc.cpuid_15_ebx = (uint32_t)ebx;
+    return check_operands(o, n, argv);
+}
+
+/* What the option table cannot say: the trace given once, the options that
+ * need --etl, an image to decode against. */
+static int check_operands(struct ipt_flow_opts *o, int n, char **argv)
+{
     if (n > 1)
         return opt_usage_error(&ipt_flow_command, "more than one TRACE");
     if (n == 1 && o->trace)
