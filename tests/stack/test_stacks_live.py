@@ -295,8 +295,14 @@ def exits_while_walked():
     p.wait()
     out, err = w.communicate(timeout=60)
     if w.returncode == 0:
+        # What a thread of a process being killed can meet: it exited, it
+        # was in the exit path's uninterruptible wait, or its memory went
+        # away under the unwinder.
+        dying = ("exited", "uninterruptible wait", "no user frames:", "the unwind stopped:")
         notes = [r["note"] for r in json.loads(out) if r["note"]]
-        check(all("exited" in n for n in notes), f"exit mid-walk: notes say exited: {notes[:3]}")
+        other = [n for n in notes if not any(d in n for d in dying)]
+        check(not other, f"exit mid-walk: notes say the thread exited or its unwind failed: "
+                         f"{other[:3]} of {len(notes)}")
     else:
         check(w.returncode == 1 and err.strip(), f"exit mid-walk: a clean error: {err.strip()}")
 
