@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "ahead.h"
-#include "etl-threads.h"
 #include "ntlens/compress.h"
 #include "ntlens/etl.h"
 #include "ntlens/reader.h"
+#include "ntlens/thread.h"
 
 /* Buffers kept ready: enough that the reader rarely waits, few enough
  * (64 KiB each, typically) to stay in the cache. A full ring waits until
@@ -24,8 +24,8 @@ struct slot {
 };
 
 struct etl_ahead {
-    struct etl_lock *lock;
-    struct etl_thread *thread;
+    struct ntl_lock *lock;
+    struct ntl_threads *thread; /* the one decompressing */
     const uint8_t *mem;
     FILE *f;
     uint64_t size, from, file_pos;
@@ -75,22 +75,22 @@ static const uint8_t *input(struct etl_ahead *a, uint64_t off, size_t have, size
 static int claim(struct etl_ahead *a, uint64_t off, uint32_t bsize, struct slot **s)
 {
     int k = 1;
-    etl_lock_take(a->lock);
+    ntl_lock_take(a->lock);
     if (a->skipped < a->waits) {
         a->skipped++;
         a->passed = off + bsize;
-        etl_lock_wake(a->lock);
+        ntl_lock_wake(a->lock);
         k = 0;
     } else {
         a->full = a->count == SLOTS;
         while (a->full && !a->stop)
-            etl_lock_wait(a->lock);
+            ntl_lock_wait(a->lock);
         if (a->stop)
             k = -1;
         else
             *s = &a->slots[(a->head + a->count) % SLOTS];
     }
-    etl_lock_drop(a->lock);
+    ntl_lock_drop(a->lock);
     return k;
 }
 
@@ -124,19 +124,19 @@ static void work(void *arg)
                 break;
             if (k > 0) {
                 decompress(a, s, raw, off, bsize, usize);
-                etl_lock_take(a->lock);
+                ntl_lock_take(a->lock);
                 a->count++;
                 a->passed = off + bsize;
-                etl_lock_wake(a->lock);
-                etl_lock_drop(a->lock);
+                ntl_lock_wake(a->lock);
+                ntl_lock_drop(a->lock);
             }
         }
         off += bsize;
     }
-    etl_lock_take(a->lock);
+    ntl_lock_take(a->lock);
     a->done = true;
-    etl_lock_wake(a->lock);
-    etl_lock_drop(a->lock);
+    ntl_lock_wake(a->lock);
+    ntl_lock_drop(a->lock);
 }
 
 struct etl_ahead *etl_ahead_start(const uint8_t *mem, const char *path, uint64_t size, int format,
@@ -149,8 +149,8 @@ struct etl_ahead *etl_ahead_start(const uint8_t *mem, const char *path, uint64_t
     a->size = size;
     a->format = format;
     a->from = a->passed = from;
-    if ((!mem && !(a->f = fopen(path, "rb"))) || !(a->lock = etl_lock_new()) ||
-        !(a->thread = etl_thread_start(work, a))) {
+    if ((!mem && !(a->f = fopen(path, "rb"))) || !(a->lock = ntl_lock_new()) ||
+        ntl_threads_start(&a->thread, 1, work, a) < 0) {
         etl_ahead_stop(a);
         return NULL;
     }
@@ -160,12 +160,12 @@ struct etl_ahead *etl_ahead_start(const uint8_t *mem, const char *path, uint64_t
 long etl_ahead_take(struct etl_ahead *a, uint64_t off, uint8_t **buf, size_t *cap)
 {
     long n = -1;
-    etl_lock_take(a->lock);
+    ntl_lock_take(a->lock);
     for (bool waited = false;;) {
         while (!a->count && !a->done && a->passed <= off) {
             a->waits += !waited;
             waited = true;
-            etl_lock_wait(a->lock);
+            ntl_lock_wait(a->lock);
         }
         struct slot *s = &a->slots[a->head];
         if (!a->count || s->off > off)
@@ -185,12 +185,12 @@ long etl_ahead_take(struct etl_ahead *a, uint64_t off, uint8_t **buf, size_t *ca
         a->count--;
         if (a->full && a->count <= SLOTS / 2) {
             a->full = false;
-            etl_lock_wake(a->lock);
+            ntl_lock_wake(a->lock);
         }
         if (mine)
             break;
     }
-    etl_lock_drop(a->lock);
+    ntl_lock_drop(a->lock);
     return n;
 }
 
@@ -199,13 +199,13 @@ void etl_ahead_stop(struct etl_ahead *a)
     if (!a)
         return;
     if (a->thread) {
-        etl_lock_take(a->lock);
+        ntl_lock_take(a->lock);
         a->stop = true;
-        etl_lock_wake(a->lock);
-        etl_lock_drop(a->lock);
-        etl_thread_join(a->thread);
+        ntl_lock_wake(a->lock);
+        ntl_lock_drop(a->lock);
+        ntl_threads_join(a->thread);
     }
-    etl_lock_free(a->lock);
+    ntl_lock_free(a->lock);
     if (a->f)
         fclose(a->f);
     for (unsigned i = 0; i < SLOTS; i++)

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flow-threads.h"
 #include "ntlens/ipt_flow_split.h"
 #include "ntlens/ipt_packet.h"
 #include "ntlens/ipt_sync.h"
+#include "ntlens/thread.h"
 
 /* A part: its records and where it met the next part it hands over to. */
 struct part {
@@ -38,7 +38,7 @@ struct split {
     unsigned merging; /* the part the caller waits for; workers stay a window ahead */
     unsigned window;
     bool stop;
-    struct flow_lock *lock;
+    struct ntl_lock *lock;
     /* Buffers of parts handed out, for later parts: memory already
      * faulted in, no growing. */
     struct {
@@ -218,9 +218,9 @@ static void worker(void *arg)
     struct ntl_ipt_flow *f = NULL;
     struct ntl_error err;
     uint64_t pulled = 0;
-    double cpu0 = flow_thread_cpu();
+    double cpu0 = ntl_thread_cpu();
     bool ok = ntl_ipt_flow_new(&f, sp->cfg, &err) >= 0;
-    flow_lock_take(sp->lock);
+    ntl_lock_take(sp->lock);
     for (;;) {
         unsigned i = 0;
         while (i < sp->nparts && sp->parts[i].taken)
@@ -228,7 +228,7 @@ static void worker(void *arg)
         if (i == sp->nparts || sp->stop)
             break;
         if (i >= sp->merging + sp->window) {
-            flow_lock_wait(sp->lock);
+            ntl_lock_wait(sp->lock);
             continue;
         }
         sp->parts[i].taken = true;
@@ -237,19 +237,19 @@ static void worker(void *arg)
             sp->parts[i].recs = sp->spare[sp->nspare].recs;
             sp->parts[i].cap = sp->spare[sp->nspare].cap;
         }
-        flow_lock_drop(sp->lock);
+        ntl_lock_drop(sp->lock);
         if (ok)
             work_part(sp, f, &pulled, i);
         else
             sp->parts[i].nomem = true;
-        flow_lock_take(sp->lock);
+        ntl_lock_take(sp->lock);
         sp->parts[i].done = true;
-        flow_lock_wake(sp->lock);
+        ntl_lock_wake(sp->lock);
     }
     ntl_ipt_flow_free(f);
-    double cpu = flow_thread_cpu() - cpu0;
+    double cpu = ntl_thread_cpu() - cpu0;
     sp->busiest = cpu > sp->busiest ? cpu : sp->busiest;
-    flow_lock_drop(sp->lock);
+    ntl_lock_drop(sp->lock);
 }
 
 /* The held record to fn when it is before end. */
@@ -316,7 +316,7 @@ static int serial(struct merge *m, unsigned s, const struct ntl_ipt_flow_seam *b
 /* Waits for part j, freeing the records of those merged before it. */
 static struct part *wait_part(struct split *sp, unsigned j)
 {
-    flow_lock_take(sp->lock);
+    ntl_lock_take(sp->lock);
     for (unsigned i = sp->merging; i < j; i++)
         if (sp->parts[i].done) {
             struct part *p = &sp->parts[i];
@@ -328,10 +328,10 @@ static struct part *wait_part(struct split *sp, unsigned j)
             p->recs = NULL;
         }
     sp->merging = j;
-    flow_lock_wake(sp->lock);
+    ntl_lock_wake(sp->lock);
     while (!sp->parts[j].done)
-        flow_lock_wait(sp->lock);
-    flow_lock_drop(sp->lock);
+        ntl_lock_wait(sp->lock);
+    ntl_lock_drop(sp->lock);
     return &sp->parts[j];
 }
 
@@ -459,20 +459,20 @@ static int run_split(struct split *sp, struct merge *m)
     unsigned jobs = sp->sc->jobs;
     int rc;
     sp->window = 2 * jobs;
-    if (!(sp->lock = flow_lock_new()))
+    if (!(sp->lock = ntl_lock_new()))
         return ntl_error_set(m->err, NTL_ERR_NOMEM, "flow", 0, "out of memory");
-    struct flow_threads *t;
-    if (flow_threads_start(&t, jobs, worker, sp) < 0) {
-        flow_lock_free(sp->lock);
+    struct ntl_threads *t;
+    if (ntl_threads_start(&t, jobs, worker, sp) < 0) {
+        ntl_lock_free(sp->lock);
         return ntl_error_set(m->err, NTL_ERR_LIMIT, "flow", 0, "no thread could start");
     }
     rc = merge(m);
-    flow_lock_take(sp->lock);
+    ntl_lock_take(sp->lock);
     __atomic_store_n(&sp->stop, true, __ATOMIC_RELAXED);
-    flow_lock_wake(sp->lock);
-    flow_lock_drop(sp->lock);
-    flow_threads_join(t);
-    flow_lock_free(sp->lock);
+    ntl_lock_wake(sp->lock);
+    ntl_lock_drop(sp->lock);
+    ntl_threads_join(t);
+    ntl_lock_free(sp->lock);
     return rc;
 }
 
@@ -483,7 +483,7 @@ int ntl_ipt_flow_split(const struct ntl_ipt_flow_config *cfg, const struct ntl_i
 {
     struct split sp = { .cfg = cfg, .sc = sc };
     struct merge m = { .sp = &sp, .fn = fn, .ctx = ctx, .err = err };
-    double cpu0 = flow_thread_cpu();
+    double cpu0 = ntl_thread_cpu();
     unsigned per = sc->parts_per_job ? sc->parts_per_job : 2;
     unsigned want = sc->jobs > 1 ? sc->jobs * per : 1;
     /* Parts of at most 256 KB of trace (32 KB with an item per
@@ -516,7 +516,7 @@ int ntl_ipt_flow_split(const struct ntl_ipt_flow_config *cfg, const struct ntl_i
     ntl_ipt_flow_free(m.serial);
     m.stats.parts = sp.nparts;
     m.stats.busiest = sp.busiest;
-    m.stats.caller = flow_thread_cpu() - cpu0;
+    m.stats.caller = ntl_thread_cpu() - cpu0;
     if (sc->stats)
         *sc->stats = m.stats;
     return rc < 0 ? rc : 0;

@@ -1,18 +1,18 @@
-/* flow-threads.h over Win32 threads, critical sections and condition
+/* ntlens/thread.h over Win32 threads, critical sections and condition
  * variables. */
 #include <stdlib.h>
 #include <windows.h>
 
-#include "flow-threads.h"
+#include "ntlens/thread.h"
 
-struct flow_lock {
+struct ntl_lock {
     CRITICAL_SECTION cs;
     CONDITION_VARIABLE cv;
 };
 
-struct flow_lock *flow_lock_new(void)
+struct ntl_lock *ntl_lock_new(void)
 {
-    struct flow_lock *l = malloc(sizeof *l);
+    struct ntl_lock *l = malloc(sizeof *l);
     if (!l)
         return NULL;
     InitializeCriticalSection(&l->cs);
@@ -20,7 +20,7 @@ struct flow_lock *flow_lock_new(void)
     return l;
 }
 
-void flow_lock_free(struct flow_lock *l)
+void ntl_lock_free(struct ntl_lock *l)
 {
     if (!l)
         return;
@@ -28,12 +28,12 @@ void flow_lock_free(struct flow_lock *l)
     free(l);
 }
 
-void flow_lock_take(struct flow_lock *l) { EnterCriticalSection(&l->cs); }
-void flow_lock_drop(struct flow_lock *l) { LeaveCriticalSection(&l->cs); }
-void flow_lock_wait(struct flow_lock *l) { SleepConditionVariableCS(&l->cv, &l->cs, INFINITE); }
-void flow_lock_wake(struct flow_lock *l) { WakeAllConditionVariable(&l->cv); }
+void ntl_lock_take(struct ntl_lock *l) { EnterCriticalSection(&l->cs); }
+void ntl_lock_drop(struct ntl_lock *l) { LeaveCriticalSection(&l->cs); }
+void ntl_lock_wait(struct ntl_lock *l) { SleepConditionVariableCS(&l->cv, &l->cs, INFINITE); }
+void ntl_lock_wake(struct ntl_lock *l) { WakeAllConditionVariable(&l->cv); }
 
-struct flow_threads {
+struct ntl_threads {
     unsigned n;
     void (*fn)(void *);
     void *arg;
@@ -42,14 +42,14 @@ struct flow_threads {
 
 static DWORD WINAPI trampoline(LPVOID p)
 {
-    struct flow_threads *t = p;
+    struct ntl_threads *t = p;
     t->fn(t->arg);
     return 0;
 }
 
-int flow_threads_start(struct flow_threads **out, unsigned n, void (*fn)(void *), void *arg)
+int ntl_threads_start(struct ntl_threads **out, unsigned n, void (*fn)(void *), void *arg)
 {
-    struct flow_threads *t = malloc(sizeof *t + n * sizeof t->t[0]);
+    struct ntl_threads *t = malloc(sizeof *t + n * sizeof t->t[0]);
     if (!t)
         return -1;
     t->fn = fn;
@@ -65,7 +65,7 @@ int flow_threads_start(struct flow_threads **out, unsigned n, void (*fn)(void *)
     return 0;
 }
 
-void flow_threads_join(struct flow_threads *t)
+void ntl_threads_join(struct ntl_threads *t)
 {
     WaitForMultipleObjects(t->n, t->t, TRUE, INFINITE);
     for (unsigned i = 0; i < t->n; i++)
@@ -73,7 +73,7 @@ void flow_threads_join(struct flow_threads *t)
     free(t);
 }
 
-double flow_thread_cpu(void)
+double ntl_thread_cpu(void)
 {
     FILETIME created, exited, kernel, user;
     if (!GetThreadTimes(GetCurrentThread(), &created, &exited, &kernel, &user))

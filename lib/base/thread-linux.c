@@ -1,18 +1,18 @@
-/* flow-threads.h over pthreads. */
+/* ntlens/thread.h over pthreads. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 
-#include "flow-threads.h"
+#include "ntlens/thread.h"
 
-struct flow_lock {
+struct ntl_lock {
     pthread_mutex_t mu;
     pthread_cond_t cv;
 };
 
-struct flow_lock *flow_lock_new(void)
+struct ntl_lock *ntl_lock_new(void)
 {
-    struct flow_lock *l = malloc(sizeof *l);
+    struct ntl_lock *l = malloc(sizeof *l);
     if (!l)
         return NULL;
     if (pthread_mutex_init(&l->mu, NULL) != 0) {
@@ -27,7 +27,7 @@ struct flow_lock *flow_lock_new(void)
     return l;
 }
 
-void flow_lock_free(struct flow_lock *l)
+void ntl_lock_free(struct ntl_lock *l)
 {
     if (!l)
         return;
@@ -36,12 +36,12 @@ void flow_lock_free(struct flow_lock *l)
     free(l);
 }
 
-void flow_lock_take(struct flow_lock *l) { pthread_mutex_lock(&l->mu); }
-void flow_lock_drop(struct flow_lock *l) { pthread_mutex_unlock(&l->mu); }
-void flow_lock_wait(struct flow_lock *l) { pthread_cond_wait(&l->cv, &l->mu); }
-void flow_lock_wake(struct flow_lock *l) { pthread_cond_broadcast(&l->cv); }
+void ntl_lock_take(struct ntl_lock *l) { pthread_mutex_lock(&l->mu); }
+void ntl_lock_drop(struct ntl_lock *l) { pthread_mutex_unlock(&l->mu); }
+void ntl_lock_wait(struct ntl_lock *l) { pthread_cond_wait(&l->cv, &l->mu); }
+void ntl_lock_wake(struct ntl_lock *l) { pthread_cond_broadcast(&l->cv); }
 
-struct flow_threads {
+struct ntl_threads {
     unsigned n;
     void (*fn)(void *);
     void *arg;
@@ -50,14 +50,14 @@ struct flow_threads {
 
 static void *trampoline(void *p)
 {
-    struct flow_threads *t = p;
+    struct ntl_threads *t = p;
     t->fn(t->arg);
     return NULL;
 }
 
-int flow_threads_start(struct flow_threads **out, unsigned n, void (*fn)(void *), void *arg)
+int ntl_threads_start(struct ntl_threads **out, unsigned n, void (*fn)(void *), void *arg)
 {
-    struct flow_threads *t = malloc(sizeof *t + n * sizeof t->t[0]);
+    struct ntl_threads *t = malloc(sizeof *t + n * sizeof t->t[0]);
     if (!t)
         return -1;
     t->fn = fn;
@@ -73,14 +73,14 @@ int flow_threads_start(struct flow_threads **out, unsigned n, void (*fn)(void *)
     return 0;
 }
 
-void flow_threads_join(struct flow_threads *t)
+void ntl_threads_join(struct ntl_threads *t)
 {
     for (unsigned i = 0; i < t->n; i++)
         pthread_join(t->t[i], NULL);
     free(t);
 }
 
-double flow_thread_cpu(void)
+double ntl_thread_cpu(void)
 {
     struct timespec t;
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
