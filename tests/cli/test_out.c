@@ -11,7 +11,7 @@ static FILE *sink;
 
 static struct out *open_out(enum out_format fmt)
 {
-    sink = tmpfile();
+    sink = check_tmpfile();
     return out_new(sink, fmt);
 }
 

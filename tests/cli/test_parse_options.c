@@ -28,7 +28,7 @@ static int run(struct demo *d, char *err, size_t errsize, const char *const *wor
 {
     static char *argv[32];
     int argc = 0, saved = dup(2), rc;
-    FILE *tmp = tmpfile();
+    FILE *tmp = check_tmpfile();
     struct opt opts[] = {
         OPT_GROUP("Demo"),
         OPT_FLAG('q', "quiet", &d->flag, "be quiet"),
