@@ -20,8 +20,13 @@
  * run follows a split decode shifts the ratios by up to 2x. So these are
  * warm figures; a cold run (a process per decode) is `perf stat` on the
  * command (docs/performance.md).
- *   bench_ipt_jobs [-j N] [-p PARTS_PER_JOB] [RECORDING_DIR...]
- * default: -j 2, the split's own parts per job, the kafl-* recordings */
+ * -r COPIES decodes the recording repeated COPIES times in memory (each
+ * copy starts at its PSB): a trace of seconds, as a long fuzzing or
+ * profiling session records, where a thread's cold start is paid once
+ * (the recordings alone decode in milliseconds). Rounds then fall to
+ * ROUNDS / COPIES, at least 3.
+ *   bench_ipt_jobs [-j N] [-p PARTS_PER_JOB] [-r COPIES] [RECORDING_DIR...]
+ * default: -j 2, the split's own parts per job, one copy, the kafl-* recordings */
 #include <inttypes.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -39,6 +44,7 @@
 #define ROUNDS 25
 
 static unsigned parts_per_job; /* -p; 0: the split's default */
+static unsigned copies = 1;    /* -r */
 
 static double clock_s(clockid_t id)
 {
@@ -100,6 +106,21 @@ static uint64_t plain(const struct ntl_ipt_flow_config *cfg, double *wall, doubl
     return n;
 }
 
+/* The trace at path, copies times over, into trace. */
+static int read_trace(const char *path, struct ntl_buf *trace, struct ntl_error *err)
+{
+    if (ntl_file_read(path, (size_t)1 << 30, trace, err) < 0)
+        return -1;
+    size_t one = trace->len;
+    /* Room first: appending from the buffer's own bytes must not move them. */
+    int rc = ntl_buf_reserve(trace, one * (copies - 1));
+    if (rc < 0)
+        return ntl_error_set(err, rc, "trace", 0, "no room for %u copies of %zu bytes", copies, one);
+    for (unsigned i = 1; i < copies; i++)
+        ntl_buf_append(trace, trace->data, one);
+    return 0;
+}
+
 static int bench(const char *dir, unsigned jobs)
 {
     struct ntl_buf trace;
@@ -108,7 +129,7 @@ static int bench(const char *dir, unsigned jobs)
     char path[4096];
     snprintf(path, sizeof path, "%s/trace.pt", dir);
     ntl_buf_init(&trace, 0);
-    if (ntl_file_read(path, (size_t)1 << 30, &trace, &err) < 0 || ntl_ipt_image_new(&img, &err) < 0)
+    if (read_trace(path, &trace, &err) < 0 || ntl_ipt_image_new(&img, &err) < 0)
         return fprintf(stderr, "%s: %s\n", path, err.message), 1;
     snprintf(path, sizeof path, "%s/image", dir);
     if (ntl_ipt_image_add_pages(img, path, &err) < 0)
@@ -129,7 +150,8 @@ static int bench(const char *dir, unsigned jobs)
          * each best is taken under the same load. */
         double path = 1e30, tp = 1e30, cp = 1e30;
         uint64_t np = 0;
-        for (int i = 0; i < ROUNDS; i++) {
+        unsigned rounds = ROUNDS / copies < 3 ? 3 : ROUNDS / copies;
+        for (unsigned i = 0; i < rounds; i++) {
             np = plain(&cfg, &tp, &cp);
             if (once(&cfg, 1, &n1, &s1, &t1, &c1) < 0 || once(&cfg, jobs, &nn, &sn, &tn, &cn) < 0)
                 return 1;
@@ -166,8 +188,10 @@ int main(int argc, char **argv)
             jobs = (unsigned)atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "-p"))
             parts_per_job = (unsigned)atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "-r") && atoi(argv[i + 1]) > 0)
+            copies = (unsigned)atoi(argv[i + 1]);
         else
-            return fprintf(stderr, "bench_ipt_jobs [-j N] [-p PARTS_PER_JOB] [DIR...]\n"), 2;
+            return fprintf(stderr, "bench_ipt_jobs [-j N] [-p PARTS_PER_JOB] [-r COPIES] [DIR...]\n"), 2;
     }
     if (i < argc) {
         for (; i < argc; i++)
