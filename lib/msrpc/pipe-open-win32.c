@@ -114,7 +114,12 @@ static DWORD open_pipe(struct opener *o)
         } else if (e == ERROR_PIPE_BUSY) {
             ULONGLONG now = GetTickCount64();
             set_step(o, STEP_BUSY);
-            WaitNamedPipeW(o->path, (DWORD)(o->end > now ? o->end - now : 0) + BUSY_BACKSTOP_MS);
+            /* A server that cannot wait for an instance (the wait fails at
+             * once) is asked again after a pause, not in a tight loop. */
+            if (!WaitNamedPipeW(o->path,
+                                (DWORD)(o->end > now ? o->end - now : 0) + BUSY_BACKSTOP_MS) &&
+                GetTickCount64() - now < PIPE_RETRY_MS)
+                WaitForSingleObject(o->wake, PIPE_RETRY_MS);
         } else {
             return e;
         }
