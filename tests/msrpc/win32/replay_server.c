@@ -97,6 +97,8 @@ static bool send_answer(struct replay_server *s, unsigned a, uint32_t call_id)
             return false;
         pos += n;
     }
+    if (a == GLOBAL_FULL && s->slow_once)
+        s->delay_ms = 0;
     return true;
 }
 

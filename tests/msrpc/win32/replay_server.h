@@ -23,6 +23,7 @@ struct replay_server {
     uint8_t *session;
     size_t off[REPLAY_ANSWERS + 1]; /* answer i: session bytes [off[i], off[i+1]) */
     unsigned delay_ms;        /* before each fragment of the full Global answer */
+    bool slow_once;           /* only the first full Global answer is slow */
     bool closed_key;          /* the client sent CloseKey */
 };
 

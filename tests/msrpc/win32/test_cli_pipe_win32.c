@@ -7,6 +7,9 @@
  *   2. The same with --call-timeout 2 against a server that sends Global one
  *      fragment every 700 ms (7.7 s): exit 1 about 2 s after the call
  *      started, the error naming QueryValue("Global"), the pipe and the 2 s.
+ *   3. `--timeout 2` with \\.\pipe\winreg's only instance held by the test
+ *      (the open never completes): exit 1 about 2 s in, the error naming
+ *      the pipe, what it waited for and the 2 s.
  * argv[1]: the session file; argv[2]: ntlens.exe. */
 #include <windows.h>
 
@@ -44,6 +47,28 @@ static void run(const char *exe, const char *args, struct run *r)
     r->out[n] = '\0';
     r->status = _pclose(p);
     r->ms = GetTickCount64() - t0;
+}
+
+/* \\.\pipe\winreg with its one instance taken: the open waits for a free
+ * one until --timeout. */
+static void open_timeout(const char *exe, struct run *r)
+{
+    const wchar_t *path = L"\\\\.\\pipe\\winreg";
+    HANDLE server = CreateNamedPipeW(path, PIPE_ACCESS_DUPLEX, PIPE_TYPE_MESSAGE | PIPE_WAIT, 1,
+                                     4096, 4096, 0, NULL);
+    HANDLE holder = CreateFileW(path, GENERIC_READ | GENERIC_WRITE, 0, NULL, OPEN_EXISTING, 0,
+                                NULL);
+
+    CHECK(server != INVALID_HANDLE_VALUE && holder != INVALID_HANDLE_VALUE);
+    run(exe, "counters -N -S \\\\. --timeout 2", r);
+    printf("busy pipe, --timeout 2: exit %d after %llu ms: %s", r->status,
+           (unsigned long long)r->ms, r->out);
+    CHECK_EQ_INT(r->status, 1);
+    CHECK(r->ms >= 2000 && r->ms < 4500); /* ntlens.exe starts in about 0.3 s under Wine */
+    CHECK(strstr(r->out, "opening \\\\.\\PIPE\\winreg: every instance stayed busy for 2 s "
+                         "(see --timeout)") != NULL);
+    CloseHandle(holder);
+    CloseHandle(server);
 }
 
 int main(int argc, char **argv)
@@ -86,5 +111,6 @@ int main(int argc, char **argv)
     CHECK(strstr(r.out, "within 2 s") != NULL);
     CHECK(!s.closed_key);
     replay_free(&s);
+    open_timeout(exe, &r);
     return check_exit();
 }
