@@ -15,6 +15,16 @@
 static inline void lz_copy(uint8_t *d, size_t offset, size_t len, size_t room)
 {
     const uint8_t *s = d - offset;
+    if (offset >= 8 && room >= len + 32) {
+        /* Most matches are at most 32 bytes: no loop branch to mispredict. */
+        memcpy(d, s, 8);
+        memcpy(d + 8, s + 8, 8);
+        memcpy(d + 16, s + 16, 8);
+        memcpy(d + 24, s + 24, 8);
+        for (size_t i = 32; i < len; i += 8)
+            memcpy(d + i, s + i, 8);
+        return;
+    }
     if (room < len + 8) {
         for (size_t i = 0; i < len; i++)
             d[i] = s[i];
