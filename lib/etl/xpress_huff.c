@@ -36,18 +36,12 @@ static void fill_no_code(uint16_t *t, size_t n)
 /* Two levels, so a block's table costs 2,048 entries, not 32,768 (a
  * 64 KiB block decoded at a gigabyte a second cannot afford a 64 KiB
  * table). Entry: code length in bits 0-5 (so the shift of a 64-bit word
- * that consumes it needs no mask on x86), symbol in bits 6-14, NO_CODE where no code
- * starts; a root entry with SUBTABLE set holds the index of the 16
- * entries that the next 4 bits choose among. */
-static void put_code(uint16_t *table, size_t *subs, unsigned sym, unsigned len, unsigned code)
+ * that consumes it needs no mask on x86), symbol in bits 6-14, NO_CODE
+ * where no code starts; a root entry with SUBTABLE set holds the index of
+ * the 16 entries that the next 4 bits choose among. */
+static void put_long_code(uint16_t *table, size_t *subs, unsigned sym, unsigned len, unsigned code)
 {
     uint16_t e = (uint16_t)(len | (sym << SYM_SHIFT));
-    if (len <= ROOT_BITS) {
-        unsigned first = code << (ROOT_BITS - len), n = 1u << (ROOT_BITS - len);
-        for (unsigned k = 0; k < n; k++)
-            table[first + k] = e;
-        return;
-    }
     unsigned root = code >> (len - ROOT_BITS);
     if (!(table[root] & SUBTABLE)) {
         fill_no_code(table + *subs, SUB_SIZE);
@@ -61,10 +55,39 @@ static void put_code(uint16_t *table, size_t *subs, unsigned sym, unsigned len, 
         sub[first + k] = e;
 }
 
+/* n copies of e; n is a power of two, the same for every code of a length,
+ * so the branches here are predicted. */
+static inline void fill_run(uint16_t *t, size_t n, uint16_t e)
+{
+    if (n < 4) {
+        t[0] = e;
+        t[n - 1] = e;
+        return;
+    }
+    uint64_t four = e * 0x0001000100010001u;
+    for (size_t k = 0; k < n; k += 4)
+        memcpy(t + k, &four, 8);
+}
+
+/* Symbols in canonical order (by code length, then symbol), without a
+ * branch per symbol on whether it has a code: those of length 0 go first.
+ * Returns where the coded ones start. */
+static unsigned canonical_order(const uint8_t *len, const unsigned *count, uint16_t *sorted)
+{
+    unsigned at[MAX_BITS + 1];
+    at[0] = 0;
+    for (unsigned l = 1; l <= MAX_BITS; l++)
+        at[l] = at[l - 1] + count[l - 1];
+    for (unsigned s = 0; s < SYMBOLS; s++)
+        sorted[at[len[s]]++] = (uint16_t)s;
+    return count[0];
+}
+
 static int build_table(const uint8_t *lens_packed, uint16_t *table, uint64_t origin,
                        struct ntl_error *err)
 {
     uint8_t len[SYMBOLS];
+    uint16_t sorted[SYMBOLS];
     unsigned count[MAX_BITS + 1] = {0}, next[MAX_BITS + 1];
     for (unsigned i = 0; i < SYMBOLS; i++) {
         len[i] = (uint8_t)((lens_packed[i / 2] >> ((i & 1) * 4)) & 15);
@@ -73,6 +96,7 @@ static int build_table(const uint8_t *lens_packed, uint16_t *table, uint64_t ori
     if (count[0] == SYMBOLS)
         return ntl_error_set(err, NTL_ERR_FORMAT, "XPRESS Huffman table", origin,
                              "no symbol has a code");
+    unsigned i = canonical_order(len, count, sorted);
     /* Canonical codes: shorter first, then by symbol (Kraft's sum checked). */
     long left = 1;
     unsigned code = 0;
@@ -85,12 +109,18 @@ static int build_table(const uint8_t *lens_packed, uint16_t *table, uint64_t ori
         code = (code + count[l - 1]) << 1;
         next[l] = code;
     }
-    /* An incomplete code leaves entries that no valid stream reaches. */
-    fill_no_code(table, ROOT_SIZE);
+    /* Codes up to ROOT_BITS long fill the root from its start in canonical
+     * order; an incomplete code leaves entries that no valid stream reaches. */
+    size_t at = 0;
+    for (unsigned l = 1; l <= ROOT_BITS; l++) {
+        size_t n = (size_t)1 << (ROOT_BITS - l);
+        for (unsigned k = 0; k < count[l]; k++, i++, at += n)
+            fill_run(table + at, n, (uint16_t)(l | (unsigned)sorted[i] << SYM_SHIFT));
+    }
+    fill_no_code(table + at, ROOT_SIZE - at);
     size_t subs = ROOT_SIZE;
-    for (unsigned s = 0; s < SYMBOLS; s++)
-        if (len[s])
-            put_code(table, &subs, s, len[s], next[len[s]]++);
+    for (; i < SYMBOLS; i++)
+        put_long_code(table, &subs, sorted[i], len[sorted[i]], next[len[sorted[i]]]++);
     return 0;
 }
 
