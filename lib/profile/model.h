@@ -204,10 +204,38 @@ int model_hits_settle(struct ntl_profile *p, size_t range);
 
 void model_hits_free(struct model_hits *h);
 
-/* The table's symbols sorted by offset (model_symtab_walk's results point
- * into it), and a number that changes whenever a symbol is added. */
-const struct ntl_profile_symbol *model_symtab_sorted(struct ntl_profile_symtab *t);
-uint64_t model_symtab_gen(const struct ntl_profile_symtab *t);
+/* A symbol as a table keeps it: 16 bytes, not the public struct's 24 (600,000
+ * symbols were 14 MB, much of it first-touch page faults). name is where
+ * its name is in the table's chunks (chunk << 16 | offset: a chunk is
+ * 64 KiB, a longer name has one of its own). size is 0 when unknown (or
+ * past 4 GiB: no module is that large); sorting sets it for all but the
+ * last symbol, which then covers the rest of the module. */
+struct model_symbol {
+    uint64_t offset;
+    uint32_t size;
+    uint32_t name;
+};
+
+struct ntl_profile_symtab {
+    struct model_symbol *v;
+    size_t n, cap;
+    bool sorted;
+    uint64_t gen;             /* symbols added */
+    char **chunks;
+    size_t nchunks, cap_chunks;
+    size_t chunk_used;        /* bytes of the last chunk in use */
+    size_t chunk_size;        /* and its size */
+};
+
+static inline const char *model_symbol_name(const struct ntl_profile_symtab *t,
+                                            const struct model_symbol *s)
+{
+    return t->chunks[s->name >> 16] + (s->name & 0xffff);
+}
+
+/* Sorts the table by offset (once after symbols were added) and sets the
+ * unknown sizes; the rows' and lookups' indices are into t->v then. */
+void model_symtab_sort(struct ntl_profile_symtab *t);
 
 /* Grows an array of elem-sized items to hold n + 1. 0, or -1 out of memory. */
 int model_reserve(void **v, size_t *cap, size_t n, size_t elem);

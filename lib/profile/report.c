@@ -114,28 +114,25 @@ static const struct model_hits *range_hits(struct ntl_profile *p, size_t range,
 
 /* Names r's rows (settled) unless they are named already: one walk
  * through the sorted symbols, since the rows are in offset order. Returns
- * the sorted symbols the rows' indices point into, or NULL when r has no
- * table. */
-static const struct ntl_profile_symbol *name_rows(struct model_range *r)
+ * the table the rows' indices point into, or NULL when r has none. */
+static const struct ntl_profile_symtab *name_rows(struct model_range *r)
 {
     struct model_hits *h = &r->hits;
     if (!r->syms)
         return NULL;
-    const struct ntl_profile_symbol *base = model_symtab_sorted(r->syms);
-    uint64_t gen = model_symtab_gen(r->syms);
-    if (h->named_by == r->syms && h->named_gen == gen)
-        return base;
+    if (h->named_by == r->syms && h->named_gen == r->syms->gen)
+        return r->syms;
     model_symtab_name(r->syms, h->rows, h->nrows, r->pub.bucket_shift);
     h->named_by = r->syms;
-    h->named_gen = gen;
-    return base;
+    h->named_gen = r->syms->gen;
+    return r->syms;
 }
 
-/* The symbol of row b, from name_rows' base. */
-static const struct ntl_profile_symbol *row_symbol(const struct ntl_profile_symbol *base,
-                                                   const struct model_bucket *b)
+/* The symbol of row b in name_rows' table t, or NULL. */
+static const struct model_symbol *row_symbol(const struct ntl_profile_symtab *t,
+                                             const struct model_bucket *b)
 {
-    return base && b->sym != MODEL_NO_SYMBOL ? base + b->sym : NULL;
+    return t && b->sym != MODEL_NO_SYMBOL ? &t->v[b->sym] : NULL;
 }
 
 int ntl_profile_buckets(struct ntl_profile *p, size_t range, struct ntl_profile_bucket_row **rows,
@@ -148,11 +145,12 @@ int ntl_profile_buckets(struct ntl_profile *p, size_t range, struct ntl_profile_
     struct ntl_profile_bucket_row *v = alloc_rows(h->nrows, sizeof *v);
     if (!v)
         return nomem(err);
-    const struct ntl_profile_symbol *base = name_rows(r);
+    const struct ntl_profile_symtab *t = name_rows(r);
     for (size_t i = 0; i < h->nrows; i++) {
         uint64_t off = (uint64_t)h->rows[i].bucket << r->pub.bucket_shift;
-        const struct ntl_profile_symbol *s = row_symbol(base, &h->rows[i]);
-        v[i] = (struct ntl_profile_bucket_row){off, h->rows[i].hits, s ? s->name : NULL,
+        const struct model_symbol *s = row_symbol(t, &h->rows[i]);
+        v[i] = (struct ntl_profile_bucket_row){off, h->rows[i].hits,
+                                               s ? model_symbol_name(t, s) : NULL,
                                                s ? off - s->offset : 0};
     }
     *rows = v;
@@ -191,18 +189,19 @@ static void sort_functions(struct ntl_profile_function_row *v,
  * are adjacent, one row for each run. Returns the number of rows. */
 static size_t function_rows(struct model_range *r, struct ntl_profile_function_row *v)
 {
-    const struct ntl_profile_symbol *base = name_rows(r);
+    const struct ntl_profile_symtab *t = name_rows(r);
     const struct model_hits *h = &r->hits;
     size_t k = 0;
     for (size_t i = 0; i < h->nrows; i++) {
-        uint64_t off = (uint64_t)h->rows[i].bucket << r->pub.bucket_shift;
-        const struct ntl_profile_symbol *s = row_symbol(base, &h->rows[i]);
-        if (k && s && v[k - 1].symbol == s->name && v[k - 1].offset == s->offset) {
+        uint32_t sym = h->rows[i].sym;
+        const struct model_symbol *s = row_symbol(t, &h->rows[i]);
+        if (k && s && h->rows[i - 1].sym == sym) {
             v[k - 1].hits += h->rows[i].hits;
             continue;
         }
-        v[k++] = (struct ntl_profile_function_row){s ? s->name : NULL, s ? s->offset : off,
-                                                   h->rows[i].hits};
+        uint64_t off = (uint64_t)h->rows[i].bucket << r->pub.bucket_shift;
+        v[k++] = (struct ntl_profile_function_row){s ? model_symbol_name(t, s) : NULL,
+                                                   s ? s->offset : off, h->rows[i].hits};
     }
     return k;
 }
@@ -245,10 +244,9 @@ int ntl_profile_symbolize(struct ntl_profile *p, uint32_t pid, uint64_t addr, ch
     }
     const struct model_range *g = &p->ranges[r];
     uint64_t off = addr - g->pub.base, disp;
-    const struct ntl_profile_symbol *s = g->syms ? ntl_profile_symtab_lookup(g->syms, off, &disp)
-                                                 : NULL;
-    if (s)
-        snprintf(buf, size, "%s", s->name);
+    struct ntl_profile_symbol s;
+    if (g->syms && ntl_profile_symtab_lookup(g->syms, off, &s, &disp))
+        snprintf(buf, size, "%s", s.name);
     else
         snprintf(buf, size, "%s+0x%" PRIx64, g->pub.name, off);
     return 1;

@@ -295,11 +295,17 @@ static void test_symbols_and_report(void)
     CHECK_EQ_INT(ntl_profile_symtab_add(t, "g", 0x200, 0, &err), 0);
     CHECK_EQ_INT(ntl_profile_symtab_add(t, "f", 0x100, 0x10, &err), 0);
     CHECK_EQ_INT(ntl_profile_symtab_add(t, "f_alias", 0x100, 0, &err), 0);
-    CHECK(ntl_profile_symtab_lookup(t, 0xff, &disp) == NULL);
-    CHECK_EQ_STR(ntl_profile_symtab_lookup(t, 0x104, &disp)->name, "f");
+    struct ntl_profile_symbol s;
+    CHECK_EQ_INT(ntl_profile_symtab_lookup(t, 0xff, &s, &disp), 0);
+    CHECK_EQ_INT(ntl_profile_symtab_lookup(t, 0x104, &s, &disp), 1);
+    CHECK_EQ_STR(s.name, "f");
+    CHECK_EQ_U64(s.offset, 0x100);
+    CHECK_EQ_U64(s.size, 0x10);
     CHECK_EQ_U64(disp, 4);
-    CHECK(ntl_profile_symtab_lookup(t, 0x110, &disp) == NULL);   /* past f's size */
-    CHECK_EQ_STR(ntl_profile_symtab_lookup(t, 0x5000, &disp)->name, "g");
+    CHECK_EQ_INT(ntl_profile_symtab_lookup(t, 0x110, &s, &disp), 0);   /* past f's size */
+    CHECK_EQ_INT(ntl_profile_symtab_lookup(t, 0x5000, &s, &disp), 1);
+    CHECK_EQ_STR(s.name, "g");
+    CHECK_EQ_U64(s.size, 0);   /* the last unsized symbol: to the module's end */
 
     CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
     CHECK_EQ_INT(ntl_profile_add_range(p, 1, "m", "/m", 0x10000, 0x1000, 2, &err), 0);
@@ -363,12 +369,14 @@ static void test_elf(const char *self)
     CHECK(t && ntl_profile_symtab_count(t) > 5);
     if (t) {
         uint64_t off = (uint64_t)(uintptr_t)test_elf - (uint64_t)(uintptr_t)&__executable_start;
-        const struct ntl_profile_symbol *s = ntl_profile_symtab_lookup(t, off + 1, &disp);
-        CHECK_EQ_STR(s ? s->name : "", "test_elf");
+        struct ntl_profile_symbol s = {0};
+        CHECK_EQ_INT(ntl_profile_symtab_lookup(t, off + 1, &s, &disp), 1);
+        CHECK_EQ_STR(s.name ? s.name : "", "test_elf");
         CHECK_EQ_U64(disp, 1);
         off = (uint64_t)(uintptr_t)aliased_fn - (uint64_t)(uintptr_t)&__executable_start;
-        s = ntl_profile_symtab_lookup(t, off, &disp);
-        CHECK_EQ_STR(s ? s->name : "", "aliased_fn");
+        s.name = NULL;
+        CHECK_EQ_INT(ntl_profile_symtab_lookup(t, off, &s, &disp), 1);
+        CHECK_EQ_STR(s.name ? s.name : "", "aliased_fn");
     }
     ntl_profile_symtab_free(t);
     CHECK_EQ_INT(ntl_profile_symtab_from_elf("/nonexistent", &t, &err), NTL_ERR_IO);
