@@ -149,7 +149,7 @@ int ntl_profile_buckets(struct ntl_profile *p, size_t range, struct ntl_profile_
     for (size_t i = 0; i < h->nrows; i++) {
         uint64_t off = (uint64_t)h->rows[i].bucket << r->pub.bucket_shift;
         const struct model_symbol *s = row_symbol(t, &h->rows[i]);
-        v[i] = (struct ntl_profile_bucket_row){off, h->rows[i].hits,
+        v[i] = (struct ntl_profile_bucket_row){off, model_row_hits(h, &h->rows[i]),
                                                s ? model_symbol_name(t, s) : NULL,
                                                s ? off - s->offset : 0};
     }
@@ -196,12 +196,13 @@ static size_t function_rows(struct model_range *r, struct ntl_profile_function_r
         uint32_t sym = h->rows[i].sym;
         const struct model_symbol *s = row_symbol(t, &h->rows[i]);
         if (k && s && h->rows[i - 1].sym == sym) {
-            v[k - 1].hits += h->rows[i].hits;
+            v[k - 1].hits += model_row_hits(h, &h->rows[i]);
             continue;
         }
         uint64_t off = (uint64_t)h->rows[i].bucket << r->pub.bucket_shift;
         v[k++] = (struct ntl_profile_function_row){s ? model_symbol_name(t, s) : NULL,
-                                                   s ? s->offset : off, h->rows[i].hits};
+                                                   s ? s->offset : off,
+                                                   model_row_hits(h, &h->rows[i])};
     }
     return k;
 }

@@ -185,6 +185,46 @@ static void test_bucket_rows(void)
     ntl_profile_free(p);
 }
 
+/* Buckets with 2^32 - 1 hits or more (a row holds 32 bits, the rest are
+ * kept aside): weighted and single hits, read, added to and read again. */
+static void test_big_hits(void)
+{
+    static const uint64_t want[2][4] = {
+        {1, 6000000000ull, 0, UINT32_MAX},
+        {1, 6000000001ull, 7, 2ull * UINT32_MAX},
+    };
+    struct ntl_profile *p;
+    struct ntl_profile_bucket_row *rows;
+    struct ntl_profile_function_row *f;
+    struct ntl_error err = {0};
+    size_t n;
+    CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
+    CHECK_EQ_INT(ntl_profile_add_range(p, 1, "m", "/m", 0x10000, 0x10, 2, &err), 0);
+    CHECK_EQ_INT(ntl_profile_add_hits(p, 0, 1, 3000000000ull, &err), 0);
+    CHECK_EQ_INT(ntl_profile_add_hits(p, 0, 3, UINT32_MAX - 1, &err), 0);
+    CHECK_EQ_INT(ntl_profile_add_hits(p, 0, 1, 3000000000ull, &err), 0);
+    CHECK_EQ_INT(ntl_profile_add_hits(p, 0, 0, 1, &err), 0);
+    CHECK_EQ_INT(ntl_profile_add_hits(p, 0, 3, 1, &err), 0);
+    for (unsigned round = 0; round < 2; round++) {
+        CHECK_EQ_INT(ntl_profile_buckets(p, 0, &rows, &n, &err), 0);
+        CHECK_EQ_U64(n, round ? 4 : 3);
+        for (size_t r = 0; r < n; r++)
+            CHECK_EQ_U64(rows[r].hits, want[round][rows[r].offset >> 2]);
+        free(rows);
+        CHECK_EQ_INT(ntl_profile_functions(p, 0, &f, &n, &err), 0);
+        CHECK_EQ_U64(n, round ? 4 : 3);
+        for (size_t r = 0; r < n; r++) {
+            CHECK_EQ_U64(f[r].hits, want[round][f[r].offset >> 2]);
+            CHECK(!r || f[r - 1].hits > f[r].hits);
+        }
+        free(f);
+        CHECK_EQ_INT(ntl_profile_add_hits(p, 0, 1, 1, &err), 0);
+        CHECK_EQ_INT(ntl_profile_add_hits(p, 0, 2, 7, &err), 0);
+        CHECK_EQ_INT(ntl_profile_add_hits(p, 0, 3, UINT32_MAX, &err), 0);
+    }
+    ntl_profile_free(p);
+}
+
 /* The bucket log: hits read, added to and read again, a log long enough
  * to be merged before any read (over 65,536 hits in one range), weighted
  * hits out of order, buckets needing every radix digit; each bucket's hits
@@ -393,6 +433,7 @@ int main(int argc, char **argv)
     test_stacks_dropped();
     test_bucket_rows();
     test_bucket_log();
+    test_big_hits();
     test_range_grid();
     test_symbols_and_report();
     test_elf(argv[0]);
