@@ -156,7 +156,7 @@ static int put(struct settled *o, uint32_t bucket, uint64_t hits)
             return -1;
         o->big[o->nbig++] = (struct model_wide){hits, bucket};
     }
-    o->rows[o->n++] = (struct model_bucket){bucket, small, MODEL_NO_SYMBOL};
+    o->rows[o->n++] = (struct model_bucket){bucket, small};
     return 0;
 }
 
@@ -212,7 +212,7 @@ static int settle(struct ntl_profile *p, struct model_hits *h)
     h->rows = o.rows;
     h->big = o.big;
     h->nbig = o.nbig;
-    h->named_by = NULL;
+    p->named_by = NULL;
     p->nbuckets += o.n - h->nrows;
     h->nrows = o.n;
     p->nlogged -= logged;

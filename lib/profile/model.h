@@ -17,16 +17,13 @@
 #define MODEL_GRID_CELLS 4096u
 #define MODEL_GRID_AFTER 4096u
 
-/* A settled bucket: its number, its hits (MODEL_BIG_HITS: 2^32 - 1 or
- * more, the count kept in its range's big rows), and the index of its
- * symbol in its range's sorted table (MODEL_NO_SYMBOL for none; set by
- * the report, see model_hits). 12 bytes: a profile's rows are most of its
- * report's fresh pages (16-byte rows: 5,814 page faults for 920,000 rows,
- * 12-byte: 3,732). */
+/* A settled bucket: its number and its hits (MODEL_BIG_HITS: 2^32 - 1 or
+ * more, the count kept in its range's big rows). 8 bytes: a profile's
+ * rows are most of its report's fresh pages (16-byte rows with their
+ * symbol's index: 5,814 page faults for the bench's 920,000 rows). */
 struct model_bucket {
     uint32_t bucket;
     uint32_t hits;
-    uint32_t sym;
 };
 
 #define MODEL_NO_SYMBOL UINT32_MAX
@@ -41,17 +38,12 @@ struct model_wide {
 
 /* A range's bucket hits (hits.c): rows sorted by bucket, and the hits
  * added since, logged unsorted (a bucket number per hit of weight 1, a
- * row per other hit) until the rows are read or the log grows long. The
- * rows' symbols are current while named_by is the range's table and
- * named_gen that table's generation (the report names them once for its
- * function and bucket tables). */
+ * row per other hit) until the rows are read or the log grows long. */
 struct model_hits {
     struct model_bucket *rows;
     size_t nrows;
     struct model_wide *big;   /* the rows' MODEL_BIG_HITS counts, by bucket */
     size_t nbig;
-    const struct ntl_profile_symtab *named_by;
-    uint64_t named_gen;
     uint32_t *log;
     size_t nlog, cap_log;
     struct model_wide *wlog;
@@ -137,6 +129,15 @@ struct ntl_profile {
     size_t cap_scratch_log;
     struct model_wide *scratch_rows;
     size_t cap_scratch_rows;
+    /* The symbol index of each row of range named_range (report.c), in
+     * room reused from range to range: current while that range's table
+     * is named_by at generation named_gen and its rows unchanged (a
+     * settle that changes rows sets named_by to NULL). */
+    uint32_t *syms;
+    size_t cap_syms;
+    size_t named_range;
+    const struct ntl_profile_symtab *named_by;
+    uint64_t named_gen;
     struct model_proc *procs;
     size_t nprocs, cap_procs;
     struct u64map proc_of;     /* pid -> index in procs */
@@ -186,12 +187,12 @@ static inline int model_note_sample(struct ntl_profile *p, const struct ntl_prof
     return model_keep_sample(p, s, pid, weight, placed, err);
 }
 
-/* Sets each row's sym to the index (in the sorted table) of the symbol
- * holding its bucket's start, bucket << shift, as ntl_profile_symtab_lookup
+/* Sets sym[i] to the index (in the sorted table) of the symbol holding
+ * row i's bucket start, bucket << shift, as ntl_profile_symtab_lookup
  * finds it (MODEL_NO_SYMBOL for none). The rows are in bucket order, so
  * that is one walk through the table, in one call for all of them. */
-void model_symtab_name(struct ntl_profile_symtab *t, struct model_bucket *rows, size_t n,
-                       unsigned shift);
+void model_symtab_name(struct ntl_profile_symtab *t, const struct model_bucket *rows, size_t n,
+                       unsigned shift, uint32_t *sym);
 
 /* Counts count hits in bucket of range (both valid). 0, or NTL_ERR_LIMIT
  * (more than MODEL_MAX_BUCKETS distinct buckets), NTL_ERR_NOMEM. */

@@ -201,15 +201,15 @@ int ntl_profile_symtab_lookup(struct ntl_profile_symtab *t, uint64_t offset,
     return 1;
 }
 
-void model_symtab_name(struct ntl_profile_symtab *t, struct model_bucket *rows, size_t n,
-                       unsigned shift)
+void model_symtab_name(struct ntl_profile_symtab *t, const struct model_bucket *rows, size_t n,
+                       unsigned shift, uint32_t *sym)
 {
     model_symtab_sort(t);
     for (size_t i = 0, lo = 0; i < n; i++) {
         uint64_t off = (uint64_t)rows[i].bucket << shift;
         while (lo < t->n && t->v[lo].offset <= off)
             lo++;
-        rows[i].sym = holder(t, lo, off);
+        sym[i] = holder(t, lo, off);
     }
 }
 

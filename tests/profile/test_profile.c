@@ -185,6 +185,41 @@ static void test_bucket_rows(void)
     ntl_profile_free(p);
 }
 
+/* Two ranges of one file (one table) read in turns: each range's rows
+ * named by its own walk, not the other's (the report keeps one range's
+ * names at a time). */
+static void test_shared_table(void)
+{
+    struct ntl_profile *p;
+    struct ntl_profile_symtab *t;
+    struct ntl_profile_bucket_row *b;
+    struct ntl_profile_function_row *f;
+    struct ntl_error err = {0};
+    size_t n;
+    CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
+    CHECK_EQ_INT(ntl_profile_symtab_new(&t, &err), 0);
+    CHECK_EQ_INT(ntl_profile_symtab_add(t, "lo", 0, 0, &err), 0);
+    CHECK_EQ_INT(ntl_profile_symtab_add(t, "hi", 0x800, 0, &err), 0);
+    CHECK_EQ_INT(ntl_profile_add_range(p, 1, "m", "/m", 0x10000, 0x1000, 2, &err), 0);
+    CHECK_EQ_INT(ntl_profile_add_range(p, 2, "m", "/m", 0x10000, 0x1000, 2, &err), 1);
+    CHECK_EQ_INT(ntl_profile_use_symbols(p, "/m", t, &err), 0);
+    CHECK_EQ_INT(ntl_profile_add_hits(p, 0, 0x10, 3, &err), 0);     /* lo+0x40 */
+    CHECK_EQ_INT(ntl_profile_add_hits(p, 1, 0x3ff, 1, &err), 0);    /* hi+0x7fc */
+    CHECK_EQ_INT(ntl_profile_add_hits(p, 1, 0x200, 2, &err), 0);    /* hi */
+    for (unsigned round = 0; round < 2; round++)
+        for (size_t r = 0; r < 2; r++) {
+            CHECK_EQ_INT(ntl_profile_functions(p, r, &f, &n, &err), 0);
+            CHECK(n == 1 && !strcmp(f[0].symbol, r ? "hi" : "lo") && f[0].hits == 3);
+            free(f);
+            CHECK_EQ_INT(ntl_profile_buckets(p, r, &b, &n, &err), 0);
+            CHECK_EQ_U64(n, r ? 2 : 1);
+            CHECK(n && !strcmp(b[n - 1].symbol, r ? "hi" : "lo"));
+            CHECK_EQ_U64(n ? b[n - 1].disp : 0, r ? 0x7fc : 0x40);
+            free(b);
+        }
+    ntl_profile_free(p);
+}
+
 /* Buckets with 2^32 - 1 hits or more (a row holds 32 bits, the rest are
  * kept aside): weighted and single hits, read, added to and read again. */
 static void test_big_hits(void)
@@ -434,6 +469,7 @@ int main(int argc, char **argv)
     test_bucket_rows();
     test_bucket_log();
     test_big_hits();
+    test_shared_table();
     test_range_grid();
     test_symbols_and_report();
     test_elf(argv[0]);
