@@ -49,17 +49,25 @@ static uint32_t *sort_buckets(uint32_t *v, uint32_t *tmp, size_t n)
     return v;
 }
 
-/* Sorted bucket numbers into (bucket, hits): each run one row. */
+/* Sorted bucket numbers into (bucket, hits): each run one row, written
+ * at every step without a branch on where runs end (most buckets have a
+ * hit or two, so that branch was a misprediction in two). out has room
+ * for n rows. */
 static size_t collapse_log(const uint32_t *v, size_t n, struct model_wide *out)
 {
+    if (!n)
+        return 0;
     size_t k = 0;
+    uint64_t hits = 0;
+    uint32_t prev = v[0];
     for (size_t i = 0; i < n; i++) {
-        if (k && out[k - 1].bucket == v[i])
-            out[k - 1].hits++;
-        else
-            out[k++] = (struct model_wide){1, v[i]};
+        uint64_t same = v[i] == prev;
+        prev = v[i];
+        k += 1 - same;
+        hits = (hits & (0 - same)) + 1;  /* arithmetic, not a branch */
+        out[k] = (struct model_wide){hits, prev};
     }
-    return k;
+    return k + 1;
 }
 
 static int by_bucket(const void *a, const void *b)
