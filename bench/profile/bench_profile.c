@@ -19,6 +19,7 @@
 #include <string.h>
 #include <stdbool.h>
 #include <time.h>
+#include <sys/resource.h>
 
 #include "ntlens/profile.h"
 #include "ntlens/profile_report.h"
@@ -35,6 +36,15 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);  /* steady on a shared machine */
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* First-touch page faults so far: much of the profile's time is the
+ * kernel handing it fresh pages, so the phases print theirs. */
+static long faults(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_minflt;
 }
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -256,13 +266,17 @@ int main(int argc, char **argv)
     if (ntl_profile_new(&p, &err) < 0)
         die("profile", &err);
     ntl_profile_keep_stacks(p, false);
+    long f0 = faults();
     double t0 = now();
     add_modules(p, nmod, names);
     double t1 = now();
+    long f1 = faults();
     add_samples(p, &in, nsamples);
     double t2 = now();
+    long f2 = faults();
     size_t rows = report(p);
     double t3 = now() - paused;
+    long f3 = faults();
     ntl_profile_free(p);
     uint64_t report_sum = sum;
     printf("%lu samples (depth %u) over %u modules of %u functions\n", nsamples, DEPTH, nmod,
@@ -272,6 +286,7 @@ int main(int argc, char **argv)
     printf("report         %8.3f s  %zu rows (modules, processes, threads, functions and "
            "buckets of every module)\n", t3 - t2, rows);
     printf("total          %8.3f s  (tables + samples + report)\n", t3 - t0);
+    printf("page faults    %ld tables, %ld samples, %ld report\n", f1 - f0, f2 - f1, f3 - f2);
     /* Every frame named, as --format folded does: the stacks kept. */
     sum = 0;
     if (frames) {

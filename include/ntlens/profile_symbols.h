@@ -18,10 +18,14 @@ extern "C" {
 struct ntl_profile;
 struct ntl_profile_symtab;
 
+/* A symbol as ntl_profile_symtab_lookup gives it (a copy: the table keeps
+ * its symbols smaller); name points into the table. */
 struct ntl_profile_symbol {
     const char *name;
     uint64_t offset;         /* from the module's base */
-    uint64_t size;           /* when the source gives none: up to the next symbol */
+    uint64_t size;           /* when the source gives none: up to the next symbol;
+                                0: to the module's end (a size past 4 GiB is taken
+                                as none given) */
 };
 
 /* An empty table. 0, or NTL_ERR_NOMEM. */
@@ -34,11 +38,11 @@ int ntl_profile_symtab_add(struct ntl_profile_symtab *t, const char *name, uint6
                            uint64_t size, struct ntl_error *err);
 size_t ntl_profile_symtab_count(const struct ntl_profile_symtab *t);
 
-/* The symbol covering offset, and how far into it offset is (the first
- * lookup after an add sorts the table). NULL when
- * none does (before the first symbol, past a sized symbol's end). */
-const struct ntl_profile_symbol *ntl_profile_symtab_lookup(struct ntl_profile_symtab *t,
-                                                           uint64_t offset, uint64_t *disp);
+/* The symbol covering offset into *sym, and how far into it offset is into
+ * *disp (the first lookup after an add sorts the table): 1, or 0 when none
+ * does (before the first symbol, past a sized symbol's end). */
+int ntl_profile_symtab_lookup(struct ntl_profile_symtab *t, uint64_t offset,
+                              struct ntl_profile_symbol *sym, uint64_t *disp);
 
 /* The functions of an ELF file (STT_FUNC of .symtab, else .dynsym), at
  * their file offsets (through the PT_LOAD holding each), so that they

@@ -132,11 +132,10 @@ bool ntl_iptsrc_syms_find(struct ntl_iptsrc_syms *s, uint64_t addr, struct ntl_i
     p->module = m->name;
     p->module_base = m->base;
     uint64_t disp;
-    const struct ntl_profile_symbol *sym =
-        m->t ? ntl_profile_symtab_lookup(m->t, addr - m->base, &disp) : NULL;
-    if (sym) {
-        p->function = sym->name;
-        p->function_start = m->base + sym->offset;
+    struct ntl_profile_symbol sym;
+    if (m->t && ntl_profile_symtab_lookup(m->t, addr - m->base, &sym, &disp)) {
+        p->function = sym.name;
+        p->function_start = m->base + sym.offset;
     }
     return true;
 }

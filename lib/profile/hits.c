@@ -49,29 +49,37 @@ static uint32_t *sort_buckets(uint32_t *v, uint32_t *tmp, size_t n)
     return v;
 }
 
-/* Sorted bucket numbers into (bucket, hits): each run one row. */
-static size_t collapse_log(const uint32_t *v, size_t n, struct model_bucket *out)
+/* Sorted bucket numbers into (bucket, hits): each run one row, written
+ * at every step without a branch on where runs end (most buckets have a
+ * hit or two, so that branch was a misprediction in two). out has room
+ * for n rows. */
+static size_t collapse_log(const uint32_t *v, size_t n, struct model_wide *out)
 {
+    if (!n)
+        return 0;
     size_t k = 0;
+    uint64_t hits = 0;
+    uint32_t prev = v[0];
     for (size_t i = 0; i < n; i++) {
-        if (k && out[k - 1].bucket == v[i])
-            out[k - 1].hits++;
-        else
-            out[k++] = (struct model_bucket){1, v[i], MODEL_NO_SYMBOL};
+        uint64_t same = v[i] == prev;
+        prev = v[i];
+        k += 1 - same;
+        hits = (hits & (0 - same)) + 1;  /* arithmetic, not a branch */
+        out[k] = (struct model_wide){hits, prev};
     }
-    return k;
+    return k + 1;
 }
 
 static int by_bucket(const void *a, const void *b)
 {
-    uint32_t x = ((const struct model_bucket *)a)->bucket,
-             y = ((const struct model_bucket *)b)->bucket;
+    uint32_t x = ((const struct model_wide *)a)->bucket,
+             y = ((const struct model_wide *)b)->bucket;
     return x < y ? -1 : x > y;
 }
 
 /* Weighted hits sorted (producers of counts add a range's buckets in
  * order, so usually they are) and collapsed in place. */
-static size_t collapse_weighted(struct model_bucket *v, size_t n)
+static size_t collapse_weighted(struct model_wide *v, size_t n)
 {
     size_t k = 0;
     for (size_t i = 1; i < n; i++)
@@ -89,8 +97,8 @@ static size_t collapse_weighted(struct model_bucket *v, size_t n)
 }
 
 /* Two sorted row lists into out, a bucket in both once. */
-static size_t merge(const struct model_bucket *x, size_t nx, const struct model_bucket *y,
-                    size_t ny, struct model_bucket *out)
+static size_t merge(const struct model_wide *x, size_t nx, const struct model_wide *y,
+                    size_t ny, struct model_wide *out)
 {
     size_t i = 0, j = 0, k = 0;
     while (i < nx && j < ny) {
@@ -127,7 +135,7 @@ static int scratch(void **v, size_t *cap, size_t n, size_t elem)
 /* The log's hits (both kinds, the weighted ones collapsed already)
  * sorted and collapsed, in p's scratch rows: sets *out to them and returns
  * how many. The log keeps the same hits, in another order. */
-static size_t sorted_log(struct ntl_profile *p, struct model_hits *h, struct model_bucket **out)
+static size_t sorted_log(struct ntl_profile *p, struct model_hits *h, struct model_wide **out)
 {
     uint32_t *v = sort_buckets(h->log, p->scratch_log, h->nlog);
     size_t n = collapse_log(v, h->nlog, p->scratch_rows);
@@ -136,6 +144,52 @@ static size_t sorted_log(struct ntl_profile *p, struct model_hits *h, struct mod
         return n;
     *out = p->scratch_rows + n;
     return merge(p->scratch_rows, n, h->wlog, h->nwlog, *out);
+}
+
+/* Settled rows being written, and their big counts. */
+struct settled {
+    struct model_bucket *rows;
+    size_t n;
+    struct model_wide *big;
+    size_t nbig, cap_big;
+};
+
+/* Appends bucket's row, its count among the big ones when 32 bits cannot
+ * hold it. 0, or -1 out of memory. */
+static int put(struct settled *o, uint32_t bucket, uint64_t hits)
+{
+    uint32_t small = hits < MODEL_BIG_HITS ? (uint32_t)hits : MODEL_BIG_HITS;
+    if (small == MODEL_BIG_HITS) {
+        if (model_reserve((void **)&o->big, &o->cap_big, o->nbig, sizeof *o->big) < 0)
+            return -1;
+        o->big[o->nbig++] = (struct model_wide){hits, bucket};
+    }
+    o->rows[o->n++] = (struct model_bucket){bucket, small};
+    return 0;
+}
+
+/* h's settled rows and the sorted rows y merged into o (room for both),
+ * a bucket in both once. 0, or -1 out of memory. */
+static int merge_settled(const struct model_hits *h, const struct model_wide *y, size_t ny,
+                         struct settled *o)
+{
+    size_t i = 0, j = 0, b = 0;  /* b: the next of h's big counts */
+    while (i < h->nrows || j < ny) {
+        uint32_t bucket;
+        uint64_t hits = 0;
+        if (i < h->nrows && (j == ny || h->rows[i].bucket <= y[j].bucket)) {
+            bucket = h->rows[i].bucket;
+            hits = h->rows[i].hits != MODEL_BIG_HITS ? h->rows[i].hits : h->big[b++].hits;
+            i++;
+        } else {
+            bucket = y[j].bucket;
+        }
+        if (j < ny && y[j].bucket == bucket)
+            hits += y[j++].hits;
+        if (put(o, bucket, hits) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 /* Merges h's log into its rows. 0, or -1 out of memory (h's hits
@@ -148,21 +202,27 @@ static int settle(struct ntl_profile *p, struct model_hits *h)
     size_t logged = h->nlog + nw;
     if (!logged)
         return 0;
-    struct model_bucket *add, *rows;
+    struct model_wide *add;
     if (scratch((void **)&p->scratch_log, &p->cap_scratch_log, h->nlog, sizeof *p->scratch_log) <
             0 ||
         scratch((void **)&p->scratch_rows, &p->cap_scratch_rows, 2 * logged,
                 sizeof *p->scratch_rows) < 0)
         return -1;
     size_t nadd = sorted_log(p, h, &add);
-    if (!(rows = malloc((h->nrows + nadd) * sizeof *rows)))
+    struct settled o = {malloc((h->nrows + nadd) * sizeof *o.rows), 0, NULL, 0, 0};
+    if (!o.rows || merge_settled(h, add, nadd, &o) < 0) {
+        free(o.rows);
+        free(o.big);
         return -1;
-    size_t n = merge(h->rows, h->nrows, add, nadd, rows);
+    }
     free(h->rows);
-    h->rows = rows;
-    h->named_by = NULL;
-    p->nbuckets += n - h->nrows;
-    h->nrows = n;
+    free(h->big);
+    h->rows = o.rows;
+    h->big = o.big;
+    h->nbig = o.nbig;
+    p->named_by = NULL;
+    p->nbuckets += o.n - h->nrows;
+    h->nrows = o.n;
     p->nlogged -= logged;
     h->nlog = h->nwlog = 0;
     return 0;
@@ -170,7 +230,16 @@ static int settle(struct ntl_profile *p, struct model_hits *h)
 
 int model_hits_settle(struct ntl_profile *p, size_t range)
 {
-    return settle(p, &p->ranges[range].hits);
+    struct model_hits *h = &p->ranges[range].hits;
+    if (settle(p, h) < 0)
+        return -1;
+    /* A range is read when its hits are in, as a rule: its log's memory
+     * goes back for the next ranges' rows (fresh pages otherwise: 1,200
+     * page faults of the bench's report), and grows again if need be. */
+    free(h->log);
+    h->log = NULL;
+    h->cap_log = 0;
+    return 0;
 }
 
 /* Every range's log merged, so p->nbuckets is exact. 0, or -1. */
@@ -210,11 +279,13 @@ static int near_limit(struct ntl_profile *p, struct model_hits *h, uint32_t buck
     if (settle_all(p) < 0)
         return nomem(err);
     struct model_bucket *b = find(h, bucket);
-    if (b) {
-        b->hits += count;
+    if (b && b->hits < MODEL_BIG_HITS && count < MODEL_BIG_HITS - b->hits) {
+        b->hits += (uint32_t)count;
         return 1;
     }
-    if (p->nbuckets >= MODEL_MAX_BUCKETS)
+    /* A bucket there already (its count too big for the row) is logged,
+     * and added to its row when the logs are next merged. */
+    if (!b && p->nbuckets >= MODEL_MAX_BUCKETS)
         return ntl_error_set(err, NTL_ERR_LIMIT, "profile bucket", NTL_NO_OFFSET,
                              "more than %u buckets hit", MODEL_MAX_BUCKETS);
     return 0;
@@ -239,15 +310,29 @@ int model_hits_add(struct ntl_profile *p, size_t range, uint32_t bucket, uint64_
     } else {
         if (model_reserve((void **)&h->wlog, &h->cap_wlog, h->nwlog, sizeof *h->wlog) < 0)
             return nomem(err);
-        h->wlog[h->nwlog++] = (struct model_bucket){count, bucket, MODEL_NO_SYMBOL};
+        h->wlog[h->nwlog++] = (struct model_wide){count, bucket};
     }
     p->nlogged++;
     return 0;
 }
 
+uint64_t model_big_hits(const struct model_hits *h, uint32_t bucket)
+{
+    size_t lo = 0, hi = h->nbig;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (h->big[mid].bucket < bucket)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < h->nbig ? h->big[lo].hits : 0;
+}
+
 void model_hits_free(struct model_hits *h)
 {
     free(h->rows);
+    free(h->big);
     free(h->log);
     free(h->wlog);
 }

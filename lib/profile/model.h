@@ -17,30 +17,36 @@
 #define MODEL_GRID_CELLS 4096u
 #define MODEL_GRID_AFTER 4096u
 
-/* A bucket, its hits, and the index of its symbol in its range's sorted
- * table (MODEL_NO_SYMBOL for none; set by the report, see model_hits). */
+/* A settled bucket: its number and its hits (MODEL_BIG_HITS: 2^32 - 1 or
+ * more, the count kept in its range's big rows). 8 bytes: a profile's
+ * rows are most of its report's fresh pages (16-byte rows with their
+ * symbol's index: 5,814 page faults for the bench's 920,000 rows). */
 struct model_bucket {
-    uint64_t hits;
     uint32_t bucket;
-    uint32_t sym;
+    uint32_t hits;
 };
 
 #define MODEL_NO_SYMBOL UINT32_MAX
+#define MODEL_BIG_HITS UINT32_MAX
+
+/* A bucket with its hits in 64 bits: weighted hits logged, a log sorted
+ * and collapsed, and the settled rows too big for 32 bits. */
+struct model_wide {
+    uint64_t hits;
+    uint32_t bucket;
+};
 
 /* A range's bucket hits (hits.c): rows sorted by bucket, and the hits
  * added since, logged unsorted (a bucket number per hit of weight 1, a
- * row per other hit) until the rows are read or the log grows long. The
- * rows' symbols are current while named_by is the range's table and
- * named_gen that table's generation (the report names them once for its
- * function and bucket tables). */
+ * row per other hit) until the rows are read or the log grows long. */
 struct model_hits {
     struct model_bucket *rows;
     size_t nrows;
-    const struct ntl_profile_symtab *named_by;
-    uint64_t named_gen;
+    struct model_wide *big;   /* the rows' MODEL_BIG_HITS counts, by bucket */
+    size_t nbig;
     uint32_t *log;
     size_t nlog, cap_log;
-    struct model_bucket *wlog;
+    struct model_wide *wlog;
     size_t nwlog, cap_wlog;
 };
 
@@ -121,8 +127,17 @@ struct ntl_profile {
     /* Sorting a log: room reused from range to range (hits.c). */
     uint32_t *scratch_log;
     size_t cap_scratch_log;
-    struct model_bucket *scratch_rows;
+    struct model_wide *scratch_rows;
     size_t cap_scratch_rows;
+    /* The symbol index of each row of range named_range (report.c), in
+     * room reused from range to range: current while that range's table
+     * is named_by at generation named_gen and its rows unchanged (a
+     * settle that changes rows sets named_by to NULL). */
+    uint32_t *syms;
+    size_t cap_syms;
+    size_t named_range;
+    const struct ntl_profile_symtab *named_by;
+    uint64_t named_gen;
     struct model_proc *procs;
     size_t nprocs, cap_procs;
     struct u64map proc_of;     /* pid -> index in procs */
@@ -172,12 +187,12 @@ static inline int model_note_sample(struct ntl_profile *p, const struct ntl_prof
     return model_keep_sample(p, s, pid, weight, placed, err);
 }
 
-/* Sets each row's sym to the index (in the sorted table) of the symbol
- * holding its bucket's start, bucket << shift, as ntl_profile_symtab_lookup
+/* Sets sym[i] to the index (in the sorted table) of the symbol holding
+ * row i's bucket start, bucket << shift, as ntl_profile_symtab_lookup
  * finds it (MODEL_NO_SYMBOL for none). The rows are in bucket order, so
  * that is one walk through the table, in one call for all of them. */
-void model_symtab_name(struct ntl_profile_symtab *t, struct model_bucket *rows, size_t n,
-                       unsigned shift);
+void model_symtab_name(struct ntl_profile_symtab *t, const struct model_bucket *rows, size_t n,
+                       unsigned shift, uint32_t *sym);
 
 /* Counts count hits in bucket of range (both valid). 0, or NTL_ERR_LIMIT
  * (more than MODEL_MAX_BUCKETS distinct buckets), NTL_ERR_NOMEM. */
@@ -202,12 +217,49 @@ static inline int model_hit(struct ntl_profile *p, size_t range, uint32_t bucket
  * or -1 out of memory. */
 int model_hits_settle(struct ntl_profile *p, size_t range);
 
+/* The hits of bucket, a row of h whose hits are MODEL_BIG_HITS. */
+uint64_t model_big_hits(const struct model_hits *h, uint32_t bucket);
+
+/* The hits of h's row b. */
+static inline uint64_t model_row_hits(const struct model_hits *h, const struct model_bucket *b)
+{
+    return b->hits != MODEL_BIG_HITS ? b->hits : model_big_hits(h, b->bucket);
+}
+
 void model_hits_free(struct model_hits *h);
 
-/* The table's symbols sorted by offset (model_symtab_walk's results point
- * into it), and a number that changes whenever a symbol is added. */
-const struct ntl_profile_symbol *model_symtab_sorted(struct ntl_profile_symtab *t);
-uint64_t model_symtab_gen(const struct ntl_profile_symtab *t);
+/* A symbol as a table keeps it: 16 bytes, not the public struct's 24 (600,000
+ * symbols were 14 MB, much of it first-touch page faults). name is where
+ * its name is in the table's chunks (chunk << 16 | offset: a chunk is
+ * 64 KiB, a longer name has one of its own). size is 0 when unknown (or
+ * past 4 GiB: no module is that large); sorting sets it for all but the
+ * last symbol, which then covers the rest of the module. */
+struct model_symbol {
+    uint64_t offset;
+    uint32_t size;
+    uint32_t name;
+};
+
+struct ntl_profile_symtab {
+    struct model_symbol *v;
+    size_t n, cap;
+    bool sorted;
+    uint64_t gen;             /* symbols added */
+    char **chunks;
+    size_t nchunks, cap_chunks;
+    size_t chunk_used;        /* bytes of the last chunk in use */
+    size_t chunk_size;        /* and its size */
+};
+
+static inline const char *model_symbol_name(const struct ntl_profile_symtab *t,
+                                            const struct model_symbol *s)
+{
+    return t->chunks[s->name >> 16] + (s->name & 0xffff);
+}
+
+/* Sorts the table by offset (once after symbols were added) and sets the
+ * unknown sizes; the rows' and lookups' indices are into t->v then. */
+void model_symtab_sort(struct ntl_profile_symtab *t);
 
 /* Grows an array of elem-sized items to hold n + 1. 0, or -1 out of memory. */
 int model_reserve(void **v, size_t *cap, size_t n, size_t elem);

@@ -60,6 +60,7 @@ void ntl_profile_free(struct ntl_profile *p)
     u64map_free(&p->space_of);
     free(p->scratch_log);
     free(p->scratch_rows);
+    free(p->syms);
     u64map_free(&p->proc_of);
     u64map_free(&p->thread_of);
     ntl_buf_free(&p->frames);

@@ -112,30 +112,40 @@ static const struct model_hits *range_hits(struct ntl_profile *p, size_t range,
     return &p->ranges[range].hits;
 }
 
-/* Names r's rows (settled) unless they are named already: one walk
- * through the sorted symbols, since the rows are in offset order. Returns
- * the sorted symbols the rows' indices point into, or NULL when r has no
- * table. */
-static const struct ntl_profile_symbol *name_rows(struct model_range *r)
+/* The symbol index of each of range's rows (settled), or NULL when the
+ * range has no table (*t is then NULL too). One walk through the sorted
+ * symbols, since the rows are in offset order, done once for a range's
+ * function and bucket tables. -1 when out of memory. */
+static int name_rows(struct ntl_profile *p, size_t range, const struct ntl_profile_symtab **t,
+                     const uint32_t **sym)
 {
-    struct model_hits *h = &r->hits;
+    struct model_range *r = &p->ranges[range];
+    *t = r->syms;
+    *sym = NULL;
     if (!r->syms)
-        return NULL;
-    const struct ntl_profile_symbol *base = model_symtab_sorted(r->syms);
-    uint64_t gen = model_symtab_gen(r->syms);
-    if (h->named_by == r->syms && h->named_gen == gen)
-        return base;
-    model_symtab_name(r->syms, h->rows, h->nrows, r->pub.bucket_shift);
-    h->named_by = r->syms;
-    h->named_gen = gen;
-    return base;
+        return 0;
+    if (p->named_range != range || p->named_by != r->syms || p->named_gen != r->syms->gen) {
+        if (r->hits.nrows > p->cap_syms) {
+            uint32_t *v = realloc(p->syms, r->hits.nrows * sizeof *v);
+            if (!v)
+                return -1;
+            p->syms = v;
+            p->cap_syms = r->hits.nrows;
+        }
+        model_symtab_name(r->syms, r->hits.rows, r->hits.nrows, r->pub.bucket_shift, p->syms);
+        p->named_range = range;
+        p->named_by = r->syms;
+        p->named_gen = r->syms->gen;
+    }
+    *sym = p->syms;
+    return 0;
 }
 
-/* The symbol of row b, from name_rows' base. */
-static const struct ntl_profile_symbol *row_symbol(const struct ntl_profile_symbol *base,
-                                                   const struct model_bucket *b)
+/* Row i's symbol, from name_rows' t and sym, or NULL. */
+static const struct model_symbol *row_symbol(const struct ntl_profile_symtab *t,
+                                             const uint32_t *sym, size_t i)
 {
-    return base && b->sym != MODEL_NO_SYMBOL ? base + b->sym : NULL;
+    return sym && sym[i] != MODEL_NO_SYMBOL ? &t->v[sym[i]] : NULL;
 }
 
 int ntl_profile_buckets(struct ntl_profile *p, size_t range, struct ntl_profile_bucket_row **rows,
@@ -145,14 +155,18 @@ int ntl_profile_buckets(struct ntl_profile *p, size_t range, struct ntl_profile_
     if (!h)
         return err ? err->status : NTL_ERR_NOMEM;
     struct model_range *r = &p->ranges[range];
+    const struct ntl_profile_symtab *t;
+    const uint32_t *sym;
     struct ntl_profile_bucket_row *v = alloc_rows(h->nrows, sizeof *v);
-    if (!v)
+    if (!v || name_rows(p, range, &t, &sym) < 0) {
+        free(v);
         return nomem(err);
-    const struct ntl_profile_symbol *base = name_rows(r);
+    }
     for (size_t i = 0; i < h->nrows; i++) {
         uint64_t off = (uint64_t)h->rows[i].bucket << r->pub.bucket_shift;
-        const struct ntl_profile_symbol *s = row_symbol(base, &h->rows[i]);
-        v[i] = (struct ntl_profile_bucket_row){off, h->rows[i].hits, s ? s->name : NULL,
+        const struct model_symbol *s = row_symbol(t, sym, i);
+        v[i] = (struct ntl_profile_bucket_row){off, model_row_hits(h, &h->rows[i]),
+                                               s ? model_symbol_name(t, s) : NULL,
                                                s ? off - s->offset : 0};
     }
     *rows = v;
@@ -187,22 +201,24 @@ static void sort_functions(struct ntl_profile_function_row *v,
     }
 }
 
-/* A range's buckets per function, in offset order: a symbol's buckets
- * are adjacent, one row for each run. Returns the number of rows. */
-static size_t function_rows(struct model_range *r, struct ntl_profile_function_row *v)
+/* A range's buckets per function, in offset order (its rows named by t
+ * and sym): a symbol's buckets are adjacent, one row for each run.
+ * Returns the number of rows. */
+static size_t function_rows(const struct model_range *r, const struct ntl_profile_symtab *t,
+                            const uint32_t *sym, struct ntl_profile_function_row *v)
 {
-    const struct ntl_profile_symbol *base = name_rows(r);
     const struct model_hits *h = &r->hits;
     size_t k = 0;
     for (size_t i = 0; i < h->nrows; i++) {
-        uint64_t off = (uint64_t)h->rows[i].bucket << r->pub.bucket_shift;
-        const struct ntl_profile_symbol *s = row_symbol(base, &h->rows[i]);
-        if (k && s && v[k - 1].symbol == s->name && v[k - 1].offset == s->offset) {
-            v[k - 1].hits += h->rows[i].hits;
+        const struct model_symbol *s = row_symbol(t, sym, i);
+        if (k && s && sym[i - 1] == sym[i]) {
+            v[k - 1].hits += model_row_hits(h, &h->rows[i]);
             continue;
         }
-        v[k++] = (struct ntl_profile_function_row){s ? s->name : NULL, s ? s->offset : off,
-                                                   h->rows[i].hits};
+        uint64_t off = (uint64_t)h->rows[i].bucket << r->pub.bucket_shift;
+        v[k++] = (struct ntl_profile_function_row){s ? model_symbol_name(t, s) : NULL,
+                                                   s ? s->offset : off,
+                                                   model_row_hits(h, &h->rows[i])};
     }
     return k;
 }
@@ -214,14 +230,16 @@ int ntl_profile_functions(struct ntl_profile *p, size_t range,
     const struct model_hits *h = range_hits(p, range, err);
     if (!h)
         return err ? err->status : NTL_ERR_NOMEM;
+    const struct ntl_profile_symtab *t;
+    const uint32_t *sym;
     struct ntl_profile_function_row *v = alloc_rows(h->nrows, sizeof *v),
                                     *tmp = alloc_rows(h->nrows, sizeof *tmp);
-    if (!v || !tmp) {
+    if (!v || !tmp || name_rows(p, range, &t, &sym) < 0) {
         free(v);
         free(tmp);
         return nomem(err);
     }
-    size_t k = function_rows(&p->ranges[range], v);
+    size_t k = function_rows(&p->ranges[range], t, sym, v);
     sort_functions(v, tmp, k);
     free(tmp);
     *rows = v;
@@ -245,10 +263,9 @@ int ntl_profile_symbolize(struct ntl_profile *p, uint32_t pid, uint64_t addr, ch
     }
     const struct model_range *g = &p->ranges[r];
     uint64_t off = addr - g->pub.base, disp;
-    const struct ntl_profile_symbol *s = g->syms ? ntl_profile_symtab_lookup(g->syms, off, &disp)
-                                                 : NULL;
-    if (s)
-        snprintf(buf, size, "%s", s->name);
+    struct ntl_profile_symbol s;
+    if (g->syms && ntl_profile_symtab_lookup(g->syms, off, &s, &disp))
+        snprintf(buf, size, "%s", s.name);
     else
         snprintf(buf, size, "%s+0x%" PRIx64, g->pub.name, off);
     return 1;

@@ -7,19 +7,11 @@
 
 #define SYMTAB_MAX (1u << 24)
 /* Names are copied into chunks of this size (one malloc for thousands of
- * names, not one each); a longer name gets a chunk of its own. */
-#define NAME_CHUNK ((size_t)64 << 10)
-
-struct ntl_profile_symtab {
-    struct ntl_profile_symbol *v;
-    size_t n, cap;
-    bool sorted;
-    uint64_t gen;             /* symbols added */
-    char **chunks;
-    size_t nchunks, cap_chunks;
-    char *name_at;            /* where the last chunk's free bytes start */
-    size_t chunk_left;        /* and how many there are */
-};
+ * names, not one each); a longer name gets a chunk of its own. A symbol
+ * holds its name's place in 32 bits (model_symbol), hence at most 2^16
+ * chunks. */
+#define NAME_CHUNK ((size_t)1 << 16)
+#define MAX_CHUNKS ((size_t)1 << 16)
 
 int ntl_profile_symtab_new(struct ntl_profile_symtab **out, struct ntl_error *err)
 {
@@ -39,26 +31,43 @@ void ntl_profile_symtab_free(struct ntl_profile_symtab *t)
     free(t);
 }
 
-/* A copy of name in t's chunks, or NULL out of memory. */
-static char *copy_name(struct ntl_profile_symtab *t, const char *name)
+static int nomem(struct ntl_error *err)
+{
+    return ntl_error_set(err, NTL_ERR_NOMEM, "symbol table", NTL_NO_OFFSET, "out of memory");
+}
+
+/* A new chunk of size bytes, the last. 0, or NTL_ERR_LIMIT, NTL_ERR_NOMEM. */
+static int new_chunk(struct ntl_profile_symtab *t, size_t size, struct ntl_error *err)
+{
+    if (t->nchunks >= MAX_CHUNKS)
+        return ntl_error_set(err, NTL_ERR_LIMIT, "symbol table", NTL_NO_OFFSET,
+                             "more than %zu chunks of names", MAX_CHUNKS);
+    char *c = malloc(size);
+    if (!c ||
+        model_reserve((void **)&t->chunks, &t->cap_chunks, t->nchunks, sizeof *t->chunks) < 0) {
+        free(c);
+        return nomem(err);
+    }
+    t->chunks[t->nchunks++] = c;
+    t->chunk_used = 0;
+    t->chunk_size = size;
+    return 0;
+}
+
+/* Copies name into t's chunks and sets *at to its place. 0, or
+ * NTL_ERR_LIMIT, NTL_ERR_NOMEM. */
+static int copy_name(struct ntl_profile_symtab *t, const char *name, uint32_t *at,
+                     struct ntl_error *err)
 {
     size_t len = strlen(name) + 1;
-    if (len > t->chunk_left) {
-        size_t size = len > NAME_CHUNK ? len : NAME_CHUNK;
-        char *c = malloc(size);
-        if (!c || model_reserve((void **)&t->chunks, &t->cap_chunks, t->nchunks,
-                                sizeof *t->chunks) < 0) {
-            free(c);
-            return NULL;
-        }
-        t->chunks[t->nchunks++] = t->name_at = c;
-        t->chunk_left = size;
-    }
-    char *at = t->name_at;
-    memcpy(at, name, len);
-    t->name_at += len;
-    t->chunk_left -= len;
-    return at;
+    int rc;
+    if (len > t->chunk_size - t->chunk_used &&
+        (rc = new_chunk(t, len > NAME_CHUNK ? len : NAME_CHUNK, err)) < 0)
+        return rc;
+    memcpy(t->chunks[t->nchunks - 1] + t->chunk_used, name, len);
+    *at = (uint32_t)((t->nchunks - 1) << 16 | t->chunk_used);
+    t->chunk_used += len;
+    return 0;
 }
 
 int ntl_profile_symtab_add(struct ntl_profile_symtab *t, const char *name, uint64_t offset,
@@ -67,11 +76,15 @@ int ntl_profile_symtab_add(struct ntl_profile_symtab *t, const char *name, uint6
     if (t->n >= SYMTAB_MAX)
         return ntl_error_set(err, NTL_ERR_LIMIT, "symbol table", NTL_NO_OFFSET,
                              "more than %u symbols", SYMTAB_MAX);
-    char *copy;
-    if (model_reserve((void **)&t->v, &t->cap, t->n, sizeof *t->v) < 0 ||
-        !(copy = copy_name(t, name)))
-        return ntl_error_set(err, NTL_ERR_NOMEM, "symbol table", NTL_NO_OFFSET, "out of memory");
-    t->v[t->n++] = (struct ntl_profile_symbol){.name = copy, .offset = offset, .size = size};
+    if (model_reserve((void **)&t->v, &t->cap, t->n, sizeof *t->v) < 0)
+        return nomem(err);
+    struct model_symbol *s = &t->v[t->n];
+    int rc = copy_name(t, name, &s->name, err);
+    if (rc < 0)
+        return rc;
+    s->offset = offset;
+    s->size = size <= UINT32_MAX ? (uint32_t)size : 0;
+    t->n++;
     t->sorted = false;
     t->gen++;
     return 0;
@@ -81,64 +94,96 @@ size_t ntl_profile_symtab_count(const struct ntl_profile_symtab *t) { return t->
 
 /* By offset; at one offset the sized symbol first, then by name, so the
  * choice among aliases does not depend on the input's order. */
-static int by_offset(const void *a, const void *b)
+static int by_offset(const struct ntl_profile_symtab *t, const struct model_symbol *x,
+                     const struct model_symbol *y)
 {
-    const struct ntl_profile_symbol *x = a, *y = b;
     if (x->offset != y->offset)
         return x->offset < y->offset ? -1 : 1;
     if (x->size != y->size)
         return x->size > y->size ? -1 : 1;
-    return strcmp(x->name, y->name);
+    return strcmp(model_symbol_name(t, x), model_symbol_name(t, y));
 }
 
 static bool in_order(const struct ntl_profile_symtab *t)
 {
     for (size_t i = 1; i < t->n; i++)
-        if (t->v[i - 1].offset >= t->v[i].offset && by_offset(&t->v[i - 1], &t->v[i]) > 0)
+        if (t->v[i - 1].offset >= t->v[i].offset && by_offset(t, &t->v[i - 1], &t->v[i]) > 0)
             return false;
     return true;
 }
 
-static void sort(struct ntl_profile_symtab *t)
+/* Moves v[i] down the heap of n until both children are smaller. */
+static void sift(const struct ntl_profile_symtab *t, struct model_symbol *v, size_t i, size_t n)
 {
-    /* Tables often come sorted (kallsyms, most symtabs): no qsort then. An
-     * empty table's array is NULL, which qsort may not take. */
-    if (t->n && !in_order(t))
-        qsort(t->v, t->n, sizeof *t->v, by_offset);
+    struct model_symbol s = v[i];
+    for (size_t c; (c = 2 * i + 1) < n; i = c) {
+        if (c + 1 < n && by_offset(t, &v[c], &v[c + 1]) < 0)
+            c++;
+        if (by_offset(t, &s, &v[c]) >= 0)
+            break;
+        v[i] = v[c];
+    }
+    v[i] = s;
+}
+
+/* Heapsort: in place (a lookup that sorts cannot fail for memory), and the
+ * comparison needs the table for names, which qsort's cannot have. Equal
+ * symbols (offset, size and name) are interchangeable, so stability does
+ * not matter. */
+static void heap_sort(struct ntl_profile_symtab *t)
+{
+    struct model_symbol *v = t->v;
+    for (size_t i = t->n / 2; i-- > 0;)
+        sift(t, v, i, t->n);
+    for (size_t n = t->n; n > 1; n--) {
+        struct model_symbol top = v[0];
+        v[0] = v[n - 1];
+        v[n - 1] = top;
+        sift(t, v, 0, n - 1);
+    }
+}
+
+void model_symtab_sort(struct ntl_profile_symtab *t)
+{
+    if (t->sorted)
+        return;
+    /* Tables often come sorted (kallsyms, most symtabs): no sort then. */
+    if (!in_order(t))
+        heap_sort(t);
     /* An unsized symbol ends where the next one at a higher offset starts;
-     * the last one stays unsized and covers the rest of the module. */
+     * the last one stays unsized and covers the rest of the module (as
+     * does one whose next is 4 GiB or more away). */
     for (size_t i = 0, j = 0; i < t->n; i++) {
         while (j < t->n && t->v[j].offset <= t->v[i].offset)
             j++;
-        if (!t->v[i].size && j < t->n)
-            t->v[i].size = t->v[j].offset - t->v[i].offset;
+        uint64_t gap = j < t->n ? t->v[j].offset - t->v[i].offset : 0;
+        if (!t->v[i].size && gap <= UINT32_MAX)
+            t->v[i].size = (uint32_t)gap;
     }
     t->sorted = true;
 }
 
-/* The symbol for offset given lo, the number of symbols starting at or
- * before it: the first alias at the last such offset, if it covers offset. */
-static const struct ntl_profile_symbol *holder(const struct ntl_profile_symtab *t, size_t lo,
-                                               uint64_t offset, uint64_t *disp)
+/* The index of the symbol for offset given lo, the number of symbols
+ * starting at or before it: the first alias at the last such offset, if
+ * it covers offset; MODEL_NO_SYMBOL if none does. */
+static uint32_t holder(const struct ntl_profile_symtab *t, size_t lo, uint64_t offset)
 {
     /* Aliases sort together; take the first of the run at that offset. */
     while (lo > 1 && t->v[lo - 2].offset == t->v[lo - 1].offset)
         lo--;
     if (!lo)
-        return NULL;
-    const struct ntl_profile_symbol *s = &t->v[lo - 1];
+        return MODEL_NO_SYMBOL;
+    const struct model_symbol *s = &t->v[lo - 1];
     /* An unsized last symbol covers the rest of the module. */
     if (s->size && offset - s->offset >= s->size)
-        return NULL;
-    *disp = offset - s->offset;
-    return s;
+        return MODEL_NO_SYMBOL;
+    return (uint32_t)(lo - 1);
 }
 
-const struct ntl_profile_symbol *ntl_profile_symtab_lookup(struct ntl_profile_symtab *t,
-                                                           uint64_t offset, uint64_t *disp)
+int ntl_profile_symtab_lookup(struct ntl_profile_symtab *t, uint64_t offset,
+                              struct ntl_profile_symbol *sym, uint64_t *disp)
 {
-    if (!t->sorted)
-        sort(t);
+    model_symtab_sort(t);
     size_t lo = 0, hi = t->n;
     while (lo < hi) {  /* the last symbol starting at or before offset */
         size_t mid = lo + (hi - lo) / 2;
@@ -147,32 +192,26 @@ const struct ntl_profile_symbol *ntl_profile_symtab_lookup(struct ntl_profile_sy
         else
             hi = mid;
     }
-    return holder(t, lo, offset, disp);
+    uint32_t i = holder(t, lo, offset);
+    if (i == MODEL_NO_SYMBOL)
+        return 0;
+    const struct model_symbol *s = &t->v[i];
+    *sym = (struct ntl_profile_symbol){model_symbol_name(t, s), s->offset, s->size};
+    *disp = offset - s->offset;
+    return 1;
 }
 
-void model_symtab_name(struct ntl_profile_symtab *t, struct model_bucket *rows, size_t n,
-                       unsigned shift)
+void model_symtab_name(struct ntl_profile_symtab *t, const struct model_bucket *rows, size_t n,
+                       unsigned shift, uint32_t *sym)
 {
-    if (!t->sorted)
-        sort(t);
-    uint64_t disp;
+    model_symtab_sort(t);
     for (size_t i = 0, lo = 0; i < n; i++) {
         uint64_t off = (uint64_t)rows[i].bucket << shift;
         while (lo < t->n && t->v[lo].offset <= off)
             lo++;
-        const struct ntl_profile_symbol *s = holder(t, lo, off, &disp);
-        rows[i].sym = s ? (uint32_t)(s - t->v) : MODEL_NO_SYMBOL;
+        sym[i] = holder(t, lo, off);
     }
 }
-
-const struct ntl_profile_symbol *model_symtab_sorted(struct ntl_profile_symtab *t)
-{
-    if (!t->sorted)
-        sort(t);
-    return t->v;
-}
-
-uint64_t model_symtab_gen(const struct ntl_profile_symtab *t) { return t->gen; }
 
 int ntl_profile_symtab_from_pe(const void *data, size_t size, struct ntl_profile_symtab **out,
                                struct ntl_error *err)

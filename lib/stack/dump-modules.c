@@ -215,17 +215,17 @@ const char *dump_module_name_of(struct dump_memory *dm, struct dump_module *m, u
     uint64_t at = va - (caller ? 1 : 0), disp;
     if (!m->syms || at - m->md->base >= m->md->size)
         return NULL;
-    const struct ntl_profile_symbol *s = ntl_profile_symtab_lookup(m->syms, at - m->md->base, &disp);
-    if (!s)
+    struct ntl_profile_symbol s;
+    if (!ntl_profile_symtab_lookup(m->syms, at - m->md->base, &s, &disp))
         return NULL;
     if (m->has_unwind) {
         struct ntl_unwind_mem mem = {dump_memory_read, dm};
         struct ntl_unwind_x64_function f;
         struct ntl_error err = {0};
         if (ntl_unwind_x64_lookup(&mem, &m->img, (uint32_t)(at - m->md->base), &f, &err) == 1 &&
-            s->offset < f.begin)
+            s.offset < f.begin)
             return NULL;
     }
-    *off = va - m->md->base - s->offset;
-    return s->name;
+    *off = va - m->md->base - s.offset;
+    return s.name;
 }

@@ -185,6 +185,81 @@ static void test_bucket_rows(void)
     ntl_profile_free(p);
 }
 
+/* Two ranges of one file (one table) read in turns: each range's rows
+ * named by its own walk, not the other's (the report keeps one range's
+ * names at a time). */
+static void test_shared_table(void)
+{
+    struct ntl_profile *p;
+    struct ntl_profile_symtab *t;
+    struct ntl_profile_bucket_row *b;
+    struct ntl_profile_function_row *f;
+    struct ntl_error err = {0};
+    size_t n;
+    CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
+    CHECK_EQ_INT(ntl_profile_symtab_new(&t, &err), 0);
+    CHECK_EQ_INT(ntl_profile_symtab_add(t, "lo", 0, 0, &err), 0);
+    CHECK_EQ_INT(ntl_profile_symtab_add(t, "hi", 0x800, 0, &err), 0);
+    CHECK_EQ_INT(ntl_profile_add_range(p, 1, "m", "/m", 0x10000, 0x1000, 2, &err), 0);
+    CHECK_EQ_INT(ntl_profile_add_range(p, 2, "m", "/m", 0x10000, 0x1000, 2, &err), 1);
+    CHECK_EQ_INT(ntl_profile_use_symbols(p, "/m", t, &err), 0);
+    CHECK_EQ_INT(ntl_profile_add_hits(p, 0, 0x10, 3, &err), 0);     /* lo+0x40 */
+    CHECK_EQ_INT(ntl_profile_add_hits(p, 1, 0x3ff, 1, &err), 0);    /* hi+0x7fc */
+    CHECK_EQ_INT(ntl_profile_add_hits(p, 1, 0x200, 2, &err), 0);    /* hi */
+    for (unsigned round = 0; round < 2; round++)
+        for (size_t r = 0; r < 2; r++) {
+            CHECK_EQ_INT(ntl_profile_functions(p, r, &f, &n, &err), 0);
+            CHECK(n == 1 && !strcmp(f[0].symbol, r ? "hi" : "lo") && f[0].hits == 3);
+            free(f);
+            CHECK_EQ_INT(ntl_profile_buckets(p, r, &b, &n, &err), 0);
+            CHECK_EQ_U64(n, r ? 2 : 1);
+            CHECK(n && !strcmp(b[n - 1].symbol, r ? "hi" : "lo"));
+            CHECK_EQ_U64(n ? b[n - 1].disp : 0, r ? 0x7fc : 0x40);
+            free(b);
+        }
+    ntl_profile_free(p);
+}
+
+/* Buckets with 2^32 - 1 hits or more (a row holds 32 bits, the rest are
+ * kept aside): weighted and single hits, read, added to and read again. */
+static void test_big_hits(void)
+{
+    static const uint64_t want[2][4] = {
+        {1, 6000000000ull, 0, UINT32_MAX},
+        {1, 6000000001ull, 7, 2ull * UINT32_MAX},
+    };
+    struct ntl_profile *p;
+    struct ntl_profile_bucket_row *rows;
+    struct ntl_profile_function_row *f;
+    struct ntl_error err = {0};
+    size_t n;
+    CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
+    CHECK_EQ_INT(ntl_profile_add_range(p, 1, "m", "/m", 0x10000, 0x10, 2, &err), 0);
+    CHECK_EQ_INT(ntl_profile_add_hits(p, 0, 1, 3000000000ull, &err), 0);
+    CHECK_EQ_INT(ntl_profile_add_hits(p, 0, 3, UINT32_MAX - 1, &err), 0);
+    CHECK_EQ_INT(ntl_profile_add_hits(p, 0, 1, 3000000000ull, &err), 0);
+    CHECK_EQ_INT(ntl_profile_add_hits(p, 0, 0, 1, &err), 0);
+    CHECK_EQ_INT(ntl_profile_add_hits(p, 0, 3, 1, &err), 0);
+    for (unsigned round = 0; round < 2; round++) {
+        CHECK_EQ_INT(ntl_profile_buckets(p, 0, &rows, &n, &err), 0);
+        CHECK_EQ_U64(n, round ? 4 : 3);
+        for (size_t r = 0; r < n; r++)
+            CHECK_EQ_U64(rows[r].hits, want[round][rows[r].offset >> 2]);
+        free(rows);
+        CHECK_EQ_INT(ntl_profile_functions(p, 0, &f, &n, &err), 0);
+        CHECK_EQ_U64(n, round ? 4 : 3);
+        for (size_t r = 0; r < n; r++) {
+            CHECK_EQ_U64(f[r].hits, want[round][f[r].offset >> 2]);
+            CHECK(!r || f[r - 1].hits > f[r].hits);
+        }
+        free(f);
+        CHECK_EQ_INT(ntl_profile_add_hits(p, 0, 1, 1, &err), 0);
+        CHECK_EQ_INT(ntl_profile_add_hits(p, 0, 2, 7, &err), 0);
+        CHECK_EQ_INT(ntl_profile_add_hits(p, 0, 3, UINT32_MAX, &err), 0);
+    }
+    ntl_profile_free(p);
+}
+
 /* The bucket log: hits read, added to and read again, a log long enough
  * to be merged before any read (over 65,536 hits in one range), weighted
  * hits out of order, buckets needing every radix digit; each bucket's hits
@@ -295,11 +370,17 @@ static void test_symbols_and_report(void)
     CHECK_EQ_INT(ntl_profile_symtab_add(t, "g", 0x200, 0, &err), 0);
     CHECK_EQ_INT(ntl_profile_symtab_add(t, "f", 0x100, 0x10, &err), 0);
     CHECK_EQ_INT(ntl_profile_symtab_add(t, "f_alias", 0x100, 0, &err), 0);
-    CHECK(ntl_profile_symtab_lookup(t, 0xff, &disp) == NULL);
-    CHECK_EQ_STR(ntl_profile_symtab_lookup(t, 0x104, &disp)->name, "f");
+    struct ntl_profile_symbol s;
+    CHECK_EQ_INT(ntl_profile_symtab_lookup(t, 0xff, &s, &disp), 0);
+    CHECK_EQ_INT(ntl_profile_symtab_lookup(t, 0x104, &s, &disp), 1);
+    CHECK_EQ_STR(s.name, "f");
+    CHECK_EQ_U64(s.offset, 0x100);
+    CHECK_EQ_U64(s.size, 0x10);
     CHECK_EQ_U64(disp, 4);
-    CHECK(ntl_profile_symtab_lookup(t, 0x110, &disp) == NULL);   /* past f's size */
-    CHECK_EQ_STR(ntl_profile_symtab_lookup(t, 0x5000, &disp)->name, "g");
+    CHECK_EQ_INT(ntl_profile_symtab_lookup(t, 0x110, &s, &disp), 0);   /* past f's size */
+    CHECK_EQ_INT(ntl_profile_symtab_lookup(t, 0x5000, &s, &disp), 1);
+    CHECK_EQ_STR(s.name, "g");
+    CHECK_EQ_U64(s.size, 0);   /* the last unsized symbol: to the module's end */
 
     CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
     CHECK_EQ_INT(ntl_profile_add_range(p, 1, "m", "/m", 0x10000, 0x1000, 2, &err), 0);
@@ -363,12 +444,14 @@ static void test_elf(const char *self)
     CHECK(t && ntl_profile_symtab_count(t) > 5);
     if (t) {
         uint64_t off = (uint64_t)(uintptr_t)test_elf - (uint64_t)(uintptr_t)&__executable_start;
-        const struct ntl_profile_symbol *s = ntl_profile_symtab_lookup(t, off + 1, &disp);
-        CHECK_EQ_STR(s ? s->name : "", "test_elf");
+        struct ntl_profile_symbol s = {0};
+        CHECK_EQ_INT(ntl_profile_symtab_lookup(t, off + 1, &s, &disp), 1);
+        CHECK_EQ_STR(s.name ? s.name : "", "test_elf");
         CHECK_EQ_U64(disp, 1);
         off = (uint64_t)(uintptr_t)aliased_fn - (uint64_t)(uintptr_t)&__executable_start;
-        s = ntl_profile_symtab_lookup(t, off, &disp);
-        CHECK_EQ_STR(s ? s->name : "", "aliased_fn");
+        s.name = NULL;
+        CHECK_EQ_INT(ntl_profile_symtab_lookup(t, off, &s, &disp), 1);
+        CHECK_EQ_STR(s.name ? s.name : "", "aliased_fn");
     }
     ntl_profile_symtab_free(t);
     CHECK_EQ_INT(ntl_profile_symtab_from_elf("/nonexistent", &t, &err), NTL_ERR_IO);
@@ -385,6 +468,8 @@ int main(int argc, char **argv)
     test_stacks_dropped();
     test_bucket_rows();
     test_bucket_log();
+    test_big_hits();
+    test_shared_table();
     test_range_grid();
     test_symbols_and_report();
     test_elf(argv[0]);
