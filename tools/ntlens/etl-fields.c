@@ -191,14 +191,14 @@ static char *json_member(struct walk *w, const struct ntl_etl_field *f, size_t v
     const struct etl_key_seen *key =
         w->static_names && !f->in_array ? key_seen(w->out, f->name) : NULL;
     size_t nlen = key || f->in_array ? 0 : strlen(f->name);
-    char *d = room(j, 6 * nlen + vmax + 8 + (key ? key->len : 0));
+    char *d = room(j, 6 * nlen + vmax + 8 + (key ? sizeof key->text : 0));
     if (!d)
         return NULL;
     if (!w->first[f->depth])
         *d++ = ',';
     w->first[f->depth] = false;
-    if (key) {
-        memcpy(d, key->text, key->len);
+    if (key) { /* all of text: a fixed-size copy is a few moves, not `rep movsb` */
+        memcpy(d, key->text, sizeof key->text);
         d += key->len;
     } else if (!f->in_array) {
         d = json_string_to(d, f->name, nlen);
@@ -250,6 +250,60 @@ static bool hex_number(const struct ntl_etl_field *f)
     }
 }
 
+/* Four UTF-16 units in w, in each 16-bit lane at once (a lane's value +
+ * 0x7fe0 reaches bit 15 when it is >= 0x20, and so on; no lane carries into
+ * the next): whether all are printable ASCII, and whether JSON escapes none. */
+#define LANES(v) ((v) * 0x0001000100010001ull)
+static bool printable4(uint64_t w)
+{
+    const uint64_t top = LANES(0x8000);
+    return !(w & LANES(0xff00)) && ((w + LANES(0x7fe0)) & ~(w + LANES(0x7f81)) & top) == top;
+}
+
+static bool plain4(uint64_t w)
+{
+    const uint64_t top = LANES(0x8000);
+    uint64_t no_quote = (w ^ LANES('"')) + LANES(0x7fff);
+    uint64_t no_bslash = (w ^ LANES('\\')) + LANES(0x7fff);
+    return printable4(w) && (no_quote & no_bslash & top) == top;
+}
+
+/* Whether the n UTF-16 units at s are all printable ASCII. */
+static bool printable_ascii(const uint8_t *s, size_t n)
+{
+    size_t k = 0;
+    for (; k + 4 <= n; k += 4)
+        if (!printable4(ntl_le64(s + 2 * k)))
+            return false;
+    for (; k < n; k++)
+        if (ntl_le16(s + 2 * k) < 0x20 || ntl_le16(s + 2 * k) >= 0x7f)
+            return false;
+    return true;
+}
+
+/* The n printable ASCII units at s as a JSON string at d, '"' and '\\'
+ * escaped (paths: every separator); the end. */
+static char *ascii_to(char *d, const uint8_t *s, size_t n)
+{
+    size_t k = 0;
+    *d++ = '"';
+    while (k < n) {
+        uint64_t w;
+        if (n - k >= 4 && plain4(w = ntl_le64(s + 2 * k))) {
+            d[0] = (char)w, d[1] = (char)(w >> 16), d[2] = (char)(w >> 32), d[3] = (char)(w >> 48);
+            d += 4;
+            k += 4;
+            continue;
+        }
+        char c = (char)s[2 * k++];
+        if (c == '"' || c == '\\')
+            *d++ = '\\';
+        *d++ = c;
+    }
+    *d++ = '"';
+    return d;
+}
+
 /* The common values of JSON-only output written straight into the object,
  * as json_value would write them: integers, and UTF-16 strings of printable
  * ASCII (file and image names, their backslashes escaped). false when v must take the general path. */
@@ -283,23 +337,11 @@ static bool json_direct(struct walk *w, const struct ntl_etl_field *f)
     }
     if (f->in_type != NTL_ETL_IN_UNICODESTRING && f->in_type != NTL_ETL_IN_COUNTEDSTRING)
         return false;
-    size_t units = f->size / 2;
-    for (size_t k = 0; k < units; k++) {
-        uint16_t u = (uint16_t)(f->data[2 * k] | f->data[2 * k + 1] << 8);
-        if (u < 0x20 || u >= 0x7f)
-            return false;
-    }
-    if (!(d = json_member(w, f, 2 * units + 2)))
+    if (!printable_ascii(f->data, f->size / 2))
+        return false;
+    if (!(d = json_member(w, f, 2 * (f->size / 2) + 2)))
         return true;
-    *d++ = '"';
-    for (size_t k = 0; k < units; k++) {
-        char c = (char)f->data[2 * k];
-        if (c == '"' || c == '\\') /* paths: every separator escaped */
-            *d++ = '\\';
-        *d++ = c;
-    }
-    *d++ = '"';
-    done(&w->out->json, d);
+    done(&w->out->json, ascii_to(d, f->data, f->size / 2));
     return true;
 }
 
