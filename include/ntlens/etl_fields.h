@@ -212,6 +212,31 @@ int ntl_etl_mof_begin(struct ntl_etl_mof *d, const struct ntl_etl_event *ev);
  * After an error, further calls return the same status. */
 int ntl_etl_mof_next(struct ntl_etl_mof *d, struct ntl_etl_field *f, struct ntl_error *err);
 
+/* A kernel layout's fixed prefix, for decoding many events of one layout
+ * without walking it: the fields before the first whose size or presence
+ * the payload decides (a SID, a string, an array, a last optional string),
+ * at fixed offsets. It depends only on an event's kind, group, opcode,
+ * version and pointer size. For an event of that layout whose payload holds
+ * total bytes or more, ntl_etl_mof_next gives f[0..n) (data then pointing at
+ * payload + payload_offset) and then what the decoder from
+ * ntl_etl_mof_resume gives. */
+#define NTL_ETL_MOF_PREFIX_MAX 24
+struct ntl_etl_mof_prefix {
+    const char *class_name;
+    size_t n, total;              /* the fixed fields and their bytes */
+    bool whole;                   /* they are all of the layout's fields */
+    struct ntl_etl_field f[NTL_ETL_MOF_PREFIX_MAX];   /* data NULL */
+    /* private */
+    const void *layout;
+};
+
+/* 1 with *p set when ev's group, opcode and version have a known layout
+ * (as ntl_etl_mof_begin), 0 when not. */
+int ntl_etl_mof_prefix(struct ntl_etl_mof_prefix *p, const struct ntl_etl_event *ev);
+/* Starts d on ev (of p's layout, payload_size >= p->total) after p's fields. */
+void ntl_etl_mof_resume(struct ntl_etl_mof *d, const struct ntl_etl_mof_prefix *p,
+                        const struct ntl_etl_event *ev);
+
 /* The name of a well-known provider or kernel event class ("Microsoft-
  * Windows-DotNETRuntime", "Windows Kernel/Process"); NULL when unknown. */
 const char *ntl_etl_provider_name(const struct ntl_guid *g);

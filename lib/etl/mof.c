@@ -234,22 +234,46 @@ static const struct mof_layout *find(const struct mof_layout *table, size_t n,
     return NULL;
 }
 
-int ntl_etl_mof_begin(struct ntl_etl_mof *d, const struct ntl_etl_event *ev)
+/* ev's layout: from its kind, group, opcode, version only (the prefix's
+ * promise); NULL when none. */
+static const struct mof_layout *layout_of(const struct ntl_etl_event *ev)
 {
     const struct mof_layout *l;
-    memset(d, 0, sizeof *d);
-    d->ev = ev;
     if (ev->kind > NTL_ETL_KIND_PERFINFO)
-        return 0;
+        return NULL;
     if (!(l = find(layouts, sizeof layouts / sizeof layouts[0], ev)) &&
         !(l = find(ntl_etl_mof_more, ntl_etl_mof_nmore, ev)) &&
         !(l = find(ntl_etl_mof_config, ntl_etl_mof_nconfig, ev)) &&
-        !(l = find(ntl_etl_mof_fileio, ntl_etl_mof_nfileio, ev)) &&
-        !(l = find(ntl_etl_mof_old, ntl_etl_mof_nold, ev)))
+        !(l = find(ntl_etl_mof_fileio, ntl_etl_mof_nfileio, ev)))
+        l = find(ntl_etl_mof_old, ntl_etl_mof_nold, ev);
+    return l;
+}
+
+int ntl_etl_mof_begin(struct ntl_etl_mof *d, const struct ntl_etl_event *ev)
+{
+    const struct mof_layout *l = layout_of(ev);
+    memset(d, 0, sizeof *d);
+    d->ev = ev;
+    if (!l)
         return 0;
     d->class_name = l->class_name;
     d->layout = l->fields;
     return 1;
+}
+
+/* The bytes of a field whose size the payload does not decide; 0 for the
+ * others (SIDs, strings, char16 arrays cut at their NUL, arrays). */
+static size_t fixed_len(unsigned type, size_t psz)
+{
+    switch (type) {
+    case U8: case S8: return 1;
+    case U16: case S16: return 2;
+    case GUID: case NTL_ETL_IN_SYSTEMTIME: case IPV6: return 16;
+    case U32: case S32: case X32: return 4;
+    case NTL_ETL_IN_FILETIME: case NTL_ETL_IN_INT64: case NTL_ETL_IN_UINT64: return 8;
+    case P: case PTR: return psz;
+    default: return 0;
+    }
 }
 
 /* A WmiSid: TOKEN_USER (two pointers' worth) then the SID, or 4 zero bytes. */
@@ -280,14 +304,11 @@ static bool extent(const struct mof_field *m, const uint8_t *p, size_t n, size_t
         *len = 2 * ntl_utf16_unit_len(p, (n < *total ? n : *total) / 2);
         return *total <= n;
     }
+    if ((*len = fixed_len(m->type, psz))) {
+        *total = *len;
+        return *total <= n;
+    }
     switch (m->type) {
-    case U8: case S8: *len = 1; break;
-    case U16: case S16: *len = 2; break;
-    case GUID: case NTL_ETL_IN_SYSTEMTIME: *len = 16; break;
-    case U32: case S32: case X32: *len = 4; break;
-    case NTL_ETL_IN_FILETIME: case NTL_ETL_IN_INT64: case NTL_ETL_IN_UINT64: *len = 8; break;
-    case IPV6: *len = 16; break;
-    case P: case PTR: *len = psz; break;
     case WMISID:
         if (!wmisid(p, n, psz, skip, len))
             return false;
@@ -312,6 +333,22 @@ static bool extent(const struct mof_field *m, const uint8_t *p, size_t n, size_t
 /* A field cleared by copying a zero one: memset of its ~100 bytes became
  * `rep stos`, whose start-up was 40% of this decoder's time per field. */
 static const struct ntl_etl_field zero_field;
+
+/* The VALUE item of m: its size bytes at data, the field at pos. */
+static void value_field(struct ntl_etl_field *f, const struct mof_field *m, const uint8_t *data,
+                        size_t size, size_t pos)
+{
+    *f = zero_field;
+    f->item = NTL_ETL_ITEM_VALUE;
+    f->name = m->name;
+    f->in_type = (uint8_t)(m->type == PTR ? P : m->type == WMISID ? NTL_ETL_IN_SID
+                           : m->type == WSTR_OPTIONAL || m->type & FIXW ? WSTR
+                           : m->type == IPV6 ? NTL_ETL_IN_BINARY : m->type);
+    f->out_type = m->type == PTR ? NTL_ETL_OUT_UNSIGNED : m->out;
+    f->data = data;
+    f->size = size;
+    f->payload_offset = pos;
+}
 
 /* The UTF-16 strings that fill the rest of the payload: how many, or
  * SIZE_MAX when the last has no NUL. */
@@ -391,17 +428,37 @@ int ntl_etl_mof_next(struct ntl_etl_mof *d, struct ntl_etl_field *f, struct ntl_
         return d->status = ntl_error_set(err, NTL_ERR_TRUNCATED, d->class_name, ev->offset,
                                          "field '%s': value runs past the payload at %zu",
                                          m->name, d->pos);
-    *f = zero_field;
-    f->item = NTL_ETL_ITEM_VALUE;
-    f->name = m->name;
-    f->in_type = (uint8_t)(m->type == PTR ? P : m->type == WMISID ? NTL_ETL_IN_SID
-                           : m->type == WSTR_OPTIONAL || m->type & FIXW ? WSTR
-                           : m->type == IPV6 ? NTL_ETL_IN_BINARY : m->type);
-    f->out_type = m->type == PTR ? NTL_ETL_OUT_UNSIGNED : m->out;
-    f->data = ev->payload + d->pos + skip;
-    f->size = len;
-    f->payload_offset = d->pos;
+    value_field(f, m, ev->payload + d->pos + skip, len, d->pos);
     d->pos += total;
     d->index++;
     return 1;
+}
+
+int ntl_etl_mof_prefix(struct ntl_etl_mof_prefix *p, const struct ntl_etl_event *ev)
+{
+    const struct mof_layout *l = layout_of(ev);
+    size_t psz = ev->is64 ? 8 : 4, len;
+    if (!l)
+        return 0;
+    p->class_name = l->class_name;
+    p->layout = l->fields;
+    p->n = p->total = 0;
+    const struct mof_field *m = l->fields;
+    for (; m->name && p->n < NTL_ETL_MOF_PREFIX_MAX && (len = fixed_len(m->type, psz)); m++) {
+        value_field(&p->f[p->n++], m, NULL, len, p->total);
+        p->total += len;
+    }
+    p->whole = !m->name;
+    return 1;
+}
+
+void ntl_etl_mof_resume(struct ntl_etl_mof *d, const struct ntl_etl_mof_prefix *p,
+                        const struct ntl_etl_event *ev)
+{
+    memset(d, 0, sizeof *d);
+    d->ev = ev;
+    d->class_name = p->class_name;
+    d->layout = p->layout;
+    d->index = p->n;
+    d->pos = p->total;
 }

@@ -69,6 +69,10 @@ static int ev_error(const struct etl_cur *c, int status, size_t pos, const char 
     return ntl_error_set(c->err, status, what, c->buf_offset + pos, "buffer %u: %s", c->index, msg);
 }
 
+/* An event cleared by copying a zero one: memset of its ~230 bytes became
+ * `rep stosq`, half of this function's time in `etl events`. */
+static const struct ntl_etl_event zero_event;
+
 /* Parses the record at data[pos] (pos < end, 8-aligned, not filler). */
 int etl_parse_event(const struct etl_cur *c, size_t pos, struct ntl_etl_event *ev)
 {
@@ -81,7 +85,7 @@ int etl_parse_event(const struct etl_cur *c, size_t pos, struct ntl_etl_event *e
     if (left < 8)
         return ev_error(c, NTL_ERR_TRUNCATED, pos, "event header",
                         "%zu bytes left, too few for an event header", left);
-    memset(ev, 0, sizeof *ev);
+    *ev = zero_event;
     htype = p[2];
     mflags = p[3];
     ev->header_type = htype;

@@ -30,6 +30,24 @@ static void test_reader(void)
     CHECK(ntl_range_ok(10, 10, 0));
 }
 
+/* ntl_utf16_unit_len reads four units at a time: its length against the
+ * first 0 unit for every length, NUL position and alignment, between units
+ * that have a zero byte (0x0100, 0x0001) and one that has none. */
+static void test_utf16_unit_len(void)
+{
+    static const uint16_t fill[] = {0x0100, 0x0001, 0x8080, 0xffff, 0x0041};
+    uint8_t buf[2 * 24 + 1];
+    for (size_t f = 0; f < sizeof fill / sizeof fill[0]; f++)
+        for (size_t nul = 0; nul <= 20; nul++)
+            for (size_t max = 0; max <= 20; max++)
+                for (size_t align = 0; align < 2; align++) {
+                    uint8_t *s = buf + align;
+                    for (size_t k = 0; k < 22; k++)
+                        ntl_put_le16(s + 2 * k, k == nul ? 0 : fill[(f + k) % 5]);
+                    CHECK_EQ_U64(ntl_utf16_unit_len(s, max), nul < max ? nul : max);
+                }
+}
+
 static void test_utf16(void)
 {
     /* "Aé€😀" then NUL: U+0041 U+00E9 U+20AC U+1F600 (D83D DE00) */
@@ -81,6 +99,7 @@ int main(void)
 {
     test_reader();
     test_utf16();
+    test_utf16_unit_len();
     test_buf_and_error();
     return check_exit();
 }

@@ -182,7 +182,9 @@ static void process_thread(struct gen *g, struct pb *p)
     ptr(p, 0x85a00000); le(p, 600, 4); le(p, 4, 4); le(p, 0, 4); le(p, 0, 4); wmisid(p);
     memcpy(p->b + p->n, "smss.exe", 9);
     p->n += 9;
-    wstr(p, "\\SystemRoot\\System32\\smss.exe", 0);
+    /* A command line with a tab, quotes and a non-ASCII unit (U+00E9): the
+     * JSON's string path after its ASCII fast path gave up. */
+    wstr(p, "\\SystemRoot\\System32\\smss.exe \"caf\xe9\"\t-x", 0);
     emit(g, true, 0x03, 3, 2, p);                              /* Process v2 DCStart */
     ptr(p, 0x85b00000); le(p, 700, 4); le(p, 600, 4); le(p, 1, 4); le(p, 259, 4);
     ptr(p, 0x1ab000); le(p, 0, 4);

@@ -191,14 +191,14 @@ static char *json_member(struct walk *w, const struct ntl_etl_field *f, size_t v
     const struct etl_key_seen *key =
         w->static_names && !f->in_array ? key_seen(w->out, f->name) : NULL;
     size_t nlen = key || f->in_array ? 0 : strlen(f->name);
-    char *d = room(j, 6 * nlen + vmax + 8 + (key ? key->len : 0));
+    char *d = room(j, 6 * nlen + vmax + 8 + (key ? sizeof key->text : 0));
     if (!d)
         return NULL;
     if (!w->first[f->depth])
         *d++ = ',';
     w->first[f->depth] = false;
-    if (key) {
-        memcpy(d, key->text, key->len);
+    if (key) { /* all of text: a fixed-size copy is a few moves, not `rep movsb` */
+        memcpy(d, key->text, sizeof key->text);
         d += key->len;
     } else if (!f->in_array) {
         d = json_string_to(d, f->name, nlen);
@@ -250,6 +250,60 @@ static bool hex_number(const struct ntl_etl_field *f)
     }
 }
 
+/* Four UTF-16 units in w, in each 16-bit lane at once (a lane's value +
+ * 0x7fe0 reaches bit 15 when it is >= 0x20, and so on; no lane carries into
+ * the next): whether all are printable ASCII, and whether JSON escapes none. */
+#define LANES(v) ((v) * 0x0001000100010001ull)
+static bool printable4(uint64_t w)
+{
+    const uint64_t top = LANES(0x8000);
+    return !(w & LANES(0xff00)) && ((w + LANES(0x7fe0)) & ~(w + LANES(0x7f81)) & top) == top;
+}
+
+static bool plain4(uint64_t w)
+{
+    const uint64_t top = LANES(0x8000);
+    uint64_t no_quote = (w ^ LANES('"')) + LANES(0x7fff);
+    uint64_t no_bslash = (w ^ LANES('\\')) + LANES(0x7fff);
+    return printable4(w) && (no_quote & no_bslash & top) == top;
+}
+
+/* Whether the n UTF-16 units at s are all printable ASCII. */
+static bool printable_ascii(const uint8_t *s, size_t n)
+{
+    size_t k = 0;
+    for (; k + 4 <= n; k += 4)
+        if (!printable4(ntl_le64(s + 2 * k)))
+            return false;
+    for (; k < n; k++)
+        if (ntl_le16(s + 2 * k) < 0x20 || ntl_le16(s + 2 * k) >= 0x7f)
+            return false;
+    return true;
+}
+
+/* The n printable ASCII units at s as a JSON string at d, '"' and '\\'
+ * escaped (paths: every separator); the end. */
+static char *ascii_to(char *d, const uint8_t *s, size_t n)
+{
+    size_t k = 0;
+    *d++ = '"';
+    while (k < n) {
+        uint64_t w;
+        if (n - k >= 4 && plain4(w = ntl_le64(s + 2 * k))) {
+            d[0] = (char)w, d[1] = (char)(w >> 16), d[2] = (char)(w >> 32), d[3] = (char)(w >> 48);
+            d += 4;
+            k += 4;
+            continue;
+        }
+        char c = (char)s[2 * k++];
+        if (c == '"' || c == '\\')
+            *d++ = '\\';
+        *d++ = c;
+    }
+    *d++ = '"';
+    return d;
+}
+
 /* The common values of JSON-only output written straight into the object,
  * as json_value would write them: integers, and UTF-16 strings of printable
  * ASCII (file and image names, their backslashes escaped). false when v must take the general path. */
@@ -283,23 +337,11 @@ static bool json_direct(struct walk *w, const struct ntl_etl_field *f)
     }
     if (f->in_type != NTL_ETL_IN_UNICODESTRING && f->in_type != NTL_ETL_IN_COUNTEDSTRING)
         return false;
-    size_t units = f->size / 2;
-    for (size_t k = 0; k < units; k++) {
-        uint16_t u = (uint16_t)(f->data[2 * k] | f->data[2 * k + 1] << 8);
-        if (u < 0x20 || u >= 0x7f)
-            return false;
-    }
-    if (!(d = json_member(w, f, 2 * units + 2)))
+    if (!printable_ascii(f->data, f->size / 2))
+        return false;
+    if (!(d = json_member(w, f, 2 * (f->size / 2) + 2)))
         return true;
-    *d++ = '"';
-    for (size_t k = 0; k < units; k++) {
-        char c = (char)f->data[2 * k];
-        if (c == '"' || c == '\\') /* paths: every separator escaped */
-            *d++ = '\\';
-        *d++ = c;
-    }
-    *d++ = '"';
-    done(&w->out->json, d);
+    done(&w->out->json, ascii_to(d, f->data, f->size / 2));
     return true;
 }
 
@@ -405,36 +447,31 @@ static void payload_pid(struct etl_fields *f, const struct ntl_etl_field *it)
 
 static int mof_next(void *d, struct ntl_etl_field *f, struct ntl_error *err);
 
-/* The first items of a walk, kept for a kernel template to learn. */
-struct item_log {
-    struct ntl_etl_field items[ETL_MOF_TPL_FIELDS + 1];
-    size_t n;                     /* items walked, beyond those kept too */
-};
-
-/* Walks the items of a decoder (TraceLogging or MOF) into json and text,
- * keeping them in log unless NULL. */
-static int walk_items(struct etl_fields *f, void *dec,
-                      int (*next)(void *, struct ntl_etl_field *, struct ntl_error *),
-                      bool static_names, struct item_log *log)
+/* Starts a walk's object: w set for its fields. */
+static void walk_begin(struct etl_fields *f, struct walk *w, bool static_names)
 {
     /* Not zeroed whole: its 1.4 KB of element names were 7% of a kernel trace's
      * JSON; each depth's entries are set where it begins. */
-    struct walk w;
-    w.out = f;
-    w.static_names = static_names;
-    w.first[0] = true;
+    w->out = f;
+    w->static_names = static_names;
+    w->first[0] = true;
+    put(&f->json, "{", 1);
+    put(&f->text, "", 0);
+}
+
+/* Walks the rest of a decoder's items (TraceLogging or MOF) into json and
+ * text and ends the object. */
+static int walk_rest(struct etl_fields *f, struct walk *w, void *dec,
+                     int (*next)(void *, struct ntl_etl_field *, struct ntl_error *))
+{
     struct ntl_etl_field it;
     struct ntl_error err;
     error_clear(&err);
     int rc;
-    put(&f->json, "{", 1);
-    put(&f->text, "", 0);
     while ((rc = next(dec, &it, &err)) > 0) {
-        if (item(&w, &it) < 0)
+        if (item(w, &it) < 0)
             return -1;
         payload_pid(f, &it);
-        if (log && log->n++ <= ETL_MOF_TPL_FIELDS)
-            log->items[log->n - 1] = it;
     }
     put(&f->json, "}", 1);
     if (rc < 0)
@@ -442,6 +479,15 @@ static int walk_items(struct etl_fields *f, void *dec,
     else
         f->has_fields = true;
     return 0;
+}
+
+static int walk_items(struct etl_fields *f, void *dec,
+                      int (*next)(void *, struct ntl_etl_field *, struct ntl_error *),
+                      bool static_names)
+{
+    struct walk w;
+    walk_begin(f, &w, static_names);
+    return walk_rest(f, &w, dec, next);
 }
 
 /* How a template's fixed field is written straight into a JSON-only row,
@@ -476,15 +522,16 @@ static void prepare(struct etl_mof_tpl *t)
 {
     t->prepared = true;
     t->direct = true;
-    t->direct_max = 2;
-    for (size_t i = 0; i < t->n; i++) {
+    t->direct_max = 2 + sizeof t->m[0].key; /* each key is copied whole */
+    for (size_t i = 0; i < t->p.n; i++) {
         struct etl_tpl_member *m = &t->m[i];
+        const struct ntl_etl_field *fi = &t->p.f[i];
         char key[6 * 64 + 3];
-        size_t n = strlen(t->f[i].name), len;
-        m->how = (uint8_t)member_how(&t->f[i]);
-        m->pid = pid_name(&t->f[i]);
+        size_t n = strlen(fi->name), len;
+        m->how = (uint8_t)member_how(fi);
+        m->pid = pid_name(fi);
         if (m->how == HOW_GENERAL || n > 64 ||
-            (len = (size_t)(json_string_to(key, t->f[i].name, n) - key)) + 1 > sizeof m->key) {
+            (len = (size_t)(json_string_to(key, fi->name, n) - key)) + 1 > sizeof m->key) {
             t->direct = false;
             return;
         }
@@ -528,13 +575,15 @@ static bool direct_members(struct etl_fields *f, const struct etl_mof_tpl *t,
     if (!d)
         return false;
     *d++ = '{';
-    for (size_t i = 0; i < t->n; i++) {
+    for (size_t i = 0; i < t->p.n; i++) {
         const struct etl_tpl_member *m = &t->m[i];
-        const uint8_t *p = ev->payload + t->f[i].payload_offset;
+        const uint8_t *p = ev->payload + t->p.f[i].payload_offset;
         if (i)
             *d++ = ',';
-        memcpy(d, m->key, m->key_len);
-        d = member_value(d + m->key_len, m, p, t->f[i].size);
+        /* All of key's bytes: a fixed-size copy is two moves, key_len's
+         * was `rep movsq` and half of this function's time. */
+        memcpy(d, m->key, sizeof m->key);
+        d = member_value(d + m->key_len, m, p, t->p.f[i].size);
         if (m->pid && f->pid == UINT32_MAX)
             f->pid = ntl_le32(p);
     }
@@ -542,59 +591,55 @@ static bool direct_members(struct etl_fields *f, const struct etl_mof_tpl *t,
     return true;
 }
 
-/* What walk_items writes for ev, from its layout's template t (the
- * string too when tail). */
+/* What walk_items writes for ev, from its layout's template t (ev's
+ * payload holds t's fixed fields): them, then the decoder resumed after
+ * them unless they were the whole payload. */
 static int walk_template(struct etl_fields *f, struct etl_mof_tpl *t,
-                         const struct ntl_etl_event *ev, bool tail)
+                         const struct ntl_etl_event *ev)
 {
     struct walk w;
+    struct ntl_etl_mof rest;
     size_t i = 0;
-    w.out = f;
-    w.static_names = true;
-    w.first[0] = true;
     if (!t->prepared)
         prepare(t);
     if (f->text.off && t->direct && direct_members(f, t, ev)) {
-        i = t->n;
-        w.first[0] = !t->n;
+        w.out = f;
+        w.static_names = true;
+        w.first[0] = !t->p.n;
+        put(&f->text, "", 0);
+        i = t->p.n;
     } else {
-        put(&f->json, "{", 1);
+        walk_begin(f, &w, true);
     }
-    put(&f->text, "", 0);
-    for (; i < t->n + tail; i++) {
-        struct ntl_etl_field it = t->f[i];
+    for (; i < t->p.n; i++) {
+        struct ntl_etl_field it = t->p.f[i];
         it.data = ev->payload + it.payload_offset;
-        if (i == t->n)
-            it.size = ev->payload_size - t->total - 2;
         if (value(&w, &it) < 0)
             return -1;
         payload_pid(f, &it);
     }
-    put(&f->json, "}", 1);
-    f->has_fields = true;
-    return 0;
+    if (t->p.whole && ev->payload_size == t->p.total) {
+        put(&f->json, "}", 1);
+        f->has_fields = true;
+        return 0;
+    }
+    ntl_etl_mof_resume(&rest, &t->p, ev);
+    return walk_rest(f, &w, &rest, mof_next);
 }
 
-/* A kernel event's fields: from its layout's template when it fits,
- * else walked (and learnt from). */
+/* A kernel event's fields: from its layout's template when its payload
+ * holds the fixed fields, else walked. */
 static int kernel_fields(struct etl_fields *f, const struct ntl_etl_event *ev)
 {
     struct ntl_etl_mof m;
-    struct etl_mof_tpl *t = etl_mof_tpl_find(&f->mof_tpls, ev, false);
-    int fit = etl_mof_tpl_fits(t, ev);
-    if (fit >= 0)
-        return walk_template(f, t, ev, fit);
+    struct etl_mof_tpl *t = etl_mof_tpl_find(&f->mof_tpls, ev);
+    if (t && !t->known)
+        return 0;
+    if (t && ev->payload_size >= t->p.total)
+        return walk_template(f, t, ev);
     if (ntl_etl_mof_begin(&m, ev) <= 0)
         return 0;
-    if (t && t->bad)
-        return walk_items(f, &m, mof_next, true, NULL);
-    struct item_log log;
-    log.n = 0;
-    if (walk_items(f, &m, mof_next, true, &log) < 0)
-        return -1;
-    if (f->has_fields && (t || (t = etl_mof_tpl_find(&f->mof_tpls, ev, true))))
-        etl_mof_tpl_learn(t, ev, log.items, log.n);
-    return 0;
+    return walk_items(f, &m, mof_next, true);
 }
 
 static int tl_next(void *d, struct ntl_etl_field *f, struct ntl_error *err)
@@ -693,7 +738,7 @@ static int manifest_event(struct etl_fields *f, const struct ntl_etl_event *ev)
             continue;
         f->provider = ntl_etl_mf_provider_name(f->mf);
         f->event = ntl_etl_mf_event_name(f->mf);
-        return walk_items(f, f->mf, mf_next, false, NULL) < 0 ? -1 : 1;
+        return walk_items(f, f->mf, mf_next, false) < 0 ? -1 : 1;
     }
     return 0;
 }
@@ -741,7 +786,7 @@ int etl_fields_decode(struct etl_fields *f, const struct ntl_etl_event *ev)
             f->event = d.event_name;
             if (d.provider_name)
                 f->provider = d.provider_name;
-            rc = walk_items(f, &d, tl_next, false, NULL);
+            rc = walk_items(f, &d, tl_next, false);
         } else if (rc < 0) {
             ntl_error_format(&err, f->error, sizeof f->error);
             rc = 0;
