@@ -46,7 +46,7 @@ struct ntl_ipt_flow {
      * one's end (the payload's bit count once it was added: its lowest bit
      * is ev.pkt.count - end), offset and size, oldest first. */
     struct {
-        uint8_t end, size;
+        uint16_t end, size; /* not char: tnt_merge's stores then alias no pointer */
         uint64_t offset;
     } tnt_seg[TNT_SEGS];
     unsigned tnt_nseg;
@@ -354,20 +354,25 @@ static void tnt_merge(struct ntl_ipt_flow *f)
 {
     struct ntl_ipt_event *e = &f->ev;
     struct ntl_ipt_event next;
-    f->tnt_seg[0].end = e->pkt.count;
+    /* In locals while merging: in e, each packet's count and payload made
+     * a chain of stores and reloads. */
+    unsigned count = e->pkt.count, nseg = 1;
+    uint64_t payload = e->pkt.payload;
+    f->tnt_seg[0].end = (uint16_t)count;
     f->tnt_seg[0].size = e->pkt.size;
     f->tnt_seg[0].offset = e->offset;
-    f->tnt_nseg = 1;
     /* A TNT-8 has at most 6 bits: the payload stays within 64. */
-    while (e->pkt.count <= 64 - 6 && f->tnt_nseg < TNT_SEGS &&
-           ntl_ipt_evd_next_tnt(&f->evd, &next)) {
+    while (count <= 64 - 6 && nseg < TNT_SEGS && ntl_ipt_evd_next_tnt(&f->evd, &next)) {
         unsigned k = next.pkt.count;
-        f->tnt_seg[f->tnt_nseg].end = (uint8_t)(e->pkt.count + k);
-        f->tnt_seg[f->tnt_nseg].size = next.pkt.size;
-        f->tnt_seg[f->tnt_nseg++].offset = next.offset;
-        e->pkt.payload = e->pkt.payload << k | next.pkt.payload;
-        e->pkt.count = (uint8_t)(e->pkt.count + k);
+        count += k;
+        f->tnt_seg[nseg].end = (uint16_t)count;
+        f->tnt_seg[nseg].size = next.pkt.size;
+        f->tnt_seg[nseg++].offset = next.offset;
+        payload = payload << k | next.pkt.payload;
     }
+    e->pkt.payload = payload;
+    e->pkt.count = (uint8_t)count;
+    f->tnt_nseg = nseg;
 }
 
 /* The next packet that matters into f->ev (PAD and timing packets are
