@@ -44,11 +44,9 @@ struct ntl_ipt_flow {
     unsigned tnt_left;
     /* A TNT in ev may be several TNT-8s read as one (tnt_merge): each
      * one's end (the payload's bit count once it was added: its lowest bit
-     * is ev.pkt.count - end), offset and size, oldest first. */
-    struct {
-        uint16_t end, size; /* not char: tnt_merge's stores then alias no pointer */
-        uint64_t offset;
-    } tnt_seg[TNT_SEGS];
+     * is ev.pkt.count - end) and offset, oldest first. */
+    uint16_t tnt_end[TNT_SEGS];
+    uint64_t tnt_off[TNT_SEGS];
     unsigned tnt_nseg;
     /* The walk. */
     uint64_t ip;
@@ -206,10 +204,9 @@ static int fail(struct ntl_ipt_flow *f, int status, uint64_t ip, struct ntl_erro
         if (t == NTL_IPT_TNT_8 && f->tnt_nseg > 1) {
             /* The TNT-8 the oldest bit left is in, as if read alone. */
             unsigned j = 0;
-            while (f->tnt_left - 1 < (unsigned)f->ev.pkt.count - f->tnt_seg[j].end)
+            while (f->tnt_left - 1 < (unsigned)f->ev.pkt.count - f->tnt_end[j])
                 j++;
-            off = f->tnt_seg[j].offset;
-            size = f->tnt_seg[j].size;
+            off = f->tnt_off[j]; /* its size as the first's: 1 */
         }
         f->err_off = f->cfg.trace.origin + off + (past ? size : 0);
     } else {
@@ -354,26 +351,15 @@ static void emit_insn(struct ntl_ipt_flow *f, const struct flow_insn *in)
 static inline void tnt_merge(struct ntl_ipt_flow *f)
 {
     struct ntl_ipt_event *e = &f->ev;
-    struct ntl_ipt_event next;
-    /* In locals while merging: in e, each packet's count and payload made
-     * a chain of stores and reloads. */
-    unsigned count = e->pkt.count, nseg = 1;
+    unsigned count = e->pkt.count;
     uint64_t payload = e->pkt.payload;
-    f->tnt_seg[0].end = (uint16_t)count;
-    f->tnt_seg[0].size = e->pkt.size;
-    f->tnt_seg[0].offset = e->offset;
+    f->tnt_end[0] = (uint16_t)count;
+    f->tnt_off[0] = e->offset;
     /* A TNT-8 has at most 6 bits: the payload stays within 64. */
-    while (count <= 64 - 6 && nseg < TNT_SEGS && ntl_ipt_evd_next_tnt(&f->evd, &next)) {
-        unsigned k = next.pkt.count;
-        count += k;
-        f->tnt_seg[nseg].end = (uint16_t)count;
-        f->tnt_seg[nseg].size = next.pkt.size;
-        f->tnt_seg[nseg++].offset = next.offset;
-        payload = payload << k | next.pkt.payload;
-    }
+    f->tnt_nseg = 1 + ntl_ipt_evd_more_tnt8(&f->evd, &payload, &count, 64 - 6, TNT_SEGS - 1,
+                                            f->tnt_end + 1, f->tnt_off + 1);
     e->pkt.payload = payload;
     e->pkt.count = (uint8_t)count;
-    f->tnt_nseg = nseg;
 }
 
 /* The next packet that matters into f->ev (PAD and timing packets are
