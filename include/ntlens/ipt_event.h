@@ -137,6 +137,46 @@ static inline int ntl_ipt_evd_next_tnt(struct ntl_ipt_evd *d, struct ntl_ipt_eve
     return 0;
 }
 
+/* After a TNT-8 ntl_ipt_evd_next_tnt read, the TNT-8s right after it (PADs
+ * between passed over), as that function would read them one by one, up
+ * to max of them and while *count (the bits so far) is at most limit:
+ * each one's bits appended to *payload (the oldest highest) and added to
+ * *count, its offset into off[i] and *count then into end[i]. Returns how
+ * many; the decoder stands where ntl_ipt_evd_next_tnt would have left it.
+ * The cursor in a local: a run of TNT-8s without a store and reload of
+ * the decoder's between them. */
+static inline unsigned ntl_ipt_evd_more_tnt8(struct ntl_ipt_evd *d, uint64_t *payload,
+                                             unsigned *count, unsigned limit, unsigned max,
+                                             uint16_t *end, uint64_t *off)
+{
+    struct ntl_ipt_decoder *p = &d->pkt;
+    const uint8_t *c = p->cur, *fast_end = p->fast_end;
+    unsigned n = 0, k = *count;
+    uint64_t bits = *payload;
+    if (d->pending || d->in_psb)
+        return 0;
+    while (k <= limit && n < max && c < fast_end) {
+        unsigned b = c[0];
+        if (b == 0) {
+            uint64_t w = ntl_ipt_load64_(c);
+            c += w ? (unsigned)__builtin_ctzll(w) >> 3 : 8;
+            continue;
+        }
+        if ((b & 1) || b == 2)
+            break;
+        const struct ntl_ipt_packet *t = &ntl_ipt_fast_table_[b].pkt;
+        off[n] = (uint64_t)(c - p->buf);
+        bits = bits << t->count | t->payload;
+        k += t->count;
+        end[n++] = (uint16_t)k;
+        c++;
+    }
+    p->cur = c;
+    *payload = bits;
+    *count = k;
+    return n;
+}
+
 /* ntl_ipt_evd_next's inline path for the IP packets (TIP, TIP.PGE,
  * TIP.PGD, FUP), the rest of most of a trace: returns 1 with *ev the
  * packet as ntl_ipt_evd_next gives it and the last IP updated, or 0 when

@@ -76,7 +76,7 @@ static void build(struct flow_decision *d, struct flow_bcache *bc, struct flow_c
 {
     uint64_t ip = d->ip, stack[FLOW_DECIDE_STACK];
     unsigned n = (d->n - 1u) & ~FLOW_DECIDE_TIP, sp = 0, depth = 0, used = 0;
-    bool tip = n == 0 || ((d->n - 1u) & FLOW_DECIDE_TIP);
+    bool keyed = (d->n - 1u) & FLOW_DECIDE_TIP, tip = n == 0 || keyed;
     uint32_t ninsn = 0;
     /* Direct jumps and calls after the last bit, the last one's target. */
     unsigned ndirect = 0;
@@ -97,8 +97,8 @@ static void build(struct flow_decision *d, struct flow_bcache *bc, struct flow_c
             if (in->iclass != NTL_IPT_IC_COND && in->iclass != NTL_IPT_IC_PTWRITE &&
                 keep(d, in, d->ip, stack, sp, depth, ninsn)) {
                 d->used = (uint8_t)(n ? n : 1);
-                d->tip = n != 0;
-                if (n != 0 && ndirect != 0)
+                d->tip = keyed;
+                if (keyed && ndirect != 0)
                     d->tip |= ndirect == 1 && distance(d->ip, direct, &d->end)
                                   ? FLOW_DECIDE_DIRECT : FLOW_DECIDE_MANY;
             }

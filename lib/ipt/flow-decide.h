@@ -47,9 +47,9 @@ struct flow_decision {
     uint8_t npush;   /* return addresses it leaves pushed, push[0] first */
     uint8_t depth;   /* the deepest its calls went */
     uint8_t tip;     /* keyed with FLOW_DECIDE_TIP: 1 when it follows all
-                        its bits and reaches the branch that takes the TIP
-                        (last is that branch), | FLOW_DECIDE_DIRECT or
-                        _MANY; 0: it ends at its bits */
+                        its bits (if any) and reaches the branch that takes
+                        the TIP (last is that branch), | FLOW_DECIDE_DIRECT
+                        or _MANY; 0: it ends at its bits */
     uint32_t ninsn;  /* instructions it ran */
     int32_t end;     /* the IP it ends at, right after its last bit, - ip;
                         with tip, the direct branch's target - ip */

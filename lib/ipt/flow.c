@@ -44,11 +44,9 @@ struct ntl_ipt_flow {
     unsigned tnt_left;
     /* A TNT in ev may be several TNT-8s read as one (tnt_merge): each
      * one's end (the payload's bit count once it was added: its lowest bit
-     * is ev.pkt.count - end), offset and size, oldest first. */
-    struct {
-        uint8_t end, size;
-        uint64_t offset;
-    } tnt_seg[TNT_SEGS];
+     * is ev.pkt.count - end) and offset, oldest first. */
+    uint16_t tnt_end[TNT_SEGS];
+    uint64_t tnt_off[TNT_SEGS];
     unsigned tnt_nseg;
     /* The walk. */
     uint64_t ip;
@@ -206,10 +204,9 @@ static int fail(struct ntl_ipt_flow *f, int status, uint64_t ip, struct ntl_erro
         if (t == NTL_IPT_TNT_8 && f->tnt_nseg > 1) {
             /* The TNT-8 the oldest bit left is in, as if read alone. */
             unsigned j = 0;
-            while (f->tnt_left - 1 < (unsigned)f->ev.pkt.count - f->tnt_seg[j].end)
+            while (f->tnt_left - 1 < (unsigned)f->ev.pkt.count - f->tnt_end[j])
                 j++;
-            off = f->tnt_seg[j].offset;
-            size = f->tnt_seg[j].size;
+            off = f->tnt_off[j]; /* its size as the first's: 1 */
         }
         f->err_off = f->cfg.trace.origin + off + (past ? size : 0);
     } else {
@@ -349,25 +346,20 @@ static void emit_insn(struct ntl_ipt_flow *f, const struct flow_insn *in)
 /* The TNT-8s right after the one in f->ev (PADs between) into it, its
  * bits first: a decision then follows bits across packet bounds, and the
  * walk reads fewer packets. Nothing binds between them, so the flow is the
- * same as read one by one. */
-static void tnt_merge(struct ntl_ipt_flow *f)
+ * same as read one by one. Inline (gcc did not): the walk reads the first
+ * TNT-8 and merges the rest in one run, without a call between. */
+static inline void tnt_merge(struct ntl_ipt_flow *f)
 {
     struct ntl_ipt_event *e = &f->ev;
-    struct ntl_ipt_event next;
-    f->tnt_seg[0].end = e->pkt.count;
-    f->tnt_seg[0].size = e->pkt.size;
-    f->tnt_seg[0].offset = e->offset;
-    f->tnt_nseg = 1;
+    unsigned count = e->pkt.count;
+    uint64_t payload = e->pkt.payload;
+    f->tnt_end[0] = (uint16_t)count;
+    f->tnt_off[0] = e->offset;
     /* A TNT-8 has at most 6 bits: the payload stays within 64. */
-    while (e->pkt.count <= 64 - 6 && f->tnt_nseg < TNT_SEGS &&
-           ntl_ipt_evd_next_tnt(&f->evd, &next)) {
-        unsigned k = next.pkt.count;
-        f->tnt_seg[f->tnt_nseg].end = (uint8_t)(e->pkt.count + k);
-        f->tnt_seg[f->tnt_nseg].size = next.pkt.size;
-        f->tnt_seg[f->tnt_nseg++].offset = next.offset;
-        e->pkt.payload = e->pkt.payload << k | next.pkt.payload;
-        e->pkt.count = (uint8_t)(e->pkt.count + k);
-    }
+    f->tnt_nseg = 1 + ntl_ipt_evd_more_tnt8(&f->evd, &payload, &count, 64 - 6, TNT_SEGS - 1,
+                                            f->tnt_end + 1, f->tnt_off + 1);
+    e->pkt.payload = payload;
+    e->pkt.count = (uint8_t)count;
 }
 
 /* The next packet that matters into f->ev (PAD and timing packets are
@@ -1275,10 +1267,41 @@ static bool pgd_takes(const struct ntl_ipt_flow *f, const struct flow_decision *
     return !(f->cfg.trace.time.errata.skl014 && (flt->cfg[0] | flt->cfg[1] | flt->cfg[2] | flt->cfg[3]));
 }
 
+/* The return addresses a decision leaves pushed. */
+static void decision_calls(struct ntl_ipt_flow *f, const struct flow_decision *d)
+{
+    unsigned had = f->rs_n;
+    for (unsigned i = 0; i < d->npush; i++)
+        call_push(f, flow_decision_push(d, i));
+    /* Calls that wrapped the return stack overwrote its oldest entries,
+     * and the returns to them then left those out: as the per-block walk
+     * leaves it (a full stack is the usual state of a long trace). */
+    if (had + d->depth > NTL_IPT_RETSTACK)
+        f->rs_n = NTL_IPT_RETSTACK - (d->depth - d->npush);
+}
+
+/* A decision that pgd_takes for the TIP.PGD in f->ev: its instructions,
+ * traced of them taking trace, the branch to the TIP last, which binds
+ * the TIP.PGD as execute_insn runs it (step, then indirect): tracing
+ * stops. */
+static void pgd_bind(struct ntl_ipt_flow *f, const struct flow_decision *d, unsigned traced)
+{
+    const struct flow_insn *in = &d->last;
+    uint64_t next = in->ip + in->size;
+    bool call = in->iclass == NTL_IPT_IC_CALL_IND || in->iclass == NTL_IPT_IC_FAR_CALL;
+    run_add(f, in, d->ninsn, traced);
+    if (in->iclass == NTL_IPT_IC_CALL_IND)
+        call_push(f, next);
+    f->after_traced_branch = true;
+    consume(f);
+    f->ip = call ? next : 0;
+    disable(f, NTL_IPT_FL_DISABLED, f->ev.ip_status ? 0 : f->ev.ip, call, f->ev.ip_status);
+}
+
 /* A decision for a TNT's last bits with a TIP.PGD after them that
- * pgd_takes: its
- * instructions but that branch, which execute_insn runs as the per-block
- * walk would (it binds the TIP.PGD). Returns 1, or an error. */
+ * pgd_takes: the bits used up, the TIP.PGD read (the walk's inline read
+ * gets it: ntl_ipt_evd_pgd_ahead saw it there) and bound. Returns 1, or
+ * an error. */
 static int decide_pgd(struct ntl_ipt_flow *f, const struct flow_decision *d,
                       struct ntl_error *err)
 {
@@ -1289,12 +1312,27 @@ static int decide_pgd(struct ntl_ipt_flow *f, const struct flow_decision *d,
     int rc = walk_peek(f, err);
     if (rc < 0)
         return rc;
-    run_add(f, NULL, d->ninsn - 1, d->used);
-    f->after_traced_branch = false; /* not read (pgd_takes: no BDM64) */
-    f->steps = 0;
-    f->ip = d->last.ip;
-    rc = execute_insn(f, d->last, err);
-    return rc < 0 ? rc : 1;
+    pgd_bind(f, d, d->used + 1u);
+    return 1;
+}
+
+/* With a TIP.PGD ahead and no bits: the decision keyed for a TIP after
+ * none, where pgd_takes it (kAFL's filter left through a return or an
+ * indirect branch right after a TIP). Returns 1 when it did, 0 when the
+ * walk goes block by block, or NTL_ERR_NOMEM. */
+static int decide_pgd_alone(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    const struct flow_decision *d;
+    int rc = flow_decide(&f->decisions, &f->blocks, &f->cache, f->cfg.read, f->cfg.read_ctx,
+                         f->ip, f->mode, 0, FLOW_DECIDE_TIP, &d);
+    if (rc < 0)
+        return ntl_error_set(err, rc, "flow", 0, "out of memory");
+    if (!d->used || f->steps + d->ninsn > NTL_IPT_FLOW_MAX_STEPS ||
+        !pgd_takes(f, d, f->ev.ip_status ? 1 : 2, f->ev.ip))
+        return 0;
+    decision_calls(f, d);
+    pgd_bind(f, d, 1);
+    return 1;
 }
 
 /* With a TNT ahead, the cached decision for its next bits: taken whole
@@ -1302,6 +1340,8 @@ static int decide_pgd(struct ntl_ipt_flow *f, const struct flow_decision *d,
  * by block, or NTL_ERR_NOMEM. */
 static int decide(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
+    if (f->ev.pkt.type == NTL_IPT_TIP_PGD)
+        return decide_pgd_alone(f, err);
     bool tip = f->ev.pkt.type == NTL_IPT_TIP;
     if (!tip && f->ev.pkt.type != NTL_IPT_TNT_8 && f->ev.pkt.type != NTL_IPT_TNT_64)
         return 0;
@@ -1331,14 +1371,7 @@ static int decide(struct ntl_ipt_flow *f, struct ntl_error *err)
     /* It may not pass the step limit. */
     if (!d->used || f->steps + d->ninsn > NTL_IPT_FLOW_MAX_STEPS)
         return 0;
-    unsigned had = f->rs_n;
-    for (unsigned i = 0; i < d->npush; i++)
-        call_push(f, flow_decision_push(d, i));
-    /* Calls that wrapped the return stack overwrote its oldest entries,
-     * and the returns to them then left those out: as the per-block walk
-     * leaves it (a full stack is the usual state of a long trace). */
-    if (had + d->depth > NTL_IPT_RETSTACK)
-        f->rs_n = NTL_IPT_RETSTACK - (d->depth - d->npush);
+    decision_calls(f, d);
     if (tip) {
         run_add(f, &d->last, d->ninsn, 1);
         f->after_traced_branch = true;
