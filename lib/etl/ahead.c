@@ -41,6 +41,11 @@ struct etl_ahead {
      * leaves the thread's next buffer to the reader: when the thread is
      * the slower, both decompress. */
     uint64_t passed, waits, skipped;
+    /* The buffer the thread is decompressing (0: none; a buffer never
+     * starts at 0), and the end of those the reader took before the thread
+     * started them: it decompresses rather than waits for a thread that
+     * has not begun (on a loaded machine, one not running). */
+    uint64_t working, reader_end;
 };
 
 static bool reserve(uint8_t **p, size_t *cap, size_t need)
@@ -71,24 +76,25 @@ static const uint8_t *input(struct etl_ahead *a, uint64_t off, size_t have, size
 
 /* Claims the compressed buffer at off: 1 with *s a free slot for it
  * (waiting for the reader to take some when all are full), 0 when it is
- * left to the reader (which waited for this thread), -1 when stopped. */
+ * left to the reader (which waited for this thread, or took it before this
+ * thread began it), -1 when stopped. */
 static int claim(struct etl_ahead *a, uint64_t off, uint32_t bsize, struct slot **s)
 {
     int k = 1;
     ntl_lock_take(a->lock);
-    if (a->skipped < a->waits) {
-        a->skipped++;
+    a->full = a->count == SLOTS && off >= a->reader_end && a->skipped >= a->waits;
+    while (a->full && !a->stop)
+        ntl_lock_wait(a->lock);
+    if (a->stop) {
+        k = -1;
+    } else if (off < a->reader_end || a->skipped < a->waits) {
+        a->skipped += off >= a->reader_end;
         a->passed = off + bsize;
         ntl_lock_wake(a->lock);
         k = 0;
     } else {
-        a->full = a->count == SLOTS;
-        while (a->full && !a->stop)
-            ntl_lock_wait(a->lock);
-        if (a->stop)
-            k = -1;
-        else
-            *s = &a->slots[(a->head + a->count) % SLOTS];
+        *s = &a->slots[(a->head + a->count) % SLOTS];
+        a->working = off;
     }
     ntl_lock_drop(a->lock);
     return k;
@@ -127,6 +133,7 @@ static void work(void *arg)
                 ntl_lock_take(a->lock);
                 a->count++;
                 a->passed = off + bsize;
+                a->working = 0;
                 ntl_lock_wake(a->lock);
                 ntl_lock_drop(a->lock);
             }
@@ -163,6 +170,10 @@ long etl_ahead_take(struct etl_ahead *a, uint64_t off, uint8_t **buf, size_t *ca
     ntl_lock_take(a->lock);
     for (bool waited = false;;) {
         while (!a->count && !a->done && a->passed <= off) {
+            if (a->working != off) {
+                a->reader_end = off + 1;
+                break;
+            }
             a->waits += !waited;
             waited = true;
             ntl_lock_wait(a->lock);
