@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "etl-common.h"
+#include "etl-decimal.h"
 #include "etl-fields.h"
 #include "etl-mof-tpl.h"
 #include "ntlens/buf.h"
@@ -224,18 +225,6 @@ static void json_value(struct walk *w, const struct ntl_etl_field *f, const char
     done(&w->out->json, d);
 }
 
-/* v in decimal at d; the end. */
-static char *decimal_to(char *d, uint64_t v)
-{
-    char tmp[20], *s = tmp + sizeof tmp;
-    do
-        *--s = (char)('0' + v % 10);
-    while (v /= 10);
-    size_t n = (size_t)(tmp + sizeof tmp - s);
-    memcpy(d, s, n);
-    return d + n;
-}
-
 /* An integer shown as text: "0x" and hex digits (pointers, HEX, status
  * codes) or a dotted IPv4 address, nothing JSON escapes; a CHAR is not. */
 static bool hex_number(const struct ntl_etl_field *f)
@@ -317,7 +306,7 @@ static bool json_direct(struct walk *w, const struct ntl_etl_field *f)
             return true; /* out of memory: json.failed says so */
         if (i < 0)
             *d++ = '-';
-        d = decimal_to(d, cls == NTL_ETL_VALUE_UNSIGNED ? ntl_etl_field_u64(f)
+        d = etl_decimal_to(d, cls == NTL_ETL_VALUE_UNSIGNED ? ntl_etl_field_u64(f)
                           : i < 0 ? 0 - (uint64_t)i : (uint64_t)i);
         done(&w->out->json, d);
         return true;
@@ -572,7 +561,7 @@ static char *member_value(char *d, const struct etl_tpl_member *m, const uint8_t
             *d++ = '-';
         v = i < 0 ? 0 - (uint64_t)i : (uint64_t)i;
     }
-    return decimal_to(d, v);
+    return etl_decimal_to(d, v);
 }
 
 /* The fixed members of a JSON-only row in one reservation; false when

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "etl-decimal.h"
 #include "etl-keywords.h"
 
 static const char *const keys[] = {
@@ -65,21 +66,6 @@ void etl_cell_provider(struct out *o, const struct ntl_etl_event *ev, const char
         out_null(o);
 }
 
-/* v in decimal at d; the end. */
-static char *decimal_to(char *d, uint64_t v)
-{
-    uint64_t p = 10;
-    unsigned n = 1;
-    while (n < 20 && v >= p)
-        n++, p *= 10;
-    char *end = d + n;
-    d = end;
-    do
-        *--d = (char)('0' + v % 10);
-    while (v /= 10);
-    return end;
-}
-
 /* "12,11": the types of an event's extended data items, in order (at
  * most 256 bytes with the NUL, as the list was always cut); the length. */
 static size_t extended_types(const struct ntl_etl_event *ev, char *buf)
@@ -90,7 +76,7 @@ static size_t extended_types(const struct ntl_etl_event *ev, char *buf)
     for (int i = 0; ntl_etl_ext_next(ev, &pos, &item, NULL) > 0 && n < 256 - 8; i++) {
         if (i)
             buf[n++] = ',';
-        n = (size_t)(decimal_to(buf + n, item.type) - buf);
+        n = (size_t)(etl_decimal_to(buf + n, item.type) - buf);
     }
     buf[n] = '\0';
     return n;
@@ -463,7 +449,7 @@ static const struct layout *find(struct etl_layouts *l, bool raw, const struct n
 
 static char *id_to(char *d, uint32_t v)
 {
-    return v == UINT32_MAX ? LIT(d, "null") : decimal_to(d, v);
+    return v == UINT32_MAX ? LIT(d, "null") : etl_decimal_to(d, v);
 }
 
 /* "timestamp": as out_filetime writes it. */
@@ -488,8 +474,12 @@ static char *time_to(char *d, uint64_t ft, struct time_text *t)
         d += strlen(d);
     } else {
         memcpy(d, t->text, t->len);
-        for (size_t i = t->dot + 7; i > t->dot; i--, frac /= 10)
-            d[i] = (char)('0' + frac % 10);
+        char *q = d + t->dot + 8; /* after the 7 digits of 100 ns */
+        for (int i = 0; i < 3; i++, frac /= 100) {
+            q -= 2;
+            memcpy(q, etl_digit_pairs + 2 * (frac % 100), 2);
+        }
+        q[-1] = (char)('0' + frac);
         d += t->len;
     }
     *d++ = '"';
@@ -502,8 +492,8 @@ static char *json_row(char *d, const struct layout *s, const struct etl_record *
 {
     d = LIT(d, "{\"timestamp\":");
     d = time_to(d, ft, &r->layouts->time);
-    d = decimal_to(LIT(d, ",\"clock\":"), ev->timestamp);
-    d = decimal_to(LIT(d, ",\"cpu\":"), ev->cpu);
+    d = etl_decimal_to(LIT(d, ",\"clock\":"), ev->timestamp);
+    d = etl_decimal_to(LIT(d, ",\"cpu\":"), ev->cpu);
     d = id_to(LIT(d, ",\"pid\":"), r->raw ? ev->pid : f->pid);
     d = id_to(LIT(d, ",\"tid\":"), ev->tid);
     memcpy(d, s->head, s->head_len);
@@ -516,12 +506,12 @@ static char *json_row(char *d, const struct layout *s, const struct etl_record *
         d = LIT(d, "null");
     }
     d = LIT(d, ",\"pebs_index\":");
-    d = ev->has_pebs ? decimal_to(d, ev->pebs_index) : LIT(d, "null");
+    d = ev->has_pebs ? etl_decimal_to(d, ev->pebs_index) : LIT(d, "null");
     d = LIT(d, ",\"pmc_count\":");
-    d = ev->pmc_count ? decimal_to(d, ev->pmc_count) : LIT(d, "null");
-    d = decimal_to(LIT(d, ",\"version\":"), ev->version);
-    d = decimal_to(LIT(d, ",\"payload_size\":"), ev->payload_size);
-    d = decimal_to(LIT(d, ",\"offset\":"), ev->offset);
+    d = ev->pmc_count ? etl_decimal_to(d, ev->pmc_count) : LIT(d, "null");
+    d = etl_decimal_to(LIT(d, ",\"version\":"), ev->version);
+    d = etl_decimal_to(LIT(d, ",\"payload_size\":"), ev->payload_size);
+    d = etl_decimal_to(LIT(d, ",\"offset\":"), ev->offset);
     if (!r->raw) {
         memcpy(d, s->names, s->names_len);
         d = LIT(d + s->names_len, ",\"fields\":");
