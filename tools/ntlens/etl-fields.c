@@ -542,6 +542,14 @@ static void prepare(struct etl_mof_tpl *t)
 static const char hex_pairs[512] = {HEX32(0), HEX32(32), HEX32(64), HEX32(96),
                                     HEX32(128), HEX32(160), HEX32(192), HEX32(224)};
 
+/* The n little-endian bytes at p in hex at d, the last byte first; the end. */
+static inline char *hex_bytes(char *d, const uint8_t *p, size_t n)
+{
+    for (size_t k = n; k--; d += 2)
+        memcpy(d, hex_pairs + 2 * p[k], 2);
+    return d;
+}
+
 /* One fixed member's value at d, as json_direct writes it; the end. */
 static char *member_value(char *d, const struct etl_tpl_member *m, const uint8_t *p, size_t size)
 {
@@ -549,8 +557,8 @@ static char *member_value(char *d, const struct etl_tpl_member *m, const uint8_t
     if (m->how == HOW_HEX) {
         memcpy(d, "\"0x", 3);
         d += 3;
-        for (size_t k = size; k--; d += 2) /* p is little-endian: its last byte first */
-            memcpy(d, hex_pairs + 2 * p[k], 2);
+        /* A constant count for each size: unrolled, no loop branch to mispredict. */
+        d = size == 8 ? hex_bytes(d, p, 8) : size == 4 ? hex_bytes(d, p, 4) : hex_bytes(d, p, size);
         *d++ = '"';
         return d;
     }
