@@ -203,6 +203,23 @@ def test_stats():
     run("etl", "stats", expect=2)
 
 
+def test_unusual_names(tmp):
+    """File names that are not printable ASCII (written by the general path after the direct
+    one has begun them): a unit at the start, between two 4-unit words, at the end."""
+    odd = os.path.join(tmp, "odd.etl")
+    data = bytearray(open(os.path.join(DATA, "ShutdownPerfDiagLogger.etl"), "rb").read())
+    for old, new in (("ntoskrnl.exe", "\u00e9toskrnl.exe"), ("kernel32.dll", "kern\x01l32.dll"),
+                     ("ntdll.dll", "ntdll.dl\u20ac")):
+        at = data.index(old.encode("utf-16-le"))
+        data[at:at + 2 * len(old)] = new.encode("utf-16-le")
+    open(odd, "wb").write(data)
+    want = list(mof_ref.events(odd))
+    got = [r["fields"] for r in rows("--stream", odd) if r["group"] is not None and r["fields"] is not None]
+    names = {f.get("FileName", "").rsplit("\\", 1)[-1] for f in got}
+    check(got == want and {"\u00e9toskrnl.exe", "kern\x01l32.dll", "ntdll.dl\u20ac"} <= names,
+          "file names with non-ASCII and control units as mof_ref decodes them")
+
+
 def test_lying_schema(tmp):
     bad = os.path.join(tmp, "lies.etl")
     shutil.copy(os.path.join(DATA, "primitive-types.etl"), bad)
@@ -286,6 +303,7 @@ def main():
     test_stats()
     with tempfile.TemporaryDirectory() as tmp:
         test_lying_schema(tmp)
+        test_unusual_names(tmp)
         test_format(tmp)
     finish()
 

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "etl-common.h"
+#include "etl-decimal.h"
 #include "etl-fields.h"
 #include "etl-mof-tpl.h"
 #include "ntlens/buf.h"
@@ -224,18 +225,6 @@ static void json_value(struct walk *w, const struct ntl_etl_field *f, const char
     done(&w->out->json, d);
 }
 
-/* v in decimal at d; the end. */
-static char *decimal_to(char *d, uint64_t v)
-{
-    char tmp[20], *s = tmp + sizeof tmp;
-    do
-        *--s = (char)('0' + v % 10);
-    while (v /= 10);
-    size_t n = (size_t)(tmp + sizeof tmp - s);
-    memcpy(d, s, n);
-    return d + n;
-}
-
 /* An integer shown as text: "0x" and hex digits (pointers, HEX, status
  * codes) or a dotted IPv4 address, nothing JSON escapes; a CHAR is not. */
 static bool hex_number(const struct ntl_etl_field *f)
@@ -268,21 +257,17 @@ static bool plain4(uint64_t w)
     return printable4(w) && (no_quote & no_bslash & top) == top;
 }
 
-/* Whether the n UTF-16 units at s are all printable ASCII. */
-static bool printable_ascii(const uint8_t *s, size_t n)
+/* Four printable units of w as bytes at d (each lane's high byte is 0). */
+static void store4(char *d, uint64_t w)
 {
-    size_t k = 0;
-    for (; k + 4 <= n; k += 4)
-        if (!printable4(ntl_le64(s + 2 * k)))
-            return false;
-    for (; k < n; k++)
-        if (ntl_le16(s + 2 * k) < 0x20 || ntl_le16(s + 2 * k) >= 0x7f)
-            return false;
-    return true;
+    w = (w | w >> 8) & 0x0000ffff0000ffffull;
+    w |= w >> 16;
+    d[0] = (char)w, d[1] = (char)(w >> 8), d[2] = (char)(w >> 16), d[3] = (char)(w >> 24);
 }
 
-/* The n printable ASCII units at s as a JSON string at d, '"' and '\\'
- * escaped (paths: every separator); the end. */
+/* The n UTF-16 units at s as a JSON string at d, '"' and '\\' escaped
+ * (paths: every separator), checked as written: the end, or NULL when a
+ * unit is not printable ASCII (what was written is then left unused). */
 static char *ascii_to(char *d, const uint8_t *s, size_t n)
 {
     size_t k = 0;
@@ -290,15 +275,17 @@ static char *ascii_to(char *d, const uint8_t *s, size_t n)
     while (k < n) {
         uint64_t w;
         if (n - k >= 4 && plain4(w = ntl_le64(s + 2 * k))) {
-            d[0] = (char)w, d[1] = (char)(w >> 16), d[2] = (char)(w >> 32), d[3] = (char)(w >> 48);
+            store4(d, w);
             d += 4;
             k += 4;
             continue;
         }
-        char c = (char)s[2 * k++];
+        unsigned c = ntl_le16(s + 2 * k++);
+        if (c < 0x20 || c >= 0x7f)
+            return NULL;
         if (c == '"' || c == '\\')
             *d++ = '\\';
-        *d++ = c;
+        *d++ = (char)c;
     }
     *d++ = '"';
     return d;
@@ -319,7 +306,7 @@ static bool json_direct(struct walk *w, const struct ntl_etl_field *f)
             return true; /* out of memory: json.failed says so */
         if (i < 0)
             *d++ = '-';
-        d = decimal_to(d, cls == NTL_ETL_VALUE_UNSIGNED ? ntl_etl_field_u64(f)
+        d = etl_decimal_to(d, cls == NTL_ETL_VALUE_UNSIGNED ? ntl_etl_field_u64(f)
                           : i < 0 ? 0 - (uint64_t)i : (uint64_t)i);
         done(&w->out->json, d);
         return true;
@@ -337,11 +324,14 @@ static bool json_direct(struct walk *w, const struct ntl_etl_field *f)
     }
     if (f->in_type != NTL_ETL_IN_UNICODESTRING && f->in_type != NTL_ETL_IN_COUNTEDSTRING)
         return false;
-    if (!printable_ascii(f->data, f->size / 2))
-        return false;
+    bool first = w->first[f->depth];
     if (!(d = json_member(w, f, 2 * (f->size / 2) + 2)))
         return true;
-    done(&w->out->json, ascii_to(d, f->data, f->size / 2));
+    if (!(d = ascii_to(d, f->data, f->size / 2))) {
+        w->first[f->depth] = first; /* nothing kept: the general path writes it */
+        return false;
+    }
+    done(&w->out->json, d);
     return true;
 }
 
@@ -542,17 +532,33 @@ static void prepare(struct etl_mof_tpl *t)
     }
 }
 
+/* Each byte's two hex digits, so a value takes one lookup and one 2-byte
+ * store per byte (a digit at a time was a third of etl_fields_decode). */
+#define HEXD(n) (char)((n) < 10 ? '0' + (n) : 'a' + (n) - 10)
+#define HEX2(b) HEXD((b) >> 4), HEXD((b) & 15)
+#define HEX8(b) HEX2(b), HEX2(b + 1), HEX2(b + 2), HEX2(b + 3), HEX2(b + 4), HEX2(b + 5), \
+                HEX2(b + 6), HEX2(b + 7)
+#define HEX32(b) HEX8(b), HEX8(b + 8), HEX8(b + 16), HEX8(b + 24)
+static const char hex_pairs[512] = {HEX32(0), HEX32(32), HEX32(64), HEX32(96),
+                                    HEX32(128), HEX32(160), HEX32(192), HEX32(224)};
+
+/* The n little-endian bytes at p in hex at d, the last byte first; the end. */
+static inline char *hex_bytes(char *d, const uint8_t *p, size_t n)
+{
+    for (size_t k = n; k--; d += 2)
+        memcpy(d, hex_pairs + 2 * p[k], 2);
+    return d;
+}
+
 /* One fixed member's value at d, as json_direct writes it; the end. */
 static char *member_value(char *d, const struct etl_tpl_member *m, const uint8_t *p, size_t size)
 {
-    static const char hex[] = "0123456789abcdef";
     uint64_t v = size == 1 ? p[0] : size == 2 ? ntl_le16(p) : size == 4 ? ntl_le32(p) : ntl_le64(p);
     if (m->how == HOW_HEX) {
-        *d++ = '"';
-        *d++ = '0';
-        *d++ = 'x';
-        for (size_t k = 2 * size; k--;)
-            *d++ = hex[(v >> 4 * k) & 15];
+        memcpy(d, "\"0x", 3);
+        d += 3;
+        /* A constant count for each size: unrolled, no loop branch to mispredict. */
+        d = size == 8 ? hex_bytes(d, p, 8) : size == 4 ? hex_bytes(d, p, 4) : hex_bytes(d, p, size);
         *d++ = '"';
         return d;
     }
@@ -563,7 +569,7 @@ static char *member_value(char *d, const struct etl_tpl_member *m, const uint8_t
             *d++ = '-';
         v = i < 0 ? 0 - (uint64_t)i : (uint64_t)i;
     }
-    return decimal_to(d, v);
+    return etl_decimal_to(d, v);
 }
 
 /* The fixed members of a JSON-only row in one reservation; false when
