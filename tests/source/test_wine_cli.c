@@ -9,33 +9,7 @@
 #include <stdbool.h>
 
 #include "ntlens/buf.h"
-
-struct run {
-    int status;
-    char out[65536];
-};
-
-/* Runs "EXE ARGS" (stderr to stdout) and collects its output. */
-static void run(const char *exe, const char *args, struct run *r)
-{
-    char cmd[8192];
-    FILE *p;
-    size_t n = 0;
-
-    snprintf(cmd, sizeof cmd, "\"\"%s\" %s 2>&1\"", exe, args);
-    r->out[0] = '\0';
-    r->status = -1;
-    if (!(p = _popen(cmd, "r")))
-        return;
-    while (n < sizeof r->out - 1) {
-        size_t k = fread(r->out + n, 1, sizeof r->out - 1 - n, p);
-        if (!k)
-            break;
-        n += k;
-    }
-    r->out[n] = '\0';
-    r->status = _pclose(p);
-}
+#include "run-win32.h"
 
 static bool file_has_utf16(const char *path, const char *ascii)
 {

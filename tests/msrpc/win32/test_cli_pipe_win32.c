@@ -18,36 +18,7 @@
 
 #include "check.h"
 #include "replay_server.h"
-
-struct run {
-    int status;
-    ULONGLONG ms;
-    char out[1 << 18];
-};
-
-/* Runs "EXE ARGS" (stderr to stdout) and collects its output. */
-static void run(const char *exe, const char *args, struct run *r)
-{
-    char cmd[8192];
-    ULONGLONG t0 = GetTickCount64();
-    FILE *p;
-    size_t n = 0;
-
-    snprintf(cmd, sizeof cmd, "\"\"%s\" %s 2>&1\"", exe, args);
-    r->out[0] = '\0';
-    r->status = -1;
-    if (!(p = _popen(cmd, "r")))
-        return;
-    while (n < sizeof r->out - 1) {
-        size_t k = fread(r->out + n, 1, sizeof r->out - 1 - n, p);
-        if (!k)
-            break;
-        n += k;
-    }
-    r->out[n] = '\0';
-    r->status = _pclose(p);
-    r->ms = GetTickCount64() - t0;
-}
+#include "run-win32.h"
 
 /* \\.\pipe\winreg with its one instance taken: the open waits for a free
  * one until --timeout. */
