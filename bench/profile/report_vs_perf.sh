@@ -8,7 +8,16 @@
 # (perf's fixed cost). CPU seconds (user + system) throughout.
 #   bench/profile/report_vs_perf.sh ROUNDS SPIN BENCH_PROFILE [BENCH_PROFILE...]
 # e.g. ... 5 build-rel/bench/profile/spin /tmp/bench_profile.main build-rel/bench/profile/bench_profile
+#   bench/profile/report_vs_perf.sh BUILD_DIR
+# (as scripts/bench runs it): 5 rounds of that build's spin and bench_profile.
 set -uo pipefail
+if [ $# -eq 1 ] && [ -d "$1" ]; then
+    set -- 5 "$1/bench/profile/spin" "$1/bench/profile/bench_profile"
+fi
+if [ $# -lt 3 ]; then
+    sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
+    exit 2
+fi
 rounds=$1
 spin=$2
 shift 2
