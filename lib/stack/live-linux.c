@@ -215,6 +215,10 @@ static int walk_all(struct stack_unwinder *u, struct ntl_stack_process *p,
         stack_unwinder_stop(u, tids, (size_t)n);
         for (int i = 0; i < n; i++) {
             int rc = stack_unwinder_walk(u, p, batch[i], o, &p->stopped_ns, err);
+            /* The kernel refuses to trace a thread that has exited: that is
+             * no lack of permission (the process is being killed). */
+            if (rc == -EPERM && stack_proc_thread_exited((pid_t)p->pid, batch[i]->tid))
+                rc = ntl_stack_thread_note(p, batch[i], err, "the thread has exited: no stack");
             if (rc == -EPERM && !traced_one) {
                 char advice[512];
                 stack_access_advice((pid_t)p->pid, advice, sizeof advice);

@@ -59,6 +59,11 @@ void stack_snapshot_release(const pid_t *tids, size_t n);
 bool stack_snapshot_read(const struct stack_snapshot *s, pid_t pid, uint64_t addr,
                          uint64_t *value);
 
+/* Whether thread tid of pid has exited (its /proc entry gone, or a zombie
+ * or dead task): what PTRACE_SEIZE's EPERM means for a thread of a process
+ * that dies while it is walked. */
+bool stack_proc_thread_exited(pid_t pid, uint32_t tid);
+
 /* Name, state, wait channel and CPU times of one thread from /proc; a
  * thread that is gone gets a note. Read before the thread is stopped, so
  * they show where it waits and not our stop. */

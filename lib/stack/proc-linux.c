@@ -83,6 +83,16 @@ static int read_stat(struct ntl_stack_process *p, struct ntl_stack_thread *t, co
     return 0;
 }
 
+bool stack_proc_thread_exited(pid_t pid, uint32_t tid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/task/%" PRIu32 "/stat", (int)pid, tid);
+    if (read_small(path, buf, sizeof buf) < 0)
+        return true;
+    const char *close = strrchr(buf, ')');
+    return close && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X');
+}
+
 int stack_proc_thread(struct ntl_stack_process *p, struct ntl_stack_thread *t, pid_t pid,
                       struct ntl_error *err)
 {

@@ -1,9 +1,14 @@
 /* Lines of /proc/PID/task/TID/stack as kernel frames: with and without the
  * address (zeroed for all but root on most kernels), a module's function,
  * and lines that are not frames. Then /proc/PID/task/TID/syscall: in a
- * call, blocked outside one, running, and text that is neither. */
+ * call, blocked outside one, running, and text that is neither. Last,
+ * whether a thread has exited: this one (no), a zombie child (yes), a
+ * reaped one (yes). */
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "live-linux.h"
@@ -52,5 +57,16 @@ int main(void)
     CHECK_EQ_INT(stack_proc_parse_syscall("-1 0x7ffe10 0x401000 0x5\n", &sc), -EINVAL);
     CHECK_EQ_INT(stack_proc_parse_syscall("-1 0x7ffe10 0x40zz\n", &sc), -EINVAL);
     CHECK_EQ_INT(stack_proc_parse_syscall("", &sc), -EINVAL);
+
+    CHECK(!stack_proc_thread_exited(getpid(), (uint32_t)getpid()));
+    pid_t child = fork();
+    if (child == 0)
+        _exit(0);
+    siginfo_t si;
+    /* Exited, not reaped: a zombie. */
+    CHECK(waitid(P_PID, (id_t)child, &si, WEXITED | WNOWAIT) == 0);
+    CHECK(stack_proc_thread_exited(child, (uint32_t)child));
+    CHECK(waitpid(child, NULL, 0) == child);
+    CHECK(stack_proc_thread_exited(child, (uint32_t)child));
     return check_exit();
 }
