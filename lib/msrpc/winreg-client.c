@@ -48,8 +48,9 @@ static int handle_call(struct ntl_rpc_client *c, uint16_t opnum, struct ntl_buf 
     return NTL_OK;
 }
 
-int ntl_winreg_open_hkpd(struct ntl_rpc_client *c, struct ntl_winreg_handle *h,
-                         struct ntl_error *err)
+/* OpenHKPD and OpenHKLM take the same request; only the opnum and the names differ. */
+static int open_root(struct ntl_rpc_client *c, uint16_t opnum, const char *call,
+                     const char *what, struct ntl_winreg_handle *h, struct ntl_error *err)
 {
     struct ntl_buf req;
     int rc;
@@ -57,25 +58,21 @@ int ntl_winreg_open_hkpd(struct ntl_rpc_client *c, struct ntl_winreg_handle *h,
     ntl_buf_init(&req, 0);
     rc = ntl_winreg_build_open_root(&req, NTL_WINREG_MAXIMUM_ALLOWED, err);
     if (rc >= 0)
-        rc = handle_call(c, NTL_WINREG_OPEN_HKPD, &req, "OpenHKPD", "HKEY_PERFORMANCE_DATA", h,
-                         err);
+        rc = handle_call(c, opnum, &req, call, what, h, err);
     ntl_buf_free(&req);
     return rc;
+}
+
+int ntl_winreg_open_hkpd(struct ntl_rpc_client *c, struct ntl_winreg_handle *h,
+                         struct ntl_error *err)
+{
+    return open_root(c, NTL_WINREG_OPEN_HKPD, "OpenHKPD", "HKEY_PERFORMANCE_DATA", h, err);
 }
 
 int ntl_winreg_open_hklm(struct ntl_rpc_client *c, struct ntl_winreg_handle *h,
                          struct ntl_error *err)
 {
-    struct ntl_buf req;
-    int rc;
-
-    ntl_buf_init(&req, 0);
-    rc = ntl_winreg_build_open_root(&req, NTL_WINREG_MAXIMUM_ALLOWED, err);
-    if (rc >= 0)
-        rc = handle_call(c, NTL_WINREG_OPEN_HKLM, &req, "OpenHKLM", "HKEY_LOCAL_MACHINE", h,
-                         err);
-    ntl_buf_free(&req);
-    return rc;
+    return open_root(c, NTL_WINREG_OPEN_HKLM, "OpenHKLM", "HKEY_LOCAL_MACHINE", h, err);
 }
 
 int ntl_winreg_open_key(struct ntl_rpc_client *c, const struct ntl_winreg_handle *parent,
