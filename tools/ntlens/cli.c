@@ -28,25 +28,29 @@ int cli_fail(const char *cmd, const struct ntl_error *err, const char *context)
     return EXIT_FAIL;
 }
 
+/* One stderr line: "ntlens CMD: PREFIXmessage". */
+static void vmessage(const char *cmd, const char *prefix, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "ntlens %s: %s", cmd, prefix);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 int cli_failf(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "ntlens %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vmessage(cmd, "", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     return EXIT_FAIL;
 }
 
 void cli_warn(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "ntlens %s: warning: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vmessage(cmd, "warning: ", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
 }
 
 bool cli_parse_u64(const char *s, uint64_t *v)
