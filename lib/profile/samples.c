@@ -107,11 +107,13 @@ static long sample_range(struct ntl_profile *p, struct model_proc *pr, uint64_t 
     long r = pr->space ? model_space_find(&p->spaces[pr->space - 1], ip) : -1;
     if (r >= 0)
         return r;
-    /* The kernel's space through its grid too: most samples of a trace
-     * are kernel ips, and a search over all its drivers was 6% of
-     * `ntlens profile --etl`. */
-    const uint64_t *si = u64map_get(&p->space_of, NTL_PROFILE_KERNEL_PID);
-    return si ? model_space_find(&p->spaces[*si], ip) : -1;
+    /* Most samples of a trace are kernel ips: a search over all the
+     * kernel's drivers was 6% of `ntlens profile --etl`. */
+    if (!p->kernel_space) {
+        const uint64_t *si = u64map_get(&p->space_of, NTL_PROFILE_KERNEL_PID);
+        p->kernel_space = si ? *si + 1 : 0;
+    }
+    return p->kernel_space ? model_space_find_hot(&p->spaces[p->kernel_space - 1], ip) : -1;
 }
 
 long model_range_any(const struct ntl_profile *p, uint32_t pid, uint64_t addr)
