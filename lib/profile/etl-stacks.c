@@ -195,6 +195,12 @@ static int def_cmp(const void *a, const void *b)
     return (x->order > y->order) - (x->order < y->order);
 }
 
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* The definition of key in force at ts: the first one at or after it (a
  * key's stack is logged when it is deleted or at the rundown, after its
  * uses). NULL when none. */
@@ -235,12 +241,30 @@ static bool ref_frames(const struct ntl_profile_etl_stacks *s, const struct ref 
     return true;
 }
 
-/* The samples by (tid, timestamp), the first counted of each: an open
- * table of indices into s->samples, at most half full. */
-struct join {
-    uint32_t *slots;
+/* The references grouped by (tid, timestamp), each group with the first
+ * counted sample of its pair. The table is built over the references,
+ * not the samples: a trace has fewer of them (net.4.5.2: about one for
+ * every six samples), and a table over every sample, with the index of
+ * each sample's first reference, was a sixth of `ntlens profile --etl`'s
+ * page faults. */
+struct groups {
+    uint32_t *slots;      /* open table of group indices, at most half full */
     size_t mask;
+    uint32_t *rep;        /* per group: its first reference */
+    uint32_t *claim;      /* per group: its sample's index, UINT32_MAX when none */
+    uint32_t *first;      /* group g's references: by[first[g]] .. by[first[g + 1]] */
+    uint32_t *by;         /* the references, group after group, in arrival order */
+    size_t n;
 };
+
+static void groups_free(struct groups *g)
+{
+    free(g->slots);
+    free(g->rep);
+    free(g->claim);
+    free(g->first);
+    free(g->by);
+}
 
 static size_t join_hash(uint32_t tid, uint64_t ts, size_t mask)
 {
@@ -248,63 +272,76 @@ static size_t join_hash(uint32_t tid, uint64_t ts, size_t mask)
     return (size_t)(k ^ k >> 29) & mask;
 }
 
-/* The slot of (tid, ts): a sample's index in s->samples, or UINT32_MAX. */
-static uint32_t *join_slot(const struct ntl_profile_etl_stacks *s, const struct join *j,
-                           uint32_t tid, uint64_t ts)
+/* The slot of (tid, ts): a group index, or UINT32_MAX (a free slot). */
+static uint32_t *group_slot(const struct ntl_profile_etl_stacks *s, const struct groups *g,
+                            uint32_t tid, uint64_t ts)
 {
-    for (size_t h = join_hash(tid, ts, j->mask);; h = (h + 1) & j->mask) {
-        uint32_t i = j->slots[h];
-        if (i == UINT32_MAX || (s->samples[i].tid == tid && s->samples[i].ts == ts))
-            return &j->slots[h];
+    for (size_t h = join_hash(tid, ts, g->mask);; h = (h + 1) & g->mask) {
+        uint32_t i = g->slots[h];
+        if (i == UINT32_MAX ||
+            (s->refs[g->rep[i]].tid == tid && s->refs[g->rep[i]].ts == ts))
+            return &g->slots[h];
     }
 }
 
-static int join_build(const struct ntl_profile_etl_stacks *s, struct join *j)
+/* Each reference's group into of[]; 0, or -1 out of memory. */
+static int groups_find(const struct ntl_profile_etl_stacks *s, struct groups *g, uint32_t *of)
 {
     size_t cap = 16;
-    while (cap < 2 * s->nsamples)
+    while (cap < 2 * s->nrefs)
         cap *= 2;
-    if (!(j->slots = malloc(cap * sizeof *j->slots)))
+    g->slots = malloc(cap * sizeof *g->slots);
+    g->rep = malloc((s->nrefs ? s->nrefs : 1) * sizeof *g->rep);
+    if (!g->slots || !g->rep)
         return -1;
-    memset(j->slots, 0xff, cap * sizeof *j->slots);
-    j->mask = cap - 1;
-    for (size_t i = 0; i < s->nsamples; i++) {
-        uint32_t *slot = join_slot(s, j, s->samples[i].tid, s->samples[i].ts);
-        if (*slot == UINT32_MAX)
-            *slot = (uint32_t)i;
+    memset(g->slots, 0xff, cap * sizeof *g->slots);
+    g->mask = cap - 1;
+    for (size_t r = 0; r < s->nrefs; r++) {
+        uint32_t *slot = group_slot(s, g, s->refs[r].tid, s->refs[r].ts);
+        if (*slot == UINT32_MAX) {
+            g->rep[g->n] = (uint32_t)r;
+            *slot = (uint32_t)g->n++;
+        }
+        of[r] = *slot;
     }
     return 0;
 }
 
-/* The references grouped by sample (a counting sort): sample i's are
- * by[first[i]] .. by[first[i + 1]] (first has nsamples + 1 zeros), in
- * arrival order. The unmatched are counted. 0, or -1 out of memory. */
-static int group_refs(const struct ntl_profile_etl_stacks *s, const struct join *j,
-                      uint32_t *first, uint32_t **by, uint64_t *unmatched)
+/* The groups of s's references, each claimed by the first counted sample
+ * of its pair; the references of unclaimed groups are counted. A counting
+ * sort puts each group's references together in arrival order. 0, or -1
+ * out of memory. */
+static int groups_build(const struct ntl_profile_etl_stacks *s, struct groups *g,
+                        uint64_t *unmatched)
 {
     uint32_t *of = malloc((s->nrefs ? s->nrefs : 1) * sizeof *of);
-    *by = malloc((s->nrefs ? s->nrefs : 1) * sizeof **by);
-    if (!of || !*by) {
-        free(of);
-        return -1;
+    int rc = -1;
+    if (!of || groups_find(s, g, of) < 0 ||
+        !(g->claim = malloc((g->n ? g->n : 1) * sizeof *g->claim)) ||
+        !(g->first = calloc(g->n + 1, sizeof *g->first)) ||
+        !(g->by = malloc((s->nrefs ? s->nrefs : 1) * sizeof *g->by)))
+        goto out;
+    memset(g->claim, 0xff, g->n * sizeof *g->claim);
+    for (size_t i = 0; i < s->nsamples && g->n; i++) {
+        uint32_t k = *group_slot(s, g, s->samples[i].tid, s->samples[i].ts);
+        if (k != UINT32_MAX && g->claim[k] == UINT32_MAX)
+            g->claim[k] = (uint32_t)i;
     }
     for (size_t r = 0; r < s->nrefs; r++) {
-        of[r] = *join_slot(s, j, s->refs[r].tid, s->refs[r].ts);
-        if (of[r] == UINT32_MAX)
-            (*unmatched)++;
-        else
-            first[of[r] + 1]++;
+        *unmatched += g->claim[of[r]] == UINT32_MAX;
+        g->first[of[r] + 1]++;
     }
-    for (size_t i = 0; i < s->nsamples; i++)
-        first[i + 1] += first[i];
-    /* Each placed at its group's cursor, first[i] then ends at group i + 1's start. */
+    for (size_t k = 0; k < g->n; k++)
+        g->first[k + 1] += g->first[k];
+    /* Each placed at its group's cursor, first[k] then ends at group k + 1's start. */
     for (size_t r = 0; r < s->nrefs; r++)
-        if (of[r] != UINT32_MAX)
-            (*by)[first[of[r]]++] = (uint32_t)r;
-    memmove(first + 1, first, s->nsamples * sizeof *first);
-    first[0] = 0;
+        g->by[g->first[of[r]]++] = (uint32_t)r;
+    memmove(g->first + 1, g->first, g->n * sizeof *g->first);
+    g->first[0] = 0;
+    rc = 0;
+out:
     free(of);
-    return 0;
+    return rc;
 }
 
 /* Sorts a sample's few references (insertion). */
@@ -346,32 +383,53 @@ static int sample_stack(struct ntl_profile *p, const struct ntl_profile_etl_stac
     return 0;
 }
 
+/* The claimed groups in the order of their samples (the order in which
+ * their stacks were set when the table was over the samples): *out[k] is
+ * a group index, *n their number. 0, or -1 out of memory. */
+static int claimed_order(const struct groups *g, uint32_t **out, size_t *n)
+{
+    uint64_t *v = malloc((g->n ? g->n : 1) * sizeof *v);
+    *out = malloc((g->n ? g->n : 1) * sizeof **out);
+    if (!v || !*out) {
+        free(v);
+        return -1;
+    }
+    *n = 0;
+    for (size_t k = 0; k < g->n; k++)
+        if (g->claim[k] != UINT32_MAX)
+            v[(*n)++] = (uint64_t)g->claim[k] << 32 | k;
+    if (*n)
+        qsort(v, *n, sizeof *v, u64_cmp);
+    for (size_t k = 0; k < *n; k++)
+        (*out)[k] = (uint32_t)v[k];
+    free(v);
+    return 0;
+}
+
 int ntl_profile_etl_stacks_finish(struct ntl_profile *p, struct ntl_profile_etl_stacks *s,
                                   struct ntl_profile_etl_stack_counts *counts,
                                   struct ntl_error *err)
 {
-    struct join j = {0};
-    uint32_t *first = calloc(s->nsamples + 1, sizeof *first), *by = NULL;
+    struct groups g = {0};
+    uint32_t *order = NULL;
+    size_t n = 0;
     int rc = 0;
     memset(counts, 0, sizeof *counts);
-    if (!first || join_build(s, &j) < 0 ||
-        group_refs(s, &j, first, &by, &counts->stacks_unmatched) < 0) {
+    if (groups_build(s, &g, &counts->stacks_unmatched) < 0 || claimed_order(&g, &order, &n) < 0) {
         rc = ntl_error_set(err, NTL_ERR_NOMEM, "StackWalk", NTL_NO_OFFSET, "out of memory");
         goto out;
     }
     /* qsort wants an array even for none. */
     if (s->ndefs)
         qsort(s->defs, s->ndefs, sizeof *s->defs, def_cmp);
-    for (size_t i = 0; i < s->nsamples && rc >= 0; i++) {
-        size_t n = first[i + 1] - first[i];
-        if (!n)
-            continue;
-        order_refs(s, by + first[i], n);
-        rc = sample_stack(p, s, &s->samples[i], by + first[i], n, counts, err);
+    for (size_t i = 0; i < n && rc >= 0; i++) {
+        uint32_t k = order[i], *refs = g.by + g.first[k];
+        size_t nk = g.first[k + 1] - g.first[k];
+        order_refs(s, refs, nk);
+        rc = sample_stack(p, s, &s->samples[g.claim[k]], refs, nk, counts, err);
     }
 out:
-    free(first);
-    free(by);
-    free(j.slots);
+    free(order);
+    groups_free(&g);
     return rc;
 }
