@@ -149,6 +149,7 @@ struct ntl_profile {
     struct model_thread *threads;
     size_t nthreads, cap_threads;
     struct u64map thread_of;   /* tid -> index in threads */
+    size_t last_thread;        /* the index thread_of gave last */
     struct model_symtab *symtabs;
     size_t nsymtabs, cap_symtabs;
     uint64_t total, unknown;

@@ -38,10 +38,13 @@ static struct model_proc *proc_get(struct ntl_profile *p, uint32_t pid, struct n
 
 static struct model_thread *thread_get(struct ntl_profile *p, uint32_t tid, struct ntl_error *err)
 {
+    /* A trace's samples often come in runs of one thread (an idle CPU's). */
+    if (p->last_thread < p->nthreads && p->threads[p->last_thread].tid == tid)
+        return &p->threads[p->last_thread];
     const uint64_t *i = u64map_get(&p->thread_of, tid);
     int limited = 0;
     if (i)
-        return &p->threads[*i];
+        return &p->threads[p->last_thread = *i];
     if (model_reserve((void **)&p->threads, &p->cap_threads, p->nthreads, sizeof *p->threads) <
         0) {
         id_error(err, 0, "profile thread");
@@ -86,6 +89,8 @@ int ntl_profile_set_thread(struct ntl_profile *p, uint32_t tid, uint32_t pid,
 
 uint32_t ntl_profile_pid_of(const struct ntl_profile *p, uint32_t tid)
 {
+    if (p->last_thread < p->nthreads && p->threads[p->last_thread].tid == tid)
+        return p->threads[p->last_thread].pid;
     const uint64_t *i = u64map_get(&p->thread_of, tid);
     return i ? p->threads[*i].pid : NTL_PROFILE_NO_PID;
 }
