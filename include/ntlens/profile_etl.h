@@ -128,7 +128,9 @@ struct ntl_profile_etl_fed {
 
 /* Feeds the next kept event, in time order: 1 with *fed, 0 after the
  * last, NTL_ERR_NOMEM (sorting them; err set). Pass the same stacks state
- * and options as to ntl_profile_etl_log_add. */
+ * and options as to ntl_profile_etl_log_add; from the first call on, that
+ * state takes no more StackWalk events (it keeps only the samples its
+ * references need). */
 int ntl_profile_etl_log_feed(struct ntl_profile_etl_log *log, struct ntl_profile *p,
                              struct ntl_profile_etl_stacks *stacks,
                              const struct ntl_profile_etl_options *opt,

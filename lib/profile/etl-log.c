@@ -306,7 +306,7 @@ int ntl_profile_etl_log_feed(struct ntl_profile_etl_log *log, struct ntl_profile
                              struct ntl_profile_etl_fed *fed, struct ntl_error *err)
 {
     if (!log->sorted) {
-        if (find_runs(log) < 0)
+        if ((stacks && etl_stacks_freeze(stacks) < 0) || find_runs(log) < 0)
             return nomem(err);
         log->sorted = true;
     }

@@ -38,6 +38,23 @@ struct def {
     uint32_t count, order;
 };
 
+/* The references grouped by (tid, timestamp), each group with the first
+ * counted sample of its pair. The table is built over the references,
+ * not the samples: a trace has fewer of them (net.4.5.2: about one for
+ * every six samples), and a table over every sample, with the index of
+ * each sample's first reference, was a sixth of `ntlens profile --etl`'s
+ * page faults. */
+struct groups {
+    uint32_t *slots;      /* open table of group indices, at most half full */
+    size_t mask;
+    uint32_t *rep;        /* per group: its first reference */
+    uint32_t *of;         /* per reference: its group */
+    uint32_t *claim;      /* per group: its sample's index, UINT32_MAX when none */
+    uint32_t *first;      /* group g's references: by[first[g]] .. by[first[g + 1]] */
+    uint32_t *by;         /* the references, group after group, in arrival order */
+    size_t n;
+};
+
 struct ntl_profile_etl_stacks {
     struct smp *samples;
     struct ref *refs;
@@ -48,7 +65,15 @@ struct ntl_profile_etl_stacks {
     size_t nframes, cap_frames;
     uint32_t events;      /* StackWalk events so far */
     bool counts_only;     /* ntl_profile_etl_stacks_counts_only */
+    /* Set by etl_stacks_freeze: the groups are made, and a sample is kept
+     * only when it claims one (the first of its pair): a log feeds its
+     * samples after every StackWalk event, so the ~80,000 of net.4.5.2
+     * need not all be kept to be joined to ~12,000 references. */
+    bool frozen;
+    struct groups g;
 };
+
+static void groups_free(struct groups *g);
 
 void ntl_profile_etl_stacks_counts_only(struct ntl_profile_etl_stacks *s)
 {
@@ -70,6 +95,7 @@ void ntl_profile_etl_stacks_free(struct ntl_profile_etl_stacks *s)
     free(s->refs);
     free(s->defs);
     free(s->frames);
+    groups_free(&s->g);
     free(s);
 }
 
@@ -88,12 +114,39 @@ static int grow(void **v, size_t *cap, size_t n, size_t elem, struct ntl_error *
     return 0;
 }
 
+static size_t join_hash(uint32_t tid, uint64_t ts, size_t mask)
+{
+    uint64_t k = (ts ^ (uint64_t)tid << 40) * 0x9e3779b97f4a7c15ull;
+    return (size_t)(k ^ k >> 29) & mask;
+}
+
+/* The slot of (tid, ts): a group index, or UINT32_MAX (a free slot). */
+static uint32_t *group_slot(const struct ntl_profile_etl_stacks *s, const struct groups *g,
+                            uint32_t tid, uint64_t ts)
+{
+    for (size_t h = join_hash(tid, ts, g->mask);; h = (h + 1) & g->mask) {
+        uint32_t i = g->slots[h];
+        if (i == UINT32_MAX ||
+            (s->refs[g->rep[i]].tid == tid && s->refs[g->rep[i]].ts == ts))
+            return &g->slots[h];
+    }
+}
+
 int etl_stacks_sample(struct ntl_profile_etl_stacks *s, uint64_t ts, uint32_t tid, size_t sample,
                       struct ntl_error *err)
 {
+    uint32_t *claim = NULL;
+    if (s->frozen) {
+        uint32_t k = *group_slot(s, &s->g, tid, ts);
+        if (k == UINT32_MAX || s->g.claim[k] != UINT32_MAX)
+            return 0;  /* no reference of its pair, or an earlier sample has them */
+        claim = &s->g.claim[k];
+    }
     int rc = grow((void **)&s->samples, &s->cap_samples, s->nsamples, sizeof *s->samples, err);
     if (rc < 0)
         return rc;
+    if (claim)
+        *claim = (uint32_t)s->nsamples;
     s->samples[s->nsamples++] = (struct smp){ts, tid, (uint32_t)sample};
     return 0;
 }
@@ -140,6 +193,9 @@ int etl_stacks_event(struct ntl_profile_etl_stacks *s, const struct ntl_etl_even
     unsigned psz = ev->is64 ? 8 : 4;
     size_t at;
     int rc;
+    if (s->frozen)
+        return ntl_error_set(err, NTL_ERR_ARGUMENT, "StackWalk", ev->offset,
+                             "a StackWalk event after its log was fed");
     if (ev->opcode >= 34 && ev->opcode <= 36) {
         /* A key's definition: StackKey, then the frames. */
         if (n < psz)
@@ -195,6 +251,12 @@ static int def_cmp(const void *a, const void *b)
     return (x->order > y->order) - (x->order < y->order);
 }
 
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* The definition of key in force at ts: the first one at or after it (a
  * key's stack is logged when it is deleted or at the rundown, after its
  * uses). NULL when none. */
@@ -235,75 +297,86 @@ static bool ref_frames(const struct ntl_profile_etl_stacks *s, const struct ref 
     return true;
 }
 
-/* The samples by (tid, timestamp), the first counted of each: an open
- * table of indices into s->samples, at most half full. */
-struct join {
-    uint32_t *slots;
-    size_t mask;
-};
-
-static size_t join_hash(uint32_t tid, uint64_t ts, size_t mask)
+static void groups_free(struct groups *g)
 {
-    uint64_t k = (ts ^ (uint64_t)tid << 40) * 0x9e3779b97f4a7c15ull;
-    return (size_t)(k ^ k >> 29) & mask;
+    free(g->slots);
+    free(g->rep);
+    free(g->of);
+    free(g->claim);
+    free(g->first);
+    free(g->by);
+    memset(g, 0, sizeof *g);
 }
 
-/* The slot of (tid, ts): a sample's index in s->samples, or UINT32_MAX. */
-static uint32_t *join_slot(const struct ntl_profile_etl_stacks *s, const struct join *j,
-                           uint32_t tid, uint64_t ts)
-{
-    for (size_t h = join_hash(tid, ts, j->mask);; h = (h + 1) & j->mask) {
-        uint32_t i = j->slots[h];
-        if (i == UINT32_MAX || (s->samples[i].tid == tid && s->samples[i].ts == ts))
-            return &j->slots[h];
-    }
-}
-
-static int join_build(const struct ntl_profile_etl_stacks *s, struct join *j)
+/* The groups of s's references (g->of), none claimed yet. 0, or -1 out
+ * of memory. */
+static int groups_find(const struct ntl_profile_etl_stacks *s, struct groups *g)
 {
     size_t cap = 16;
-    while (cap < 2 * s->nsamples)
+    while (cap < 2 * s->nrefs)
         cap *= 2;
-    if (!(j->slots = malloc(cap * sizeof *j->slots)))
+    g->slots = malloc(cap * sizeof *g->slots);
+    g->rep = malloc((s->nrefs ? s->nrefs : 1) * sizeof *g->rep);
+    g->of = malloc((s->nrefs ? s->nrefs : 1) * sizeof *g->of);
+    g->claim = malloc((s->nrefs ? s->nrefs : 1) * sizeof *g->claim);
+    if (!g->slots || !g->rep || !g->of || !g->claim)
         return -1;
-    memset(j->slots, 0xff, cap * sizeof *j->slots);
-    j->mask = cap - 1;
-    for (size_t i = 0; i < s->nsamples; i++) {
-        uint32_t *slot = join_slot(s, j, s->samples[i].tid, s->samples[i].ts);
-        if (*slot == UINT32_MAX)
-            *slot = (uint32_t)i;
+    memset(g->slots, 0xff, cap * sizeof *g->slots);
+    g->mask = cap - 1;
+    for (size_t r = 0; r < s->nrefs; r++) {
+        uint32_t *slot = group_slot(s, g, s->refs[r].tid, s->refs[r].ts);
+        if (*slot == UINT32_MAX) {
+            g->rep[g->n] = (uint32_t)r;
+            *slot = (uint32_t)g->n++;
+        }
+        g->of[r] = *slot;
     }
+    memset(g->claim, 0xff, g->n * sizeof *g->claim);
     return 0;
 }
 
-/* The references grouped by sample (a counting sort): sample i's are
- * by[first[i]] .. by[first[i + 1]] (first has nsamples + 1 zeros), in
- * arrival order. The unmatched are counted. 0, or -1 out of memory. */
-static int group_refs(const struct ntl_profile_etl_stacks *s, const struct join *j,
-                      uint32_t *first, uint32_t **by, uint64_t *unmatched)
+/* Sample i of s claims the group of its (tid, ts) if it is the first. */
+static void groups_claim(const struct ntl_profile_etl_stacks *s, struct groups *g, size_t i)
 {
-    uint32_t *of = malloc((s->nrefs ? s->nrefs : 1) * sizeof *of);
-    *by = malloc((s->nrefs ? s->nrefs : 1) * sizeof **by);
-    if (!of || !*by) {
-        free(of);
+    uint32_t k = *group_slot(s, g, s->samples[i].tid, s->samples[i].ts);
+    if (k != UINT32_MAX && g->claim[k] == UINT32_MAX)
+        g->claim[k] = (uint32_t)i;
+}
+
+/* Counts the references of unclaimed groups and puts each group's
+ * references together in arrival order (a counting sort). 0, or -1 out of
+ * memory. */
+static int groups_collect(const struct ntl_profile_etl_stacks *s, struct groups *g,
+                          uint64_t *unmatched)
+{
+    free(g->first);
+    free(g->by);
+    g->first = calloc(g->n + 1, sizeof *g->first);
+    g->by = malloc((s->nrefs ? s->nrefs : 1) * sizeof *g->by);
+    if (!g->first || !g->by)
         return -1;
-    }
     for (size_t r = 0; r < s->nrefs; r++) {
-        of[r] = *join_slot(s, j, s->refs[r].tid, s->refs[r].ts);
-        if (of[r] == UINT32_MAX)
-            (*unmatched)++;
-        else
-            first[of[r] + 1]++;
+        *unmatched += g->claim[g->of[r]] == UINT32_MAX;
+        g->first[g->of[r] + 1]++;
     }
-    for (size_t i = 0; i < s->nsamples; i++)
-        first[i + 1] += first[i];
-    /* Each placed at its group's cursor, first[i] then ends at group i + 1's start. */
+    for (size_t k = 0; k < g->n; k++)
+        g->first[k + 1] += g->first[k];
+    /* Each placed at its group's cursor, first[k] then ends at group k + 1's start. */
     for (size_t r = 0; r < s->nrefs; r++)
-        if (of[r] != UINT32_MAX)
-            (*by)[first[of[r]]++] = (uint32_t)r;
-    memmove(first + 1, first, s->nsamples * sizeof *first);
-    first[0] = 0;
-    free(of);
+        g->by[g->first[g->of[r]]++] = (uint32_t)r;
+    memmove(g->first + 1, g->first, g->n * sizeof *g->first);
+    g->first[0] = 0;
+    return 0;
+}
+
+int etl_stacks_freeze(struct ntl_profile_etl_stacks *s)
+{
+    if (s->frozen)
+        return 0;
+    groups_free(&s->g);
+    if (groups_find(s, &s->g) < 0)
+        return -1;
+    s->frozen = true;
     return 0;
 }
 
@@ -346,32 +419,59 @@ static int sample_stack(struct ntl_profile *p, const struct ntl_profile_etl_stac
     return 0;
 }
 
+/* The claimed groups in the order of their samples (the order in which
+ * their stacks were set when the table was over the samples): *out[k] is
+ * a group index, *n their number. 0, or -1 out of memory. */
+static int claimed_order(const struct groups *g, uint32_t **out, size_t *n)
+{
+    uint64_t *v = malloc((g->n ? g->n : 1) * sizeof *v);
+    *out = malloc((g->n ? g->n : 1) * sizeof **out);
+    if (!v || !*out) {
+        free(v);
+        return -1;
+    }
+    *n = 0;
+    for (size_t k = 0; k < g->n; k++)
+        if (g->claim[k] != UINT32_MAX)
+            v[(*n)++] = (uint64_t)g->claim[k] << 32 | k;
+    if (*n)
+        qsort(v, *n, sizeof *v, u64_cmp);
+    for (size_t k = 0; k < *n; k++)
+        (*out)[k] = (uint32_t)v[k];
+    free(v);
+    return 0;
+}
+
 int ntl_profile_etl_stacks_finish(struct ntl_profile *p, struct ntl_profile_etl_stacks *s,
                                   struct ntl_profile_etl_stack_counts *counts,
                                   struct ntl_error *err)
 {
-    struct join j = {0};
-    uint32_t *first = calloc(s->nsamples + 1, sizeof *first), *by = NULL;
+    struct groups *g = &s->g;
+    uint32_t *order = NULL;
+    size_t n = 0;
     int rc = 0;
     memset(counts, 0, sizeof *counts);
-    if (!first || join_build(s, &j) < 0 ||
-        group_refs(s, &j, first, &by, &counts->stacks_unmatched) < 0) {
-        rc = ntl_error_set(err, NTL_ERR_NOMEM, "StackWalk", NTL_NO_OFFSET, "out of memory");
-        goto out;
+    if (!s->frozen) {
+        groups_free(g);
+        if (groups_find(s, g) < 0)
+            goto nomem;
+        for (size_t i = 0; i < s->nsamples && g->n; i++)
+            groups_claim(s, g, i);
     }
+    if (groups_collect(s, g, &counts->stacks_unmatched) < 0 || claimed_order(g, &order, &n) < 0)
+        goto nomem;
     /* qsort wants an array even for none. */
     if (s->ndefs)
         qsort(s->defs, s->ndefs, sizeof *s->defs, def_cmp);
-    for (size_t i = 0; i < s->nsamples && rc >= 0; i++) {
-        size_t n = first[i + 1] - first[i];
-        if (!n)
-            continue;
-        order_refs(s, by + first[i], n);
-        rc = sample_stack(p, s, &s->samples[i], by + first[i], n, counts, err);
+    for (size_t i = 0; i < n && rc >= 0; i++) {
+        uint32_t k = order[i], *refs = g->by + g->first[k];
+        size_t nk = g->first[k + 1] - g->first[k];
+        order_refs(s, refs, nk);
+        rc = sample_stack(p, s, &s->samples[g->claim[k]], refs, nk, counts, err);
     }
-out:
-    free(first);
-    free(by);
-    free(j.slots);
+    free(order);
     return rc;
+nomem:
+    free(order);
+    return ntl_error_set(err, NTL_ERR_NOMEM, "StackWalk", NTL_NO_OFFSET, "out of memory");
 }

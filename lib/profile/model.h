@@ -84,6 +84,9 @@ struct model_space {
     size_t grid_cells, lookups;
     uint64_t grid_lo;
     unsigned grid_shift;
+    /* The index of the range model_space_find_hot found last (checked
+     * against s->n before use). */
+    size_t hot;
     size_t *gone;
     size_t ngone, cap_gone;
 };
@@ -122,6 +125,7 @@ struct ntl_profile {
     struct model_space *spaces;
     size_t nspaces, cap_spaces;
     struct u64map space_of;    /* pid -> index in spaces */
+    size_t kernel_space;       /* 1 + the kernel's index in spaces, once known; 0 before */
     size_t nbuckets;           /* distinct buckets in the ranges' rows */
     size_t nlogged;            /* hits in the ranges' logs */
     /* Sorting a log: room reused from range to range (hits.c). */
@@ -145,6 +149,7 @@ struct ntl_profile {
     struct model_thread *threads;
     size_t nthreads, cap_threads;
     struct u64map thread_of;   /* tid -> index in threads */
+    size_t last_thread;        /* the index thread_of gave last */
     struct model_symtab *symtabs;
     size_t nsymtabs, cap_symtabs;
     uint64_t total, unknown;
@@ -159,6 +164,11 @@ struct ntl_profile {
 long model_space_range(const struct model_space *s, uint64_t addr);
 /* The same through s's grid (building it when due): for samples. */
 long model_space_find(struct model_space *s, uint64_t addr);
+/* The same, trying first the range this found last: for the kernel's
+ * space, where most of a trace's samples land in one module (ntoskrnl.exe
+ * held 92% of net.4.5.2's) and the grid's cells, over a span from the
+ * kernel's base to win32k's, hold most of its ranges. */
+long model_space_find_hot(struct model_space *s, uint64_t addr);
 
 /* The index of the active range of pid's space holding addr, or -1. */
 long model_range_at(const struct ntl_profile *p, uint32_t pid, uint64_t addr);

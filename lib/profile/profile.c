@@ -161,20 +161,37 @@ static int grid_build(struct model_space *s)
     return 0;
 }
 
+/* The index in s's active ranges of the first one that ends at or above
+ * addr (s->n when none does), through s's grid once it has one. */
+static size_t space_index(struct model_space *s, uint64_t addr)
+{
+    if (!s->grid_cells && (s->n < 2 || ++s->lookups < MODEL_GRID_AFTER || grid_build(s) < 0))
+        return space_search(s, addr);
+    if (addr < s->grid_lo)
+        return 0;
+    uint64_t k = (addr - s->grid_lo) >> s->grid_shift;
+    return k >= s->grid_cells ? s->n
+                              : search_last(s->last, s->grid[k], s->grid[k + 1] - s->grid[k],
+                                            addr);
+}
+
 long model_space_find(struct model_space *s, uint64_t addr)
 {
-    size_t at;
-    if (!s->grid_cells && (s->n < 2 || ++s->lookups < MODEL_GRID_AFTER || grid_build(s) < 0)) {
-        at = space_search(s, addr);
-    } else if (addr < s->grid_lo) {
-        at = 0;
-    } else {
-        uint64_t k = (addr - s->grid_lo) >> s->grid_shift;
-        at = k >= s->grid_cells ? s->n
-                                : search_last(s->last, s->grid[k], s->grid[k + 1] - s->grid[k],
-                                              addr);
-    }
+    size_t at = space_index(s, addr);
     return at < s->n && s->act[at].base <= addr ? (long)s->act[at].range : -1;
+}
+
+long model_space_find_hot(struct model_space *s, uint64_t addr)
+{
+    size_t at = s->hot;
+    /* The ranges are disjoint: one holding addr is the one. */
+    if (at < s->n && s->act[at].base <= addr && addr <= s->last[at])
+        return (long)s->act[at].range;
+    at = space_index(s, addr);
+    if (at >= s->n || s->act[at].base > addr)
+        return -1;
+    s->hot = at;
+    return (long)s->act[at].range;
 }
 
 /* Moves s's active ranges from index from on to index to (both arrays). */

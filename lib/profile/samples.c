@@ -38,10 +38,13 @@ static struct model_proc *proc_get(struct ntl_profile *p, uint32_t pid, struct n
 
 static struct model_thread *thread_get(struct ntl_profile *p, uint32_t tid, struct ntl_error *err)
 {
+    /* A trace's samples often come in runs of one thread (an idle CPU's). */
+    if (p->last_thread < p->nthreads && p->threads[p->last_thread].tid == tid)
+        return &p->threads[p->last_thread];
     const uint64_t *i = u64map_get(&p->thread_of, tid);
     int limited = 0;
     if (i)
-        return &p->threads[*i];
+        return &p->threads[p->last_thread = *i];
     if (model_reserve((void **)&p->threads, &p->cap_threads, p->nthreads, sizeof *p->threads) <
         0) {
         id_error(err, 0, "profile thread");
@@ -86,6 +89,8 @@ int ntl_profile_set_thread(struct ntl_profile *p, uint32_t tid, uint32_t pid,
 
 uint32_t ntl_profile_pid_of(const struct ntl_profile *p, uint32_t tid)
 {
+    if (p->last_thread < p->nthreads && p->threads[p->last_thread].tid == tid)
+        return p->threads[p->last_thread].pid;
     const uint64_t *i = u64map_get(&p->thread_of, tid);
     return i ? p->threads[*i].pid : NTL_PROFILE_NO_PID;
 }
@@ -105,7 +110,15 @@ static long sample_range(struct ntl_profile *p, struct model_proc *pr, uint64_t 
         pr->space = si ? *si + 1 : 0;
     }
     long r = pr->space ? model_space_find(&p->spaces[pr->space - 1], ip) : -1;
-    return r < 0 ? model_range_at(p, NTL_PROFILE_KERNEL_PID, ip) : r;
+    if (r >= 0)
+        return r;
+    /* Most samples of a trace are kernel ips: a search over all the
+     * kernel's drivers was 6% of `ntlens profile --etl`. */
+    if (!p->kernel_space) {
+        const uint64_t *si = u64map_get(&p->space_of, NTL_PROFILE_KERNEL_PID);
+        p->kernel_space = si ? *si + 1 : 0;
+    }
+    return p->kernel_space ? model_space_find_hot(&p->spaces[p->kernel_space - 1], ip) : -1;
 }
 
 long model_range_any(const struct ntl_profile *p, uint32_t pid, uint64_t addr)

@@ -412,6 +412,72 @@ static void check_log(const uint8_t *data, size_t size)
     ntl_profile_free(q);
 }
 
+/* Two samples of one thread at one time and a stack of that time: the
+ * stack is the first sample's (the samples are joined to stacks by
+ * thread and time, the first counted sample of a pair taking them), fed
+ * by a sorted reader and through the log (which keeps only the samples
+ * that claim references); after the log was fed, its stacks state takes
+ * no more StackWalk events. */
+static void check_same_time(bool is64)
+{
+    const uint64_t full[] = {0x400010, 0x400500};
+    struct gen g;
+    gen_init(&g, 4096, is64 ? 8 : 4, 0, 1000, 10000000, 132500000000000000ull, 1, "p", "p.etl");
+    process(&g, is64, 1001, 100, true, false, "app.exe");
+    thread(&g, is64, 1002, 100, 101);
+    gen_image(&g, false, false, is64, 10, 1003, 0x400000, 0x10000, 100, 1, 2, 0x400000,
+              "C:\\app\\app.exe");
+    sample(&g, is64, 1010, 0x400010, 101);
+    sample(&g, is64, 1010, 0x400020, 101);
+    stack(&g, is64, 32, 1010, 1010, 101, full, 2);
+    gen_finish(&g);
+    for (int log = 0; log < 2; log++) {
+        struct fed_list f;
+        struct ntl_profile_etl_stack_counts counts;
+        struct ntl_profile_sample s;
+        size_t pos = 0;
+        struct ntl_profile *p = fed_profile(g.file.data, g.file.len, log, &f, &counts);
+        CHECK_EQ_U64(counts.samples_with_stack, 1);
+        CHECK_EQ_U64(counts.stacks_unmatched, 0);
+        CHECK_EQ_INT(ntl_profile_stack_next(p, &pos, &s), 1);
+        CHECK_EQ_U64(s.ip, 0x400010);
+        CHECK(s.depth == 1 && s.stack[0] == 0x400500);
+        CHECK_EQ_INT(ntl_profile_stack_next(p, &pos, &s), 1);
+        CHECK_EQ_U64(s.ip, 0x400020);
+        CHECK_EQ_U64(s.depth, 0);
+        ntl_profile_free(p);
+    }
+    /* A StackWalk event after the log was fed. */
+    struct ntl_etl_options eo = {.sorted = true};
+    struct ntl_profile_etl_options po = {0};
+    struct ntl_profile_etl_stacks *st;
+    struct ntl_profile_etl_log *lg;
+    struct ntl_profile_etl_fed fed;
+    struct ntl_profile *p;
+    struct ntl_etl *t;
+    struct ntl_etl_event ev;
+    struct ntl_error err = {0};
+    int late = 0;
+    CHECK_EQ_INT(ntl_etl_open_mem(g.file.data, g.file.len, &eo, &t, &err), 0);
+    CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
+    CHECK_EQ_INT(ntl_profile_etl_stacks_new(&st, &err), 0);
+    CHECK_EQ_INT(ntl_profile_etl_log_new(&lg, &err), 0);
+    while (ntl_etl_next(t, &ev, &err) > 0)
+        CHECK_EQ_INT(ntl_profile_etl_log_add(lg, st, t, &ev, &po, &err), 0);
+    while (ntl_profile_etl_log_feed(lg, p, st, &po, &fed, &err) > 0)
+        ;
+    ntl_etl_close(t);
+    CHECK_EQ_INT(ntl_etl_open_mem(g.file.data, g.file.len, &eo, &t, &err), 0);
+    while (ntl_etl_next(t, &ev, &err) > 0)
+        late += ntl_profile_etl_feed(p, st, t, &ev, &po, &err) == NTL_ERR_ARGUMENT;
+    CHECK_EQ_INT(late, 1);
+    ntl_profile_etl_log_free(lg);
+    ntl_profile_etl_stacks_free(st);
+    ntl_profile_free(p);
+    ntl_etl_close(t);
+    gen_free(&g);
+}
+
 int main(int argc, char **argv)
 {
     for (int is64 = 0; is64 < 2; is64++) {
@@ -421,6 +487,7 @@ int main(int argc, char **argv)
         check_stacks(is64, g.file.data, g.file.len);
         check_log(g.file.data, g.file.len);
         check_dcend(is64);
+        check_same_time(is64);
         if (is64)
             check_filters(g.file.data, g.file.len);
         if (is64 && argc > 1) {

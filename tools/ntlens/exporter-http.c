@@ -9,7 +9,6 @@
  * address (it becomes part of an smb:// spec, so nothing else may pass). */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include <time.h>
 
 #include "exporter.h"
+#include "exporter-mhd.h"
 #include "ntlens/prom.h"
 
 #define PAGE_LIMIT (64u << 20)
@@ -27,16 +27,19 @@
 #define THREAD_STACK (512u << 10)    /* a handler's frames are small; 8 MB each is not */
 #define SLOT_WAIT_S 10.0             /* for a free probe slot, without a scrape timeout */
 
+/* Set once before the daemon starts, read by its threads after. */
+static const struct exp_mhd *mhd;
+
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *type,
                              const void *data, size_t len)
 {
     struct MHD_Response *r =
-        MHD_create_response_from_buffer(len, (void *)data, MHD_RESPMEM_MUST_COPY);
+        mhd->create_response_from_buffer(len, (void *)data, MHD_RESPMEM_MUST_COPY);
     if (!r)
         return MHD_NO;
-    MHD_add_response_header(r, "Content-Type", type);
-    enum MHD_Result rc = MHD_queue_response(c, code, r);
-    MHD_destroy_response(r);
+    mhd->add_response_header(r, "Content-Type", type);
+    enum MHD_Result rc = mhd->queue_response(c, code, r);
+    mhd->destroy_response(r);
     return rc;
 }
 
@@ -120,7 +123,7 @@ static double now_s(void)
 
 static double scrape_budget(struct MHD_Connection *c)
 {
-    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, SCRAPE_TIMEOUT_HEADER);
+    const char *h = mhd->lookup_connection_value(c, MHD_HEADER_KIND, SCRAPE_TIMEOUT_HEADER);
     char *end;
     double t;
     if (!h)
@@ -162,7 +165,7 @@ static enum MHD_Result probe(struct exp_server *s, struct MHD_Connection *c)
     struct ntl_buf page;
     const char *bad;
     double budget = scrape_budget(c);
-    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, arg, &q);
+    mhd->get_connection_values(c, MHD_GET_ARGUMENT_KIND, arg, &q);
     if ((bad = query_error(&q)) != NULL)
         return text(c, 400, bad);
     if (budget < 0)
@@ -329,7 +332,7 @@ int exp_server_start(struct exp_server *s, const char *addr, unsigned threads, c
                      size_t size)
 {
     struct sockaddr_storage ss;
-    if (parse_addr(addr, &ss, msg, size) < 0)
+    if (parse_addr(addr, &ss, msg, size) < 0 || !(mhd = exp_mhd_load(msg, size)))
         return -1;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
                      MHD_USE_POLL;
@@ -339,12 +342,12 @@ int exp_server_start(struct exp_server *s, const char *addr, unsigned threads, c
         snprintf(msg, size, "cannot make %u probe slots", threads);
         return -1;
     }
-    s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, s,
-                                 MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-                                 MHD_OPTION_CONNECTION_LIMIT, CONNECTION_LIMIT,
-                                 MHD_OPTION_THREAD_STACK_SIZE, (size_t)THREAD_STACK,
-                                 MHD_OPTION_CONNECTION_TIMEOUT, 60u,
-                                 MHD_OPTION_END);
+    s->daemon = mhd->start_daemon(flags, 0, NULL, NULL, handle, s,
+                                  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+                                  MHD_OPTION_CONNECTION_LIMIT, CONNECTION_LIMIT,
+                                  MHD_OPTION_THREAD_STACK_SIZE, (size_t)THREAD_STACK,
+                                  MHD_OPTION_CONNECTION_TIMEOUT, 60u,
+                                  MHD_OPTION_END);
     if (!s->daemon) {
         sem_destroy(&s->slots);
         snprintf(msg, size, "cannot listen on %s (in use, or not an address of this host)", addr);
@@ -356,7 +359,7 @@ int exp_server_start(struct exp_server *s, const char *addr, unsigned threads, c
 void exp_server_stop(struct exp_server *s)
 {
     if (s->daemon) {
-        MHD_stop_daemon(s->daemon);
+        mhd->stop_daemon(s->daemon);
         sem_destroy(&s->slots);
     }
     s->daemon = NULL;
