@@ -387,9 +387,14 @@ uint64_t ntl_etl_time_to_filetime(const struct ntl_etl *t, uint64_t ts)
         return 0;
     bool neg = ts < lf->header_timestamp;
     uint64_t d = neg ? lf->header_timestamp - ts : ts - lf->header_timestamp;
-    /* d * 1e7 / freq without overflow. */
-    uint64_t q = d / freq, r = d % freq;
-    uint64_t delta = q * 10000000u + (uint64_t)((double)r * 1e7 / (double)freq);
+    /* d * 1e7 / freq without overflow; at 10 MHz (the QPC of recent
+     * Windows) that is d itself (r * 1e7 / 1e7 is exact in a double), and
+     * the two divisions were 3% of `etl events`. */
+    uint64_t delta = d;
+    if (freq != 10000000u) {
+        uint64_t q = d / freq, r = d % freq;
+        delta = q * 10000000u + (uint64_t)((double)r * 1e7 / (double)freq);
+    }
     if (neg)
         return delta > lf->start_time ? 0 : lf->start_time - delta;
     return lf->start_time + delta;
