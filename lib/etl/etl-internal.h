@@ -106,6 +106,8 @@ struct ntl_etl {
 int etl_parse_event(const struct etl_cur *c, size_t pos, struct ntl_etl_event *ev);
 /* The next event in file order (reader.c), as ntl_etl_next streaming. */
 int etl_stream_next(struct ntl_etl *t, struct ntl_etl_event *ev, struct ntl_error *err);
+/* Bytes [pos, pos+n) of the file (not a memory image) read into dst. */
+int etl_file_read(struct ntl_etl *t, uint64_t pos, size_t n, uint8_t *dst, struct ntl_error *err);
 /* Bytes [pos, pos+n) of the input: a pointer into memory, or read into t->raw. */
 int etl_input_read(struct ntl_etl *t, uint64_t pos, size_t n, const uint8_t **out,
                    struct ntl_error *err);

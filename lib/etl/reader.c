@@ -415,6 +415,20 @@ static int grow(uint8_t **p, size_t *cap, size_t need, struct ntl_error *err)
     return 0;
 }
 
+int etl_file_read(struct ntl_etl *t, uint64_t pos, size_t n, uint8_t *dst, struct ntl_error *err)
+{
+    if (t->file_pos != pos) {
+        if (fseeko(t->f, (off_t)pos, SEEK_SET) != 0)
+            return ntl_error_set(err, NTL_ERR_IO, "file", pos, "cannot seek");
+        t->file_pos = pos;
+    }
+    size_t got = fread(dst, 1, n, t->f);
+    t->file_pos += got;
+    if (got != n)
+        return ntl_error_set(err, NTL_ERR_IO, "file", pos + got, "read failed or file shrank");
+    return 0;
+}
+
 int etl_input_read(struct ntl_etl *t, uint64_t pos, size_t n, const uint8_t **out,
                    struct ntl_error *err)
 {
@@ -423,17 +437,8 @@ int etl_input_read(struct ntl_etl *t, uint64_t pos, size_t n, const uint8_t **ou
         return 0;
     }
     int rc = grow(&t->raw, &t->raw_cap, n, err);
-    if (rc < 0)
+    if (rc < 0 || (rc = etl_file_read(t, pos, n, t->raw, err)) < 0)
         return rc;
-    if (t->file_pos != pos) {
-        if (fseeko(t->f, (off_t)pos, SEEK_SET) != 0)
-            return ntl_error_set(err, NTL_ERR_IO, "file", pos, "cannot seek");
-        t->file_pos = pos;
-    }
-    size_t got = fread(t->raw, 1, n, t->f);
-    t->file_pos += got;
-    if (got != n)
-        return ntl_error_set(err, NTL_ERR_IO, "file", pos + got, "read failed or file shrank");
     *out = t->raw;
     return 0;
 }

@@ -127,37 +127,46 @@ static void drop(struct ntl_etl *t, struct etl_kept *k)
     k->cap = 0;
 }
 
-/* k's bytes again, as the first reading saw them (sorted_reload). */
-static int reload(struct ntl_etl *t, struct etl_kept *k, struct ntl_error *err)
+/* A compressed buffer's bytes again, into k's block. */
+static int decompress_again(struct ntl_etl *t, struct etl_kept *k, struct ntl_error *err)
 {
     const struct ntl_etl_buffer *b = &k->buf;
     const size_t hdr = NTL_ETL_BUFFER_HEADER_SIZE;
     const uint8_t *raw;
     int rc;
-    if (!b->compressed && t->mem) {
-        k->cur.data = t->mem + b->offset;
-        k->loaded = true;
-        return 0;
-    }
-    size_t need = b->compressed ? b->saved_offset : k->cur.end;
-    if ((rc = take_block(t, k, need, err)) < 0 ||
-        (rc = etl_input_read(t, b->offset, b->compressed ? b->size : k->cur.end, &raw, err)) < 0)
+    if ((rc = take_block(t, k, b->saved_offset, err)) < 0 ||
+        (rc = etl_input_read(t, b->offset, b->size, &raw, err)) < 0)
         return rc;
-    if (!b->compressed) {
-        memcpy(k->data, raw, k->cur.end);
-    } else {
-        memcpy(k->data, raw, hdr);
-        long n = ntl_decompress(t->format, raw + hdr, b->size - hdr, k->data + hdr, need - hdr,
-                                b->offset + hdr, err);
-        if (n < 0) {
-            ntl_error_prefix(err, "compressed buffer %u", b->index);
-            return (int)n;
-        }
-        if ((size_t)n + hdr != k->cur.end)
-            return ntl_error_set(err, NTL_ERR_IO, "file", b->offset,
-                                 "buffer %u changed since it was first read", b->index);
+    memcpy(k->data, raw, hdr);
+    long n = ntl_decompress(t->format, raw + hdr, b->size - hdr, k->data + hdr,
+                            b->saved_offset - hdr, b->offset + hdr, err);
+    if (n < 0) {
+        ntl_error_prefix(err, "compressed buffer %u", b->index);
+        return (int)n;
     }
-    k->cur.data = k->data;
+    if ((size_t)n + hdr != k->cur.end)
+        return ntl_error_set(err, NTL_ERR_IO, "file", b->offset,
+                             "buffer %u changed since it was first read", b->index);
+    return 0;
+}
+
+/* k's bytes again, as the first reading saw them (sorted_reload): an
+ * uncompressed buffer where it is in a memory image, else read into a
+ * block (straight from the file, or decompressed). */
+static int reload(struct ntl_etl *t, struct etl_kept *k, struct ntl_error *err)
+{
+    int rc;
+    if (!k->buf.compressed && t->mem) {
+        k->cur.data = t->mem + k->buf.offset;
+    } else {
+        if (k->buf.compressed)
+            rc = decompress_again(t, k, err);
+        else if ((rc = take_block(t, k, k->cur.end, err)) >= 0)
+            rc = etl_file_read(t, k->buf.offset, k->cur.end, k->data, err);
+        if (rc < 0)
+            return rc;
+        k->cur.data = k->data;
+    }
     k->loaded = true;
     return 0;
 }
