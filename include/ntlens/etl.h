@@ -143,7 +143,7 @@ struct ntl_etl_buffer {
 };
 
 /* One event. Pointers stay valid until the next ntl_etl_next call (or, in
- * sorted mode, until ntl_etl_close). */
+ * sorted mode without sorted_reload, until ntl_etl_close). */
 struct ntl_etl_event {
     enum ntl_etl_kind kind;
     uint8_t header_type;           /* raw TRACE_HEADER_TYPE_*, 1..21 */
@@ -218,6 +218,13 @@ struct ntl_etl_options {
     bool sorted;
     /* Cap on the memory sorted mode may use for buffers; 0: 4 GiB. */
     uint64_t sorted_limit;
+    /* Sorted mode holding only the buffers whose events are still to come:
+     * each is read (and decompressed) again when its first event comes and
+     * dropped after its last, so an event's pointers stay valid only until
+     * the next ntl_etl_next call, as when streaming. The same events,
+     * errors and order; faster, as holding a decompressed trace's copy
+     * (page faults on fresh memory) costs more than decompressing twice. */
+    bool sorted_reload;
     /* Called after each buffer is read with the input bytes consumed and the
      * total (for progress bars, also while sorted mode reads ahead). */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);

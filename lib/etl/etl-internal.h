@@ -23,10 +23,22 @@ struct etl_cur {
     struct ntl_error *err;
 };
 
+/* A buffer of the sorted mode. With sorted_reload, data is a block of
+ * cap bytes while the buffer's events are being returned (cur.data points
+ * into it, or into the memory image), else NULL. */
 struct etl_kept {
     uint8_t *data;
+    size_t cap;
+    bool loaded;
+    uint32_t left;           /* its events not yet returned (sorted_reload) */
     struct ntl_etl_buffer buf;
     struct etl_cur cur;
+};
+
+/* A block a dropped buffer left, for the next one to be read again. */
+struct etl_block {
+    uint8_t *p;
+    size_t cap;
 };
 
 /* An event of the sorted mode: where its bytes are kept. */
@@ -78,6 +90,10 @@ struct ntl_etl {
     struct sorted_ev *sorted;
     size_t sorted_n, sorted_cap, sorted_next;
     const struct ntl_etl_buffer *sorted_buf;
+    bool sorted_reload;
+    size_t drop;             /* 1 + the kept buffer to drop at the next call; 0: none */
+    struct etl_block *spare;
+    size_t spare_n, spare_cap;
     /* irregularities (irregular.c) */
     struct ntl_etl_irregularity irr[NTL_ETL_MAX_IRREGULARITIES];
     size_t irr_n;
@@ -88,6 +104,16 @@ struct ntl_etl {
 };
 
 int etl_parse_event(const struct etl_cur *c, size_t pos, struct ntl_etl_event *ev);
+/* The next event in file order (reader.c), as ntl_etl_next streaming. */
+int etl_stream_next(struct ntl_etl *t, struct ntl_etl_event *ev, struct ntl_error *err);
+/* Bytes [pos, pos+n) of the file (not a memory image) read into dst. */
+int etl_file_read(struct ntl_etl *t, uint64_t pos, size_t n, uint8_t *dst, struct ntl_error *err);
+/* Bytes [pos, pos+n) of the input: a pointer into memory, or read into t->raw. */
+int etl_input_read(struct ntl_etl *t, uint64_t pos, size_t n, const uint8_t **out,
+                   struct ntl_error *err);
+/* Sorted mode (sorted.c): ntl_etl_next, and what closing frees. */
+int etl_sorted_next(struct ntl_etl *t, struct ntl_etl_event *ev, struct ntl_error *err);
+void etl_sorted_free(struct ntl_etl *t);
 
 /* Records an irregularity (counted always, kept while there is room). */
 void etl_irregular(struct ntl_etl *t, uint64_t offset, const char *structure, const char *fmt, ...)

@@ -174,6 +174,54 @@ static void test_shared_sorted(void)
     ntl_etl_close(t);
 }
 
+/* Opens the shared trace rel sorted, from its file or (mem) a copy in memory. */
+static struct ntl_etl *open_sorted(const char *rel, const struct ntl_buf *mem, bool reload)
+{
+    struct ntl_etl_options opt = {.sorted = true, .sorted_reload = reload};
+    struct ntl_error err = {0};
+    struct ntl_etl *t = NULL;
+    int rc = mem ? ntl_etl_open_mem(mem->data, mem->len, &opt, &t, &err)
+                 : ntl_etl_open_file(check_data_path(rel), &opt, &t, &err);
+    CHECK_EQ_INT(rc, 0);
+    return rc < 0 ? NULL : t;
+}
+
+/* sorted_reload against the sorted mode that holds every buffer: the same
+ * events with the same bytes, on every shared trace (compressed or not),
+ * from its file and from memory. */
+static void test_shared_reload(void)
+{
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        struct ntl_buf mem = {0};
+        struct ntl_error err = {0};
+        CHECK_EQ_INT(ntl_file_read(check_data_path(known[i].file), 64u << 20, &mem, &err), 0);
+        for (int from_mem = 0; from_mem < 2; from_mem++) {
+            struct ntl_etl *a = open_sorted(known[i].file, from_mem ? &mem : NULL, false);
+            struct ntl_etl *b = open_sorted(known[i].file, from_mem ? &mem : NULL, true);
+            struct ntl_etl_event ea, eb;
+            uint64_t n = 0, differ = 0;
+            int ra = 0, rb = 0;
+            while (a && b && (ra = ntl_etl_next(a, &ea, &err)) > 0 &&
+                   (rb = ntl_etl_next(b, &eb, &err)) > 0) {
+                n++;
+                differ += ea.timestamp != eb.timestamp || ea.offset != eb.offset ||
+                          ea.buffer_pos != eb.buffer_pos || ea.size != eb.size ||
+                          ea.payload_size != eb.payload_size || ea.ext_size != eb.ext_size ||
+                          memcmp(ea.payload, eb.payload, ea.payload_size) ||
+                          (ea.ext_size && memcmp(ea.ext, eb.ext, ea.ext_size)) ||
+                          ntl_etl_current_buffer(a)->index != ntl_etl_current_buffer(b)->index;
+            }
+            CHECK_EQ_INT(ra, 0);
+            CHECK_EQ_INT(b ? ntl_etl_next(b, &eb, &err) : -1, 0);
+            CHECK_EQ_U64(n, known[i].events);
+            CHECK_EQ_U64(differ, 0);
+            ntl_etl_close(a);
+            ntl_etl_close(b);
+        }
+        ntl_buf_free(&mem);
+    }
+}
+
 /* ---- generated traces ---- */
 
 static const uint8_t ext_items[] = {
@@ -900,6 +948,7 @@ int main(void)
     test_shared();
     test_shared_images();
     test_shared_sorted();
+    test_shared_reload();
     test_all_kinds(8, 0);
     test_all_kinds(4, 0);
     test_all_kinds(8, 2);

@@ -354,6 +354,9 @@ static int parse_args(int argc, char **argv, struct etl_cli *c, struct events_op
     if (eo->stream && c->sorted)
         return opt_usage_error(&events_command, "--stream and --sorted ask for different orders");
     c->sort_if_fits = !eo->stream;
+    /* Each event is written before the next is read (the merge of several
+     * traces holds one per trace, each its own reader's last). */
+    c->sorted_reload = true;
     return CLI_CONTINUE;
 }
 

@@ -31,6 +31,7 @@ int etl_cli_open(struct etl_cli *c, const char *path)
     opt.compression_format = c->compression;
     opt.sorted = c->sorted;
     opt.decompress_ahead = c->decompress_ahead;
+    opt.sorted_reload = c->sorted_reload;
     opt.progress = on_progress;
     opt.progress_ctx = c;
     c->path = path;

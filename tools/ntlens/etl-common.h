@@ -20,6 +20,7 @@ struct etl_cli {
     bool sorted;
     bool sort_if_fits;     /* sorted when the file is at most ETL_CLI_SORT_MAX bytes */
     bool decompress_ahead; /* ntl_etl_options.decompress_ahead */
+    bool sorted_reload;    /* ntl_etl_options.sorted_reload: events used one at a time */
     int compression;       /* COMPRESSION_FORMAT_*; 0: the trace's own */
     struct ntl_etl *t;
     struct progress progress;

@@ -40,9 +40,27 @@ static int refill(struct etl_merge *m, size_t i)
     return rc;
 }
 
+/* One trace: its events read straight into ev (a copy of each event
+ * through head was 2.5% of etl events). */
+static int single_next(struct etl_merge *m, struct ntl_etl_event *ev, struct etl_cli **from)
+{
+    if (m->started && !m->live[0])
+        return 0;
+    m->started = true;
+    int rc = etl_cli_next(&m->c[0], ev);
+    if (!(m->live[0] = rc > 0))
+        return rc < 0 ? -1 : 0;
+    m->ft[0] = ntl_etl_time_to_filetime(m->c[0].t, ev->timestamp);
+    m->last = 0;
+    *from = &m->c[0];
+    return 1;
+}
+
 int etl_merge_next(struct etl_merge *m, struct ntl_etl_event *ev, struct etl_cli **from)
 {
     size_t best = m->n;
+    if (m->n == 1)
+        return single_next(m, ev, from);
     if (!m->started) {
         m->started = true;
         for (size_t i = 0; i < m->n; i++)
