@@ -7,6 +7,7 @@
 
 #include "flow-decide.h"
 #include "flow-evtrace.h"
+#include "flow-fast.h"
 #include "ntlens/ipt_flow.h"
 #include "ntlens/ipt_sync.h"
 
@@ -1402,13 +1403,94 @@ static int decide(struct ntl_ipt_flow *f, struct ntl_error *err)
     return 1;
 }
 
+/* Whether the fast loop may run: at a packet boundary, where walkable
+ * holds whatever packet comes next (ticks ask for the packets' time at
+ * each branch, which the loop does not read). */
+static bool fast_ready(const struct ntl_ipt_flow *f)
+{
+    return !f->have_ev && !f->at_end && f->enabled && !f->lost && !f->psb.pending &&
+           !f->n_evt && f->qn == 0 && !f->cfg.ticks && !f->evd.pending && !f->evd.in_psb;
+}
+
+/* The packet advance read ahead given back, when the fast loop may take
+ * it: a TNT-8 (or TNT-8s read as one) none of whose bits is taken, or a
+ * TIP, read with nothing else (no resync or PSB flag). */
+static void unpeek(struct ntl_ipt_flow *f)
+{
+    const struct ntl_ipt_event *e = &f->ev;
+    bool tnt = e->pkt.type == NTL_IPT_TNT_8 && f->tnt_left == e->pkt.count && !e->flags;
+    bool tip = e->pkt.type == NTL_IPT_TIP && e->flags == NTL_IPT_EV_IP;
+    if (!f->have_ev || !(tnt || tip))
+        return;
+    f->have_ev = false;
+    if (!fast_ready(f)) {
+        f->have_ev = true;
+        return;
+    }
+    f->evd.pkt.cur = f->evd.pkt.buf + e->offset;
+}
+
+/* The fast loop (flow-fast.h) from here, its state then taken back as
+ * decide would have left it. Returns 0, or an error. */
+static int fast(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    struct flow_fast fs = {.dc = &f->decisions, .bc = &f->blocks, .ic = &f->cache,
+                           .read = f->cfg.read, .ctx = f->cfg.read_ctx, .evd = &f->evd,
+                           .ip = f->ip, .mode = f->mode, .steps = f->steps, .rs = f->rs,
+                           .rs_top = f->rs_top, .rs_n = f->rs_n};
+    int rc = flow_fast_run(&fs);
+    if (rc < 0)
+        return ntl_error_set(err, rc, "flow", 0, "out of memory");
+    f->ip = fs.ip;
+    f->steps = fs.steps;
+    f->rs_top = fs.rs_top;
+    f->rs_n = fs.rs_n;
+    if (fs.ninsn) {
+        run_add(f, &fs.last, fs.ninsn, fs.traced);
+        f->after_traced_branch = true;
+    }
+    if (fs.took) {
+        /* As consume and anchor_here left it at the last packet taken
+         * (no timing packet lies between: the time stayed). */
+        if (f->cfg.times)
+            f->ev_timed = ntl_ipt_evd_tsc(&f->evd, &f->ev_tsc) == 0;
+        f->last_tsc = f->ev_tsc;
+        judge(f);
+        f->anchor = f->icount - fs.after;
+        f->has_anchor = true;
+    }
+    if (!fs.left)
+        return 0;
+    const struct flow_decision *d = fs.pgd;
+    uint64_t pgd_ip = 0;
+    int pgd = d ? ntl_ipt_evd_pgd_ahead(&f->evd, &pgd_ip) : 0;
+    /* TNT-8s partly taken: read as one again, the bits taken gone. */
+    f->evd.pkt.cur = fs.group;
+    rc = walk_peek(f, err);
+    if (rc < 0)
+        return rc;
+    f->tnt_left = fs.left;
+    /* Their last bits, then the TIP.PGD, as decide takes them. */
+    if (!d || !pgd_takes(f, d, pgd, pgd_ip) || f->steps + d->ninsn > NTL_IPT_FLOW_MAX_STEPS)
+        return 0;
+    decision_calls(f, d);
+    rc = decide_pgd(f, d, err);
+    return rc < 0 ? rc : 0;
+}
+
 /* With cfg.runs: cached decisions and whole blocks while nothing binds
  * between instructions, each one lookup; a block whose last instruction
  * needs more than fast_branch does goes through execute for that
  * instruction. */
 static int walk(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
+    unpeek(f);
     for (;;) {
+        if (fast_ready(f)) {
+            int rc = fast(f, err);
+            if (rc < 0)
+                return rc;
+        }
         /* A packet used up: the next, as advance would read it; one
          * that is not walkable goes back to advance. */
         int rc = walk_peek(f, err);
