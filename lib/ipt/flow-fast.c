@@ -187,6 +187,8 @@ int flow_fast_run(struct flow_fast *fs)
     struct ntl_ipt_decoder *p = &fs->evd->pkt;
     const uint8_t *c = p->cur, *end = p->fast_end;
     int rc = 0;
+    fs->ninsn = fs->traced = fs->after = 0;
+    fs->took = false;
     fs->left = 0;
     fs->pgd = NULL;
     for (;;) {

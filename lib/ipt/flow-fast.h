@@ -42,7 +42,8 @@ struct flow_fast {
     const struct flow_decision *pgd;
 };
 
-/* Runs the loop from fs's state. Returns 0, or NTL_ERR_NOMEM. */
+/* Runs the loop from fs's inputs, setting every output. Returns 0, or
+ * NTL_ERR_NOMEM. */
 int flow_fast_run(struct flow_fast *fs);
 
 #endif
