@@ -210,8 +210,13 @@ int flow_fast_run(struct flow_fast *fs)
             continue;
         }
         const struct ntl_ipt_fast_ *tip = tip_at(c, end);
-        if (!tip)
+        if (!tip) {
+            /* A TIP.PGD after no bits: as for one after bits. */
+            if (ntl_ipt_fast_table_[b].ip_kind && ntl_ipt_fast_table_[b].pkt.type == NTL_IPT_TIP_PGD)
+                rc = flow_decide(fs->dc, fs->bc, fs->ic, fs->read, fs->ctx, fs->ip, fs->mode, 0,
+                                 FLOW_DECIDE_TIP, &fs->pgd);
             break;
+        }
         /* A TIP after no bits: the way to the branch that takes it. */
         const struct flow_decision *d = lookup(fs, 0, 0, &rc);
         if (!d)

@@ -35,8 +35,9 @@ struct flow_fast {
     struct flow_insn last;
     bool took;
     /* Out: 0, or it stopped in TNT-8s that the walk reads as one, from
-     * group to evd's cursor, their last left bits not taken; pgd: a
-     * TIP.PGD follows, and the decision for those bits keyed for it. */
+     * group to evd's cursor, their last left bits not taken. pgd: a
+     * TIP.PGD follows them (or is at the cursor, left 0), and the
+     * decision for those bits (or none) keyed for it. */
     unsigned left;
     const uint8_t *group;
     const struct flow_decision *pgd;

@@ -1430,6 +1430,44 @@ static void unpeek(struct ntl_ipt_flow *f)
     f->evd.pkt.cur = f->evd.pkt.buf + e->offset;
 }
 
+/* Packets taken by the fast loop, after instructions since the last: as
+ * consume and anchor_here left it then (no timing packet lies between
+ * them: the time stayed). */
+static void took_packets(struct ntl_ipt_flow *f, uint64_t after)
+{
+    if (f->cfg.times)
+        f->ev_timed = ntl_ipt_evd_tsc(&f->evd, &f->ev_tsc) == 0;
+    f->last_tsc = f->ev_tsc;
+    judge(f);
+    f->anchor = f->icount - after;
+    f->has_anchor = true;
+}
+
+/* The fast loop stopped at a TIP.PGD (after fs->left bits, or none) with
+ * the decision for it: taken where decide would take it (decide_pgd,
+ * decide_pgd_alone), the TIP.PGD then read and bound. Returns 1 when it
+ * did, 0 when the walk goes on without, or an error. */
+static int fast_pgd(struct ntl_ipt_flow *f, const struct flow_fast *fs, struct ntl_error *err)
+{
+    const struct flow_decision *d = fs->pgd;
+    uint64_t pgd_ip = 0;
+    int pgd = ntl_ipt_evd_pgd_ahead(&f->evd, &pgd_ip);
+    if (!d->used || f->steps + d->ninsn > NTL_IPT_FLOW_MAX_STEPS || !pgd_takes(f, d, pgd, pgd_ip))
+        return 0;
+    decision_calls(f, d);
+    if (fs->left) {
+        /* The bits used up: the TNT-8s taken. */
+        f->ip = d->ip;
+        f->steps = 0;
+        took_packets(f, 0);
+    }
+    int rc = walk_peek(f, err);
+    if (rc < 0)
+        return rc;
+    pgd_bind(f, d, fs->left ? d->used + 1u : 1);
+    return 1;
+}
+
 /* The fast loop (flow-fast.h) from here, its state then taken back as
  * decide would have left it. Returns 0, or an error. */
 static int fast(struct ntl_ipt_flow *f, struct ntl_error *err)
@@ -1460,33 +1498,19 @@ static int fast(struct ntl_ipt_flow *f, struct ntl_error *err)
         run_add(f, &fs.last, fs.ninsn, fs.traced);
         f->after_traced_branch = true;
     }
-    if (fs.took) {
-        /* As consume and anchor_here left it at the last packet taken
-         * (no timing packet lies between: the time stayed). */
-        if (f->cfg.times)
-            f->ev_timed = ntl_ipt_evd_tsc(&f->evd, &f->ev_tsc) == 0;
-        f->last_tsc = f->ev_tsc;
-        judge(f);
-        f->anchor = f->icount - fs.after;
-        f->has_anchor = true;
-    }
+    if (fs.took)
+        took_packets(f, fs.after);
+    if (fs.pgd && (rc = fast_pgd(f, &fs, err)) != 0)
+        return rc < 0 ? rc : 0;
     if (!fs.left)
         return 0;
-    const struct flow_decision *d = fs.pgd;
-    uint64_t pgd_ip = 0;
-    int pgd = d ? ntl_ipt_evd_pgd_ahead(&f->evd, &pgd_ip) : 0;
     /* TNT-8s partly taken: read as one again, the bits taken gone. */
     f->evd.pkt.cur = fs.group;
     rc = walk_peek(f, err);
     if (rc < 0)
         return rc;
     f->tnt_left = fs.left;
-    /* Their last bits, then the TIP.PGD, as decide takes them. */
-    if (!d || !pgd_takes(f, d, pgd, pgd_ip) || f->steps + d->ninsn > NTL_IPT_FLOW_MAX_STEPS)
-        return 0;
-    decision_calls(f, d);
-    rc = decide_pgd(f, d, err);
-    return rc < 0 ? rc : 0;
+    return 0;
 }
 
 /* With cfg.runs: cached decisions and whole blocks while nothing binds
