@@ -1412,24 +1412,6 @@ static bool fast_ready(const struct ntl_ipt_flow *f)
            !f->n_evt && f->qn == 0 && !f->cfg.ticks && !f->evd.pending && !f->evd.in_psb;
 }
 
-/* The packet advance read ahead given back, when the fast loop may take
- * it: a TNT-8 (or TNT-8s read as one) none of whose bits is taken, or a
- * TIP, read with nothing else (no resync or PSB flag). */
-static void unpeek(struct ntl_ipt_flow *f)
-{
-    const struct ntl_ipt_event *e = &f->ev;
-    bool tnt = e->pkt.type == NTL_IPT_TNT_8 && f->tnt_left == e->pkt.count && !e->flags;
-    bool tip = e->pkt.type == NTL_IPT_TIP && e->flags == NTL_IPT_EV_IP;
-    if (!f->have_ev || !(tnt || tip))
-        return;
-    f->have_ev = false;
-    if (!fast_ready(f)) {
-        f->have_ev = true;
-        return;
-    }
-    f->evd.pkt.cur = f->evd.pkt.buf + e->offset;
-}
-
 /* Packets taken by the fast loop, after instructions since the last: as
  * consume and anchor_here left it then (no timing packet lies between
  * them: the time stayed). */
@@ -1519,7 +1501,6 @@ static int fast(struct ntl_ipt_flow *f, struct ntl_error *err)
  * instruction. */
 static int walk(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
-    unpeek(f);
     for (;;) {
         if (fast_ready(f)) {
             int rc = fast(f, err);
@@ -1936,6 +1917,14 @@ static int trigger(struct ntl_ipt_flow *f, struct ntl_error *err)
  * the end of the trace, or an error. */
 static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
+    /* What advance does for PADs, TNTs and TIPs while fast_ready holds is
+     * walk's: the fast loop takes them before one is read ahead. Items
+     * it queued (a TIP.PGD bound) are told first, as walk tells them. */
+    if (f->cfg.runs && fast_ready(f)) {
+        int rc = fast(f, err);
+        if (rc < 0 || f->qn)
+            return rc < 0 ? rc : 1;
+    }
     int rc = peek(f, err);
     if (rc < 0)
         return rc;
