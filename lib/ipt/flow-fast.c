@@ -113,10 +113,10 @@ static inline const uint8_t *to_tip(struct flow_fast *fs, const struct flow_deci
     return c + e->pkt.size;
 }
 
-/* Merged TNT-8s (count bits in payload, the next packet at
- * c), decision by decision. Returns the cursor after them (and the TIP
- * that followed, taken with their last bits), or NULL when the walk takes
- * the rest (fs->left set). */
+/* TNT-8s read as one (count bits in payload, the next packet at c),
+ * decision by decision. Returns the cursor after them (and after the TIP
+ * that followed, taken with their last bits), or NULL when flow.c takes
+ * the rest (fs->left set; fs->pgd too when a TIP.PGD follows). */
 static const uint8_t *group_run(struct flow_fast *fs, uint64_t payload,
                                 unsigned count, const uint8_t *c, const uint8_t *end, int *rc)
 {
