@@ -1404,12 +1404,15 @@ static int decide(struct ntl_ipt_flow *f, struct ntl_error *err)
 }
 
 /* Whether the fast loop may run: at a packet boundary, where walkable
- * holds whatever packet comes next (ticks ask for the packets' time at
- * each branch, which the loop does not read). */
+ * holds whatever packet comes next, with nothing waiting for the next
+ * branch (a MODE.Exec, an IF change, a VMCS or PIP: fast_indirect tells
+ * them at a TIP, the loop does not) and no ticks asked (the packets' time
+ * at each branch, which the loop does not read). */
 static bool fast_ready(const struct ntl_ipt_flow *f)
 {
     return !f->have_ev && !f->at_end && f->enabled && !f->lost && !f->psb.pending &&
-           !f->n_evt && f->qn == 0 && !f->cfg.ticks && !f->evd.pending && !f->evd.in_psb;
+           !f->n_evt && f->qn == 0 && !f->cfg.ticks && !f->evd.pending && !f->evd.in_psb &&
+           !f->pending_mode && f->pending_iflags < 0 && !f->pending_vmcs && !f->n_paging;
 }
 
 /* Packets taken by the fast loop, after instructions since the last: as
