@@ -7,6 +7,7 @@
 
 #include "flow-decide.h"
 #include "flow-evtrace.h"
+#include "flow-fast.h"
 #include "ntlens/ipt_flow.h"
 #include "ntlens/ipt_sync.h"
 
@@ -1402,6 +1403,101 @@ static int decide(struct ntl_ipt_flow *f, struct ntl_error *err)
     return 1;
 }
 
+/* Whether the fast loop may run: at a packet boundary, where walkable
+ * holds whatever packet comes next, with nothing waiting for the next
+ * branch (a MODE.Exec, an IF change, a VMCS or PIP: fast_indirect tells
+ * them at a TIP, the loop does not) and no ticks asked (the packets' time
+ * at each branch, which the loop does not read). */
+static bool fast_ready(const struct ntl_ipt_flow *f)
+{
+    return !f->have_ev && !f->at_end && f->enabled && !f->lost && !f->psb.pending &&
+           !f->n_evt && f->qn == 0 && !f->cfg.ticks && !f->evd.pending && !f->evd.in_psb &&
+           !f->pending_mode && f->pending_iflags < 0 && !f->pending_vmcs && !f->n_paging;
+}
+
+/* Packets taken by the fast loop, after instructions since the last: as
+ * consume and anchor_here left it then (no timing packet lies between
+ * them: the time stayed). */
+static void took_packets(struct ntl_ipt_flow *f, uint64_t after)
+{
+    if (f->cfg.times)
+        f->ev_timed = ntl_ipt_evd_tsc(&f->evd, &f->ev_tsc) == 0;
+    f->last_tsc = f->ev_tsc;
+    judge(f);
+    f->anchor = f->icount - after;
+    f->has_anchor = true;
+}
+
+/* The fast loop stopped at a TIP.PGD (after fs->left bits, or none) with
+ * the decision for it: taken where decide would take it (decide_pgd,
+ * decide_pgd_alone), the TIP.PGD then read and bound. Returns 1 when it
+ * did, 0 when the walk goes on without, or an error. */
+static int fast_pgd(struct ntl_ipt_flow *f, const struct flow_fast *fs, struct ntl_error *err)
+{
+    const struct flow_decision *d = fs->pgd;
+    uint64_t pgd_ip = 0;
+    int pgd = ntl_ipt_evd_pgd_ahead(&f->evd, &pgd_ip);
+    if (!d->used || f->steps + d->ninsn > NTL_IPT_FLOW_MAX_STEPS || !pgd_takes(f, d, pgd, pgd_ip))
+        return 0;
+    decision_calls(f, d);
+    if (fs->left) {
+        /* The bits used up: the TNT-8s taken. */
+        f->ip = d->ip;
+        f->steps = 0;
+        took_packets(f, 0);
+    }
+    int rc = walk_peek(f, err);
+    if (rc < 0)
+        return rc;
+    pgd_bind(f, d, fs->left ? d->used + 1u : 1);
+    return 1;
+}
+
+/* The fast loop (flow-fast.h) from here, its state then taken back as
+ * decide would have left it. Returns 0, or an error. */
+static int fast(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    /* Field by field: an initializer would clear the rest (rep stos, a
+     * seventh of the walk's time on mruby); flow_fast_run sets them. */
+    struct flow_fast fs;
+    fs.dc = &f->decisions;
+    fs.bc = &f->blocks;
+    fs.ic = &f->cache;
+    fs.read = f->cfg.read;
+    fs.ctx = f->cfg.read_ctx;
+    fs.evd = &f->evd;
+    fs.ip = f->ip;
+    fs.mode = f->mode;
+    fs.steps = f->steps;
+    fs.rs = f->rs;
+    fs.rs_top = f->rs_top;
+    fs.rs_n = f->rs_n;
+    int rc = flow_fast_run(&fs);
+    if (rc < 0)
+        return ntl_error_set(err, rc, "flow", 0, "out of memory");
+    f->ip = fs.ip;
+    f->steps = fs.steps;
+    f->rs_top = fs.rs_top;
+    f->rs_n = fs.rs_n;
+    if (fs.ninsn) {
+        run_add(f, &fs.last, fs.ninsn, fs.traced);
+        f->after_traced_branch = true;
+    }
+    if (fs.took)
+        took_packets(f, fs.after);
+    if (fs.pgd && (rc = fast_pgd(f, &fs, err)) != 0)
+        return rc < 0 ? rc : 0;
+    if (!fs.left)
+        return 0;
+    /* TNT-8s partly taken: read as one again, the bits taken gone. */
+    f->evd.pkt.cur = fs.group;
+    rc = walk_peek(f, err);
+    if (rc < 0)
+        return rc;
+    f->tnt_left = fs.left;
+    return 0;
+}
+
 /* With cfg.runs: cached decisions and whole blocks while nothing binds
  * between instructions, each one lookup; a block whose last instruction
  * needs more than fast_branch does goes through execute for that
@@ -1409,6 +1505,11 @@ static int decide(struct ntl_ipt_flow *f, struct ntl_error *err)
 static int walk(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
     for (;;) {
+        if (fast_ready(f)) {
+            int rc = fast(f, err);
+            if (rc < 0)
+                return rc;
+        }
         /* A packet used up: the next, as advance would read it; one
          * that is not walkable goes back to advance. */
         int rc = walk_peek(f, err);
@@ -1819,6 +1920,14 @@ static int trigger(struct ntl_ipt_flow *f, struct ntl_error *err)
  * the end of the trace, or an error. */
 static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
+    /* What advance does for PADs, TNTs and TIPs while fast_ready holds is
+     * walk's: the fast loop takes them before one is read ahead. Items
+     * it queued (a TIP.PGD bound) are told first, as walk tells them. */
+    if (f->cfg.runs && fast_ready(f)) {
+        int rc = fast(f, err);
+        if (rc < 0 || f->qn)
+            return rc < 0 ? rc : 1;
+    }
     int rc = peek(f, err);
     if (rc < 0)
         return rc;

@@ -165,9 +165,49 @@ static void test_full_stack(void)
     }
 }
 
+/* A VMCS outside PSB+ waits for the next branch and is told at the TIP
+ * that branch takes, on both paths (the runs path's fast loop leaves such
+ * a TIP to the walk: fuzz_ipt_flow found it dropped). */
+static void test_pending_at_tip(void)
+{
+    static const uint8_t vmcs[] = {0x02, 0xc8, 0x01, 0x00, 0x00, 0x00, 0x00};
+    static const uint8_t loop[] = {1, 1, 1, 0}, out[] = {0};
+    uint8_t t[128];
+    size_t n = trace_start(t, 0x1000);
+    memcpy(t + n, vmcs, sizeof vmcs);
+    n += sizeof vmcs;
+    n += tnt_bytes(t + n, loop, sizeof loop);
+    t[n++] = 0xcd; /* TIP, 8 bytes of IP: jmp rax to 0x1000 */
+    for (int i = 0; i < 8; i++)
+        t[n++] = (uint8_t)(0x1000ull >> 8 * i);
+    n += tnt_bytes(t + n, out, sizeof out);
+    t[n++] = 0x01; /* TIP.PGD without IP: at the jmp rax */
+    memset(t + n, 0, 24); /* PADs: all of it before the last 16 bytes */
+    n += 24;
+    char kinds[2][16];
+    for (int runs = 0; runs < 2; runs++) {
+        struct ntl_ipt_flow_config cfg;
+        struct ntl_ipt_flow *f;
+        struct ntl_error err;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.trace.buf = t;
+        cfg.trace.size = n;
+        cfg.read = read_code;
+        cfg.runs = runs;
+        CHECK_EQ_INT(ntl_ipt_flow_new(&f, &cfg, &err), 0);
+        /* 4 x (dec, jnz), jmp, dec, jnz, jmp */
+        CHECK_EQ_U64(decode(f, kinds[runs], sizeof kinds[runs]), 12);
+        ntl_ipt_flow_free(f);
+    }
+    /* ENABLED, EXEC_MODE, VMCS, DISABLED, as letters from 'a' */
+    CHECK(strcmp(kinds[0], "chkd") == 0);
+    CHECK(strcmp(kinds[1], kinds[0]) == 0);
+}
+
 int main(void)
 {
     test_paths();
     test_full_stack();
+    test_pending_at_tip();
     return check_exit();
 }

@@ -1,0 +1,229 @@
+/* The flow decoder's fast loop: TNT-8s and TIPs straight from the trace
+ * bytes into cached decisions. Each step mirrors what flow.c's walk does
+ * through the event layer (walk_peek, tnt_merge, decide): the same TNT-8s
+ * read as one, the same decision keys, the same return stack, so that
+ * stopping anywhere leaves the state that walk would have had. */
+#include "flow-fast.h"
+#include "ntlens/ipt_flow.h"
+
+/* As flow.c's tnt_merge: most TNT-8s read as one, and the bits a merged
+ * TNT stops taking more at (a TNT-8 has at most 6). */
+#define GROUP_SEGS 16
+#define GROUP_LIMIT (64 - 6)
+
+static const uint64_t masks[8] = NTL_IPT_FAST_MASKS_;
+/* Bits of the last IP each compression keeps (ntl_ipt_last_ip_update). */
+static const uint64_t keep[8] = {0, ~0xffffull, ~0xffffffffull, 0, ~0xffffffffffffull, 0, 0, 0};
+
+/* PADs passed over as ntl_ipt_evd_next_tnt passes them (8 at a time). */
+static inline const uint8_t *skip_pads(const uint8_t *c, const uint8_t *end)
+{
+    while (c < end && *c == 0) {
+        uint64_t w = ntl_ipt_load64_(c);
+        c += w ? (unsigned)__builtin_ctzll(w) >> 3 : 8;
+    }
+    return c;
+}
+
+static inline bool is_tnt8(unsigned b)
+{
+    return b != 0 && !(b & 1) && b != 2;
+}
+
+/* The TIP with an IP at c, NULL when there is none (a look ahead as
+ * ntl_ipt_evd_tip_ahead's). */
+static inline const struct ntl_ipt_fast_ *tip_at(const uint8_t *c, const uint8_t *end)
+{
+    if (c >= end)
+        return NULL;
+    const struct ntl_ipt_fast_ *e = &ntl_ipt_fast_table_[*c];
+    return e->ip_kind && e->pkt.type == NTL_IPT_TIP && e->pkt.count != NTL_IPT_IPC_SUPPRESSED
+               ? e : NULL;
+}
+
+/* The TIP e at c read: the last IP updated as ntl_ipt_evd_next_ip does.
+ * Returns its IP. */
+static inline uint64_t take_tip(struct ntl_ipt_evd *evd, const uint8_t *c,
+                                const struct ntl_ipt_fast_ *e)
+{
+    unsigned ipc = e->pkt.count;
+    uint64_t raw = e->pkt.payload | (ntl_ipt_load64_(c + 1) & masks[e->mask]);
+    if (ipc == NTL_IPT_IPC_SEXT_48)
+        raw = (uint64_t)((int64_t)(raw << 16) >> 16);
+    struct ntl_ipt_last_ip *l = &evd->last_ip;
+    l->ip = (l->ip & keep[ipc]) | (raw & ~keep[ipc]);
+    l->have_ip = true;
+    l->suppressed = false;
+    return l->ip;
+}
+
+static inline void call_push(struct flow_fast *fs, uint64_t ret)
+{
+    fs->rs[fs->rs_top] = ret;
+    fs->rs_top = (fs->rs_top + 1) % NTL_IPT_RETSTACK;
+    if (fs->rs_n < NTL_IPT_RETSTACK)
+        fs->rs_n++;
+}
+
+/* The decision d taken (as flow.c's decide takes it): its return
+ * addresses pushed, its instructions into the run, traced of them taking
+ * trace. */
+static inline void apply(struct flow_fast *fs, const struct flow_decision *d, unsigned traced)
+{
+    unsigned had = fs->rs_n;
+    for (unsigned i = 0; i < d->npush; i++)
+        call_push(fs, flow_decision_push(d, i));
+    if (had + d->depth > NTL_IPT_RETSTACK)
+        fs->rs_n = NTL_IPT_RETSTACK - (d->depth - d->npush);
+    fs->ninsn += d->ninsn;
+    fs->after += d->ninsn;
+    fs->traced += traced;
+    fs->last = d->last;
+    fs->steps = 0;
+}
+
+/* A packet taken: what follows counts from here. */
+static inline void took(struct flow_fast *fs)
+{
+    fs->took = true;
+    fs->after = 0;
+}
+
+/* The decision for the next bits, or NULL when the walk should take them
+ * itself (it stops short of them, or past the step limit). *rc: 0 or
+ * NTL_ERR_NOMEM. */
+static inline const struct flow_decision *lookup(struct flow_fast *fs, unsigned bits,
+                                                 unsigned n, int *rc)
+{
+    const struct flow_decision *d;
+    *rc = flow_decide(fs->dc, fs->bc, fs->ic, fs->read, fs->ctx, fs->ip, fs->mode, bits, n, &d);
+    if (*rc < 0 || !d->used || fs->steps + d->ninsn > NTL_IPT_FLOW_MAX_STEPS)
+        return NULL;
+    return d;
+}
+
+/* The TIP e at c after decision d (its branch to it last). */
+static inline const uint8_t *to_tip(struct flow_fast *fs, const struct flow_decision *d,
+                                    const uint8_t *c, const struct ntl_ipt_fast_ *e)
+{
+    if (d->last.iclass == NTL_IPT_IC_CALL_IND)
+        call_push(fs, d->last.ip + d->last.size);
+    fs->ip = take_tip(fs->evd, c, e);
+    took(fs);
+    return c + e->pkt.size;
+}
+
+/* TNT-8s read as one (count bits in payload, the next packet at c),
+ * decision by decision. Returns the cursor after them (and after the TIP
+ * that followed, taken with their last bits), or NULL when flow.c takes
+ * the rest (fs->left set; fs->pgd too when a TIP.PGD follows). */
+static const uint8_t *group_run(struct flow_fast *fs, uint64_t payload,
+                                unsigned count, const uint8_t *c, const uint8_t *end, int *rc)
+{
+    unsigned left = count;
+    while (left) {
+        unsigned n = left < FLOW_DECIDE_BITS ? left : FLOW_DECIDE_BITS;
+        unsigned bits = (unsigned)(payload >> (left - n)) & ((1u << n) - 1);
+        const uint8_t *t = c;
+        const struct ntl_ipt_fast_ *tip = NULL;
+        if (n == left) {
+            while (t < end && *t == 0)
+                t++;
+            tip = tip_at(t, end);
+            /* A TIP.PGD: the decision as decide looks it up; whether it
+             * binds there is flow.c's (decide_pgd). */
+            if (!tip && t < end && ntl_ipt_fast_table_[*t].ip_kind &&
+                ntl_ipt_fast_table_[*t].pkt.type == NTL_IPT_TIP_PGD) {
+                *rc = flow_decide(fs->dc, fs->bc, fs->ic, fs->read, fs->ctx, fs->ip, fs->mode,
+                                  bits, n | FLOW_DECIDE_TIP, &fs->pgd);
+                break;
+            }
+        }
+        const struct flow_decision *d = lookup(fs, bits, tip ? n | FLOW_DECIDE_TIP : n, rc);
+        if (!d || d->used != n || (tip && !d->tip))
+            break;
+        apply(fs, d, n + (tip != NULL));
+        fs->ip = flow_decision_end(d);
+        left -= n;
+        if (left)
+            continue;
+        took(fs);
+        return tip ? to_tip(fs, d, t, tip) : c;
+    }
+    fs->left = left;
+    return NULL;
+}
+
+/* The TNT-8s at c read as one, as flow.c's walk_peek and tnt_merge read
+ * them. Returns the cursor after them. */
+static inline const uint8_t *group_read(const uint8_t *c, const uint8_t *end, uint64_t *payload,
+                                        unsigned *count)
+{
+    const struct ntl_ipt_packet *t = &ntl_ipt_fast_table_[*c++].pkt;
+    uint64_t bits = t->payload;
+    unsigned k = t->count;
+    for (unsigned n = 1; k <= GROUP_LIMIT && n < GROUP_SEGS && c < end;) {
+        unsigned b = *c;
+        if (b == 0) {
+            uint64_t w = ntl_ipt_load64_(c);
+            c += w ? (unsigned)__builtin_ctzll(w) >> 3 : 8;
+            continue;
+        }
+        if (!is_tnt8(b))
+            break;
+        t = &ntl_ipt_fast_table_[b].pkt;
+        bits = bits << t->count | t->payload;
+        k += t->count;
+        n++;
+        c++;
+    }
+    *payload = bits;
+    *count = k;
+    return c;
+}
+
+int flow_fast_run(struct flow_fast *fs)
+{
+    struct ntl_ipt_decoder *p = &fs->evd->pkt;
+    const uint8_t *c = p->cur, *end = p->fast_end;
+    int rc = 0;
+    fs->ninsn = fs->traced = fs->after = 0;
+    fs->took = false;
+    fs->left = 0;
+    fs->pgd = NULL;
+    for (;;) {
+        c = skip_pads(c, end);
+        if (c >= end)
+            break;
+        unsigned b = *c;
+        if (is_tnt8(b)) {
+            uint64_t payload;
+            unsigned count;
+            const uint8_t *group = c;
+            c = group_read(c, end, &payload, &count);
+            const uint8_t *next = group_run(fs, payload, count, c, end, &rc);
+            if (!next) {
+                fs->group = group;
+                break;
+            }
+            c = next;
+            continue;
+        }
+        const struct ntl_ipt_fast_ *tip = tip_at(c, end);
+        if (!tip) {
+            /* A TIP.PGD after no bits: as for one after bits. */
+            if (ntl_ipt_fast_table_[b].ip_kind && ntl_ipt_fast_table_[b].pkt.type == NTL_IPT_TIP_PGD)
+                rc = flow_decide(fs->dc, fs->bc, fs->ic, fs->read, fs->ctx, fs->ip, fs->mode, 0,
+                                 FLOW_DECIDE_TIP, &fs->pgd);
+            break;
+        }
+        /* A TIP after no bits: the way to the branch that takes it. */
+        const struct flow_decision *d = lookup(fs, 0, 0, &rc);
+        if (!d)
+            break;
+        apply(fs, d, 1);
+        c = to_tip(fs, d, c, tip);
+    }
+    p->cur = c;
+    return rc;
+}
