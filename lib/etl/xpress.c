@@ -74,11 +74,15 @@ static inline uint32_t reverse32(uint32_t x)
 static inline void copy_match(uint8_t *d, size_t offset, size_t len, size_t room)
 {
     const uint8_t *s = d - offset;
-    if (offset >= 8 && len <= 32) {
-        memcpy(d, s, 8);
-        memcpy(d + 8, s + 8, 8);
-        memcpy(d + 16, s + 16, 8);
-        memcpy(d + 24, s + 24, 8);
+    if (len <= 32) {
+        if (offset >= 8) {
+            memcpy(d, s, 8);
+            memcpy(d + 8, s + 8, 8);
+            memcpy(d + 16, s + 16, 8);
+            memcpy(d + 24, s + 24, 8);
+        } else {
+            lz_copy_short_period(d, s, offset, len);
+        }
         return;
     }
     lz_copy(d, offset, len, room);
