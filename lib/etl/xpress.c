@@ -15,6 +15,13 @@ static long bad(struct ntl_error *err, int status, uint64_t origin, size_t pos, 
     return ntl_error_set(err, status, "XPRESS stream", origin + pos, "%s", what);
 }
 
+/* Apart from bad(): the message names the offset and the position. */
+static long offset_error(struct ntl_error *err, uint64_t origin, size_t pos, size_t offset, size_t op)
+{
+    return ntl_error_set(err, NTL_ERR_FORMAT, "XPRESS stream", origin + pos,
+                         "match offset %zu before the start of the output (at %zu)", offset, op);
+}
+
 /* Room the fast loop needs: a flag word, a 32-byte literal move, a token
  * and the longest length encoding (half byte, byte, u16, u32) on the input
  * side; the literal move and a match's overshoot on the output side. */
@@ -125,15 +132,29 @@ static long fast_loop(const uint8_t *in, size_t in_size, uint8_t *out, size_t ou
         const uint8_t *token_at = ip;
         uint32_t token = ntl_le16(ip);
         ip += 2;
-        size_t len = token & 7;
+        size_t len = (token & 7) + 3;
         size_t offset = (token >> 3) + 1;
-        if (len == 7 && !(len = long_length(&ip, &pending)))
+        /* A bad offset fails at once for a short length (low bits under 7);
+         * a long one's own errors come first. */
+        if (offset > (size_t)(op - out) && len < 10)
+            return offset_error(err, origin, (size_t)(token_at - in), offset, (size_t)(op - out));
+        if (len < 10) {
+            /* Most matches: at most 9 bytes, with 64 of room, so no room
+             * test, and two moves. */
+            if (offset >= 8) {
+                memcpy(op, op - offset, 8);
+                memcpy(op + 8, op - offset + 8, 8);
+            } else {
+                lz_copy_short_period(op, op - offset, offset, len);
+            }
+            op += len;
+            continue;
+        }
+        if (!(len = long_length(&ip, &pending)))
             return bad(err, NTL_ERR_FORMAT, origin, (size_t)(token_at - in), "match length too small");
         len += 3;
         if (offset > (size_t)(op - out))
-            return ntl_error_set(err, NTL_ERR_FORMAT, "XPRESS stream", origin + (size_t)(token_at - in),
-                                 "match offset %zu before the start of the output (at %zu)",
-                                 offset, (size_t)(op - out));
+            return offset_error(err, origin, (size_t)(token_at - in), offset, (size_t)(op - out));
         if (len > (size_t)(out_end - op))
             return bad(err, NTL_ERR_LIMIT, origin, (size_t)(token_at - in),
                        "match past the end of the output");
@@ -248,9 +269,7 @@ long ntl_xpress_decompress(const uint8_t *in, size_t in_size, uint8_t *out, size
         }
         len += 3;
         if (offset > op)
-            return ntl_error_set(err, NTL_ERR_FORMAT, "XPRESS stream", origin + token_pos,
-                                 "match offset %zu before the start of the output (at %zu)",
-                                 offset, op);
+            return offset_error(err, origin, token_pos, offset, op);
         if (len > out_size - op)
             return bad(err, NTL_ERR_LIMIT, origin, token_pos, "match past the end of the output");
         lz_copy(out + op, offset, len, out_size - op);
