@@ -101,9 +101,10 @@ static inline void copy_match(uint8_t *d, size_t offset, size_t len, size_t room
  * each step is one 32-byte literal move (perhaps of nothing) then a match:
  * no branch on whether a literal or a match comes next. Positions are
  * pointers and the stops precomputed, to keep the loop's state in
- * registers. Stops where the careful loop must take over; *flags and
- * *nflags hand it the flag word. Returns 0, or a negative status for a bad
- * match. */
+ * registers. Starts at the beginning of the stream and stops where the
+ * careful loop must take over (leaving the caller's zero positions alone
+ * when it does not start); *flags and *nflags hand it the flag word.
+ * Returns 0, or a negative status for a bad match. */
 static long fast_loop(const uint8_t *in, size_t in_size, uint8_t *out, size_t out_size,
                       size_t *ipp, size_t *opp, unsigned *pendingp, uint32_t *flagsp,
                       int *nflagsp, uint64_t origin, struct ntl_error *err)
