@@ -104,16 +104,23 @@ ledger_merge() {
     rm -rf "$tmp"
 }
 
+# Artifacts of NAME that are findings: a crash, leak, timeout or out-of-memory input.
+# libFuzzer also writes each input slower than 10 s (slow-unit-*): on a loaded
+# machine those are its logs' business, not a finding (a hang is a timeout).
+ledger_artifacts() {
+    find build-fuzz/artifacts -name "$1-*" ! -name "$1-slow-unit-*" | wc -l
+}
+
 # One slice of NAME: fuzz, merge, append its line to the ledger.
 ledger_slice() {
     local name=$1 slice=$2 deadline=$3 cpu runs cov found before
     mkdir -p "build-fuzz/corpus/$name"
-    before=$(find build-fuzz/artifacts -name "$name-*" | wc -l)
+    before=$(ledger_artifacts "$name")
     mapfile -t extra < <(options "$name")
     cpu=$(ledger_fuzz "$name" "$slice" "$deadline" 2> "build-fuzz/$name.err")
     runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "build-fuzz/$name.log" | grep -o '[0-9]*$')
     cov=$(grep -o 'cov: [0-9]*' "build-fuzz/$name.log" | tail -1 | grep -o '[0-9]*')
-    found=$(( $(find build-fuzz/artifacts -name "$name-*" | wc -l) - before ))
+    found=$(( $(ledger_artifacts "$name") - before ))
     # A fuzzer that failed without leaving an artifact still found something.
     [ "$found" -gt 0 ] || ! grep -q "fuzz $name: exit" "build-fuzz/$name.err" || found=1
     ledger_merge "$name"
