@@ -65,16 +65,23 @@ static uint64_t decode(struct ntl_ipt_flow *f, char *kinds, size_t size)
     return n;
 }
 
+/* A decoder's configuration over trace t of n bytes and the test's code. */
+static void flow_config(struct ntl_ipt_flow_config *cfg, const uint8_t *t, size_t n, bool runs)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->trace.buf = t;
+    cfg->trace.size = n;
+    cfg->read = read_code;
+    cfg->runs = runs;
+}
+
 static void test_paths(void)
 {
     struct ntl_ipt_flow_config cfg;
     struct ntl_ipt_flow *f;
     struct ntl_error err;
     char one[16], runs[16];
-    memset(&cfg, 0, sizeof cfg);
-    cfg.trace.buf = trace;
-    cfg.trace.size = sizeof trace;
-    cfg.read = read_code;
+    flow_config(&cfg, trace, sizeof trace, false);
     CHECK_EQ_INT(ntl_ipt_flow_new(&f, &cfg, &err), 0);
     CHECK_EQ_U64(decode(f, one, sizeof one), 9); /* 4 x (dec, jnz), jmp */
     ntl_ipt_flow_free(f);
@@ -142,11 +149,7 @@ static void test_full_stack(void)
         struct ntl_ipt_flow *f;
         struct ntl_ipt_flow_item it;
         struct ntl_error err;
-        memset(&cfg, 0, sizeof cfg);
-        cfg.trace.buf = t;
-        cfg.trace.size = n;
-        cfg.read = read_code;
-        cfg.runs = runs;
+        flow_config(&cfg, t, n, runs);
         CHECK_EQ_INT(ntl_ipt_flow_new(&f, &cfg, &err), 0);
         CHECK_EQ_INT(ntl_ipt_flow_sync(f, &err), 0);
         uint64_t insns = 0, off, ip;
@@ -189,11 +192,7 @@ static void test_pending_at_tip(void)
         struct ntl_ipt_flow_config cfg;
         struct ntl_ipt_flow *f;
         struct ntl_error err;
-        memset(&cfg, 0, sizeof cfg);
-        cfg.trace.buf = t;
-        cfg.trace.size = n;
-        cfg.read = read_code;
-        cfg.runs = runs;
+        flow_config(&cfg, t, n, runs);
         CHECK_EQ_INT(ntl_ipt_flow_new(&f, &cfg, &err), 0);
         /* 4 x (dec, jnz), jmp, dec, jnz, jmp */
         CHECK_EQ_U64(decode(f, kinds[runs], sizeof kinds[runs]), 12);
