@@ -45,6 +45,7 @@ struct def {
  * reference (in 4 bytes: 8-byte slots were 64 page faults more). */
 #define SLOT_GROUP(v) (((v) & 0x1fffffffu) - 1)
 #define SLOT_CHECK(k) ((uint32_t)((k) >> 61) << 29)
+#define FILTER_BIT(g, k) (((k) >> 32) & (4 * (g)->mask + 3))
 
 /* The references grouped by (tid, timestamp), each group with the first
  * counted sample of its pair. The table is built over the references,
@@ -55,6 +56,11 @@ struct def {
 struct groups {
     uint32_t *slots;      /* open table, at most half full */
     size_t mask;
+    /* A bit per 4 slots, set for the groups' keys by hash (FILTER_BIT):
+     * most samples have no reference (72,000 of net.4.5.2's 80,000), and
+     * 16 KiB of bits stay in the cache where the 128 KiB of slots did not
+     * (the slot's load was 43% of the join's time). */
+    uint64_t *filter;
     uint32_t *rep;        /* per group: its first reference */
     uint32_t *of;         /* per reference: its group */
     uint32_t *claim;      /* per group: its sample's index, UINT32_MAX when none */
@@ -133,12 +139,11 @@ static uint64_t join_hash(uint32_t tid, uint64_t ts)
     return k ^ k >> 32;
 }
 
-/* The group of (tid, ts), or UINT32_MAX with *slot the free slot it
- * would take. */
+/* The group of (tid, ts), whose hash is k, or UINT32_MAX with *slot the
+ * free slot it would take. */
 static uint32_t group_of(const struct ntl_profile_etl_stacks *s, const struct groups *g,
-                         uint32_t tid, uint64_t ts, uint32_t **slot)
+                         uint32_t tid, uint64_t ts, uint64_t k, uint32_t **slot)
 {
-    uint64_t k = join_hash(tid, ts);
     uint32_t check = SLOT_CHECK(k);
     for (size_t h = (size_t)k & g->mask;; h = (h + 1) & g->mask) {
         uint32_t v = g->slots[h];
@@ -152,13 +157,23 @@ static uint32_t group_of(const struct ntl_profile_etl_stacks *s, const struct gr
     }
 }
 
+/* The group of a sample's (tid, ts), or UINT32_MAX. */
+static uint32_t sample_group(const struct ntl_profile_etl_stacks *s, const struct groups *g,
+                             uint32_t tid, uint64_t ts)
+{
+    uint64_t k = join_hash(tid, ts), bit = FILTER_BIT(g, k);
+    uint32_t *slot;
+    if (!(g->filter[bit / 64] >> (bit % 64) & 1))
+        return UINT32_MAX;
+    return group_of(s, g, tid, ts, k, &slot);
+}
+
 int etl_stacks_sample(struct ntl_profile_etl_stacks *s, uint64_t ts, uint32_t tid, size_t sample,
                       struct ntl_error *err)
 {
     uint32_t *claim = NULL;
     if (s->frozen) {
-        uint32_t *free_slot;
-        uint32_t k = group_of(s, &s->g, tid, ts, &free_slot);
+        uint32_t k = sample_group(s, &s->g, tid, ts);
         if (k == UINT32_MAX || s->g.claim[k] != UINT32_MAX)
             return 0;  /* no reference of its pair, or an earlier sample has them */
         claim = &s->g.claim[k];
@@ -321,6 +336,7 @@ static bool ref_frames(const struct ntl_profile_etl_stacks *s, const struct ref 
 static void groups_free(struct groups *g)
 {
     free(g->slots);
+    free(g->filter);
     free(g->rep);
     free(g->of);
     free(g->claim);
@@ -337,20 +353,23 @@ static int groups_find(const struct ntl_profile_etl_stacks *s, struct groups *g)
     while (cap < 2 * s->nrefs)
         cap *= 2;
     g->slots = malloc(cap * sizeof *g->slots);
+    g->filter = calloc(cap / 16, sizeof *g->filter);
     g->rep = malloc((s->nrefs ? s->nrefs : 1) * sizeof *g->rep);
     g->of = malloc((s->nrefs ? s->nrefs : 1) * sizeof *g->of);
     g->claim = malloc((s->nrefs ? s->nrefs : 1) * sizeof *g->claim);
-    if (!g->slots || !g->rep || !g->of || !g->claim)
+    if (!g->slots || !g->filter || !g->rep || !g->of || !g->claim)
         return -1;
     memset(g->slots, 0, cap * sizeof *g->slots);
     g->mask = cap - 1;
     for (size_t r = 0; r < s->nrefs; r++) {
-        uint32_t *free_slot;
-        uint32_t k = group_of(s, g, s->refs[r].tid, s->refs[r].ts, &free_slot);
+        uint32_t *free_slot = NULL;
+        uint64_t h = join_hash(s->refs[r].tid, s->refs[r].ts), bit = FILTER_BIT(g, h);
+        uint32_t k = group_of(s, g, s->refs[r].tid, s->refs[r].ts, h, &free_slot);
         if (k == UINT32_MAX) {
             g->rep[g->n] = (uint32_t)r;
             k = (uint32_t)g->n++;
-            *free_slot = SLOT_CHECK(join_hash(s->refs[r].tid, s->refs[r].ts)) | (k + 1);
+            *free_slot = SLOT_CHECK(h) | (k + 1);
+            g->filter[bit / 64] |= (uint64_t)1 << (bit % 64);
         }
         g->of[r] = k;
     }
@@ -361,8 +380,7 @@ static int groups_find(const struct ntl_profile_etl_stacks *s, struct groups *g)
 /* Sample i of s claims the group of its (tid, ts) if it is the first. */
 static void groups_claim(const struct ntl_profile_etl_stacks *s, struct groups *g, size_t i)
 {
-    uint32_t *free_slot;
-    uint32_t k = group_of(s, g, s->samples[i].tid, s->samples[i].ts, &free_slot);
+    uint32_t k = sample_group(s, g, s->samples[i].tid, s->samples[i].ts);
     if (k != UINT32_MAX && g->claim[k] == UINT32_MAX)
         g->claim[k] = (uint32_t)i;
 }
