@@ -287,12 +287,6 @@ static int def_cmp(const void *a, const void *b)
     return (x->order > y->order) - (x->order < y->order);
 }
 
-static int u64_cmp(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* The definition of key in force at ts: the first one at or after it (a
  * key's stack is logged when it is deleted or at the rundown, after its
  * uses). NULL when none. */
@@ -463,24 +457,28 @@ static int sample_stack(struct ntl_profile *p, const struct ntl_profile_etl_stac
 
 /* The claimed groups in the order of their samples (the order in which
  * their stacks were set when the table was over the samples): *out[k] is
- * a group index, *n their number. 0, or -1 out of memory. */
-static int claimed_order(const struct groups *g, uint32_t **out, size_t *n)
+ * a group index, *n their number. A group's claim is its sample's index,
+ * below s->nsamples and its own, so they are placed by it, not sorted
+ * (a qsort of the claims was 0.8% of `ntlens profile --etl`). 0, or -1
+ * out of memory. */
+static int claimed_order(const struct ntl_profile_etl_stacks *s, const struct groups *g,
+                         uint32_t **out, size_t *n)
 {
-    uint64_t *v = malloc((g->n ? g->n : 1) * sizeof *v);
+    uint32_t *at = malloc((s->nsamples ? s->nsamples : 1) * sizeof *at);
     *out = malloc((g->n ? g->n : 1) * sizeof **out);
-    if (!v || !*out) {
-        free(v);
+    if (!at || !*out) {
+        free(at);
         return -1;
     }
-    *n = 0;
+    memset(at, 0xff, s->nsamples * sizeof *at);
     for (size_t k = 0; k < g->n; k++)
         if (g->claim[k] != UINT32_MAX)
-            v[(*n)++] = (uint64_t)g->claim[k] << 32 | k;
-    if (*n)
-        qsort(v, *n, sizeof *v, u64_cmp);
-    for (size_t k = 0; k < *n; k++)
-        (*out)[k] = (uint32_t)v[k];
-    free(v);
+            at[g->claim[k]] = (uint32_t)k;
+    *n = 0;
+    for (size_t i = 0; i < s->nsamples; i++)
+        if (at[i] != UINT32_MAX)
+            (*out)[(*n)++] = at[i];
+    free(at);
     return 0;
 }
 
@@ -500,7 +498,7 @@ int ntl_profile_etl_stacks_finish(struct ntl_profile *p, struct ntl_profile_etl_
         for (size_t i = 0; i < s->nsamples && g->n; i++)
             groups_claim(s, g, i);
     }
-    if (groups_collect(s, g, &counts->stacks_unmatched) < 0 || claimed_order(g, &order, &n) < 0)
+    if (groups_collect(s, g, &counts->stacks_unmatched) < 0 || claimed_order(s, g, &order, &n) < 0)
         goto nomem;
     /* qsort wants an array even for none. */
     if (s->ndefs)
