@@ -12,9 +12,10 @@
 # (as scripts/bench runs it): 5 rounds of that build's spin and bench_profile.
 #   bench/profile/report_vs_perf.sh --wall ROUNDS SPIN BENCH_PROFILE [...]
 # wall time instead: bench_profile N 300 --threads (the symbol tables built
-# on a second thread while the samples are added; its "total" and the
-# adding thread's CPU time, which two free cores would make its wall time)
-# against perf report's wall time (and CPU time) for the whole command.
+# on a second thread while the samples are added) against perf report's
+# wall time for the whole command; and, as loaded machines stretch wall
+# times, perf's CPU time against the adding thread's (what each would take
+# on free cores, perf being one thread).
 set -uo pipefail
 wall=0
 if [ "${1:-}" = --wall ]; then
@@ -58,8 +59,8 @@ if [ $wall = 1 ]; then
         echo "$line perf (wall, CPU) $f" | awk '{
             printf "%s", $0
             for (i = 2; i <= NF - 5; i += 3)
-                printf "  %s: %.1fx wall, %.1fx its adding thread CPU", $(i - 1), $(NF - 1) / $i,
-                       $(NF - 1) / $(i + 1)
+                printf "  %s: %.1fx wall, %.1fx perf CPU / its adding thread CPU", $(i - 1),
+                       $(NF - 1) / $i, $NF / $(i + 1)
             print "" }'
     done
     exit 0
