@@ -40,9 +40,9 @@ struct def {
 
 /* A slot of the groups' table: 0 when free, else its group index + 1
  * (at most 2^28, MAX_ENTRIES references) and in the top three bits three
- * of its key's hash, so that most samples without a reference (most
- * samples) are turned away by the slot alone, not by loading the group's
- * reference (in 4 bytes: 8-byte slots were 64 page faults more). */
+ * of its key's hash, so that another key is told from the slot's mostly
+ * by the slot alone, not by loading the group's reference (in 4 bytes:
+ * 8-byte slots were 64 page faults more). */
 #define SLOT_GROUP(v) (((v) & 0x1fffffffu) - 1)
 #define SLOT_CHECK(k) ((uint32_t)((k) >> 61) << 29)
 #define FILTER_BIT(g, k) (((k) >> 32) & (4 * (g)->mask + 3))
