@@ -12,7 +12,11 @@
  * the symbol names are made before the clock starts; the checksums (of
  * every report row, and of every frame's name) tell whether two builds
  * report the same, and the report's are summed with the clock paused.
- *   bench_profile [SAMPLES [MODULES [--no-frames]]] */
+ * With --threads, only the report, in wall time: the symbol tables are
+ * built (and sorted) on a second thread while the samples are added, as a
+ * caller with two cores may do (each table is its own; the profile is the
+ * adding thread's alone); report_vs_perf.sh --wall reads its "total".
+ *   bench_profile [SAMPLES [MODULES [--no-frames | --threads]]] */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +28,7 @@
 #include "ntlens/profile.h"
 #include "ntlens/profile_report.h"
 #include "ntlens/profile_symbols.h"
+#include "ntlens/thread.h"
 
 #define MODULE_SIZE (1u << 20)
 #define FUNCTIONS 2000u
@@ -31,10 +36,13 @@
 #define PID 4242u
 #define NAME_SIZE 32u
 
+/* CPU time (steady on a shared machine), or wall time with --threads. */
+static clockid_t clock_id = CLOCK_PROCESS_CPUTIME_ID;
+
 static double now(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);  /* steady on a shared machine */
+    clock_gettime(clock_id, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -98,24 +106,66 @@ static char *make_names(unsigned nmod)
     return names;
 }
 
-static void add_modules(struct ntl_profile *p, unsigned nmod, const char *names)
+static void add_range(struct ntl_profile *p, unsigned m)
 {
     struct ntl_error err = {0};
     char name[64], path[64];
+    snprintf(name, sizeof name, "lib%03u.so", m);
+    snprintf(path, sizeof path, "/usr/lib/bench/lib%03u.so", m);
+    if (ntl_profile_add_range(p, PID, name, path, base_of(m), MODULE_SIZE, 2, &err) < 0)
+        die("module", &err);
+}
+
+static struct ntl_profile_symtab *make_table(unsigned m, const char *names)
+{
+    struct ntl_error err = {0};
+    struct ntl_profile_symtab *t;
+    if (ntl_profile_symtab_new(&t, &err) < 0)
+        die("symbols", &err);
+    for (unsigned f = 0; f < FUNCTIONS; f++)
+        if (ntl_profile_symtab_add(t, names + ((size_t)m * FUNCTIONS + f) * NAME_SIZE,
+                                   (uint64_t)f * (MODULE_SIZE / FUNCTIONS), 0, &err) < 0)
+            die("symbol", &err);
+    return t;
+}
+
+static void use_table(struct ntl_profile *p, unsigned m, struct ntl_profile_symtab *t)
+{
+    struct ntl_error err = {0};
+    char path[64];
+    snprintf(path, sizeof path, "/usr/lib/bench/lib%03u.so", m);
+    if (ntl_profile_use_symbols(p, path, t, &err) < 0)
+        die("symbols", &err);
+}
+
+static void add_modules(struct ntl_profile *p, unsigned nmod, const char *names)
+{
     for (unsigned m = 0; m < nmod; m++) {
-        struct ntl_profile_symtab *t;
-        snprintf(name, sizeof name, "lib%03u.so", m);
-        snprintf(path, sizeof path, "/usr/lib/bench/lib%03u.so", m);
-        if (ntl_profile_add_range(p, PID, name, path, base_of(m), MODULE_SIZE, 2, &err) < 0 ||
-            ntl_profile_symtab_new(&t, &err) < 0)
-            die("module", &err);
-        for (unsigned f = 0; f < FUNCTIONS; f++)
-            if (ntl_profile_symtab_add(t, names + ((size_t)m * FUNCTIONS + f) * NAME_SIZE,
-                                       (uint64_t)f * (MODULE_SIZE / FUNCTIONS), 0, &err) < 0)
-                die("symbol", &err);
-        if (ntl_profile_use_symbols(p, path, t, &err) < 0)
-            die("symbols", &err);
+        add_range(p, m);
+        use_table(p, m, make_table(m, names));
     }
+}
+
+/* --threads: the tables made on a second thread, each sorted there too
+ * (its first lookup sorts it), while the first adds the samples. */
+struct tables {
+    struct ntl_profile_symtab **t;
+    unsigned nmod;
+    const char *names;
+    double cpu;            /* the thread's CPU time */
+};
+
+static void make_tables(void *arg)
+{
+    struct tables *tt = arg;
+    struct ntl_profile_symbol sym;
+    uint64_t disp;
+    double c0 = ntl_thread_cpu();
+    for (unsigned m = 0; m < tt->nmod; m++) {
+        tt->t[m] = make_table(m, tt->names);
+        ntl_profile_symtab_lookup(tt->t[m], 0, &sym, &disp);
+    }
+    tt->cpu = ntl_thread_cpu() - c0;
 }
 
 /* The input: every sample's ip, thread and stack, drawn before the clock
@@ -162,7 +212,7 @@ static void add_samples(struct ntl_profile *p, const struct input *in, unsigned 
  * Summing the report's rows (a dependent multiply a byte, 70 MB of rows)
  * takes longer than making them: that time, paused, is not the report's. */
 static uint64_t sum;
-static double paused;
+static double paused, cpu_paused;
 
 static void mix(const void *data, size_t n)
 {
@@ -217,11 +267,12 @@ static size_t report(struct ntl_profile *p)
             ntl_profile_buckets(p, mods[i].range, &b, &nb, &err) < 0)
             die("functions", &err);
         rows += nf + nb;
-        double t = now();
+        double t = now(), c = ntl_thread_cpu();
         mix_u64(mods[i].range);
         mix_u64(mods[i].hits);
         mix_rows(f, nf, b, nb);
         paused += now() - t;
+        cpu_paused += ntl_thread_cpu() - c;
         free(f);
         free(b);
     }
@@ -251,6 +302,51 @@ static uint64_t name_frames(struct ntl_profile *p)
     return bytes;
 }
 
+/* The report in wall time, the tables made beside the samples. A loaded
+ * machine stretches wall times, so it prints each thread's CPU time too:
+ * on two free cores the wall time would be the adding thread's CPU time
+ * while the tables' thread takes no longer than the samples. */
+static int threaded(struct input *in, unsigned long nsamples, unsigned nmod, char *names)
+{
+    struct ntl_profile *p;
+    struct ntl_threads *th;
+    struct ntl_error err = {0};
+    struct tables tt = {calloc(nmod, sizeof *tt.t), nmod, names, 0};
+    clock_id = CLOCK_MONOTONIC;
+    if (!tt.t || ntl_profile_new(&p, &err) < 0)
+        die("profile", &err);
+    ntl_profile_keep_stacks(p, false);
+    double t0 = now(), c0 = ntl_thread_cpu();
+    if (ntl_threads_start(&th, 1, make_tables, &tt) < 0) {
+        fprintf(stderr, "bench_profile: no thread\n");
+        return 1;
+    }
+    for (unsigned m = 0; m < nmod; m++)
+        add_range(p, m);
+    add_samples(p, in, nsamples);
+    double t1 = now(), c1 = ntl_thread_cpu();
+    ntl_threads_join(th);
+    for (unsigned m = 0; m < nmod; m++)
+        use_table(p, m, tt.t[m]);
+    double t2 = now(), c2 = ntl_thread_cpu();
+    size_t rows = report(p);
+    double t3 = now() - paused;
+    double c3 = ntl_thread_cpu() - cpu_paused;
+    ntl_profile_free(p);
+    printf("%lu samples (depth %u) over %u modules of %u functions, wall time, tables on a "
+           "second thread\n", nsamples, DEPTH, nmod, FUNCTIONS);
+    printf("add samples    %8.3f s  CPU %.3f s (ranges, then the samples)\n", t1 - t0, c1 - c0);
+    printf("tables         CPU %.3f s on the second thread, waited for %.3f s\n", tt.cpu, t2 - t1);
+    printf("report         %8.3f s  CPU %.3f s, %zu rows\n", t3 - t2, c3 - c2, rows);
+    printf("total          %8.3f s  wall, %.3f s CPU of the adding thread\n", t3 - t0, c3 - c0);
+    printf("checksums      report %016" PRIx64 "\n", sum);
+    free(tt.t);
+    free(in->addrs);
+    free(in->tids);
+    free(names);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     unsigned long nsamples = argc > 1 ? strtoul(argv[1], NULL, 10) : 1000000;
@@ -262,6 +358,8 @@ int main(int argc, char **argv)
         return 1;
     struct input in = draw(nsamples, nmod);
     char *names = make_names(nmod);
+    if (argc > 3 && !strcmp(argv[3], "--threads"))
+        return threaded(&in, nsamples, nmod, names);
     /* The report, as `ntlens profile` makes it for a table: no stacks. */
     if (ntl_profile_new(&p, &err) < 0)
         die("profile", &err);

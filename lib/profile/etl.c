@@ -199,21 +199,26 @@ int etl_item_decode(const struct ntl_etl *t, const struct ntl_etl_event *ev,
     it->ts = ev->timestamp;
     it->dcend = ev->opcode == OP_DCEND;
     it->error = NULL;
+    bool kernel = ev->kind == NTL_ETL_KIND_SYSTEM || ev->kind == NTL_ETL_KIND_COMPACT ||
+                  ev->kind == NTL_ETL_KIND_PERFINFO;
+    /* Samples and stacks first, most of a profile's events: these groups
+     * hold no image event, so the image decoder (a call, then a test
+     * that fails) need not see them. */
+    if (kernel && ev->group == GROUP_PERFINFO && ev->opcode == OP_SAMPLED_PROFILE)
+        return decode_sample(ev, it, err);
+    if (kernel && ev->group == GROUP_STACKWALK &&
+        (ev->opcode == 32 || (ev->opcode >= 34 && ev->opcode <= 38))) {
+        it->type = ITEM_STACK;
+        return 0;
+    }
     int rc = ntl_etl_image_decode(t, ev, &names->img, err);
     if (rc != 0) {
         if (rc > 0)
             decode_image(&names->img, it);
         return rc < 0 ? rc : 0;
     }
-    if (ev->kind != NTL_ETL_KIND_SYSTEM && ev->kind != NTL_ETL_KIND_COMPACT &&
-        ev->kind != NTL_ETL_KIND_PERFINFO)
+    if (!kernel)
         return 0;
-    if (ev->group == GROUP_PERFINFO && ev->opcode == OP_SAMPLED_PROFILE)
-        return decode_sample(ev, it, err);
-    if (ev->group == GROUP_STACKWALK && (ev->opcode == 32 || (ev->opcode >= 34 && ev->opcode <= 38))) {
-        it->type = ITEM_STACK;
-        return 0;
-    }
     if (ev->opcode != OP_START && ev->opcode != OP_DCSTART && ev->opcode != OP_DCEND)
         return 0;
     if (ev->group == GROUP_PROCESS)

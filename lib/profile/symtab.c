@@ -205,12 +205,21 @@ void model_symtab_name(struct ntl_profile_symtab *t, const struct model_bucket *
                        unsigned shift, uint32_t *sym)
 {
     model_symtab_sort(t);
-    for (size_t i = 0, lo = 0; i < n; i++) {
-        uint64_t off = (uint64_t)rows[i].bucket << shift;
-        while (lo < t->n && t->v[lo].offset <= off)
-            lo++;
-        sym[i] = holder(t, lo, off);
+    /* A merge of the rows and the symbols, a step a row or a symbol
+     * without a branch on which (a loop per row, ending after 0, 1 or 2
+     * symbols, mispredicted its end about once a row): sym[i] is first the
+     * count of symbols starting at or before row i's offset. */
+    size_t i = 0, lo = 0;
+    while (i < n && lo < t->n) {
+        bool past = t->v[lo].offset <= (uint64_t)rows[i].bucket << shift;
+        sym[i] = (uint32_t)lo;
+        lo += past;
+        i += !past;
     }
+    for (; i < n; i++)
+        sym[i] = (uint32_t)t->n;
+    for (i = 0; i < n; i++)
+        sym[i] = holder(t, sym[i], (uint64_t)rows[i].bucket << shift);
 }
 
 int ntl_profile_symtab_from_pe(const void *data, size_t size, struct ntl_profile_symtab **out,

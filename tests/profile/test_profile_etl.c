@@ -478,6 +478,40 @@ static void check_same_time(bool is64)
     gen_free(&g);
 }
 
+/* A buffer whose events start later than the next buffer's (two runs in
+ * file order, the first taken into the log's merge only when its first
+ * event is due) and a tie between them: the image event of the first
+ * buffer and a sample of the second at one time go in file order, image
+ * first, as a sorted reader gives them, so the sample is in the image. */
+static void check_late_run(bool is64)
+{
+    static const int want[] = {NTL_PROFILE_ETL_PROCESS, NTL_PROFILE_ETL_THREAD,
+                               NTL_PROFILE_ETL_IMAGE, NTL_PROFILE_ETL_SAMPLE,
+                               NTL_PROFILE_ETL_SAMPLE};
+    struct gen g;
+    gen_init(&g, 4096, is64 ? 8 : 4, 0, 1000, 10000000, 132500000000000000ull, 1, "p", "p.etl");
+    gen_image(&g, false, false, is64, 10, 1007, 0x400000, 0x10000, 100, 1, 2, 0x400000,
+              "C:\\app\\app.exe");
+    sample(&g, is64, 1008, 0x400030, 101);
+    gen_next_buffer(&g, 1);
+    process(&g, is64, 1001, 100, true, false, "app.exe");
+    thread(&g, is64, 1002, 100, 101);
+    sample(&g, is64, 1007, 0x400010, 101);
+    gen_finish(&g);
+    for (int log = 0; log < 2; log++) {
+        struct fed_list f;
+        struct ntl_profile_etl_stack_counts counts;
+        struct ntl_profile *p = fed_profile(g.file.data, g.file.len, log, &f, &counts);
+        CHECK_EQ_U64(f.n, 5);
+        for (size_t i = 0; i < f.n && i < 5; i++)
+            CHECK_EQ_INT(f.kind[i], want[i]);
+        CHECK_EQ_U64(ntl_profile_total(p), 2);
+        CHECK_EQ_U64(ntl_profile_unknown(p), 0);
+        ntl_profile_free(p);
+    }
+    gen_free(&g);
+}
+
 int main(int argc, char **argv)
 {
     for (int is64 = 0; is64 < 2; is64++) {
@@ -488,6 +522,7 @@ int main(int argc, char **argv)
         check_log(g.file.data, g.file.len);
         check_dcend(is64);
         check_same_time(is64);
+        check_late_run(is64);
         if (is64)
             check_filters(g.file.data, g.file.len);
         if (is64 && argc > 1) {
