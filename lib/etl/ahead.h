@@ -18,7 +18,12 @@ struct etl_ahead;
  * NULL when it cannot start. */
 struct etl_ahead *etl_ahead_start(const uint8_t *mem, const char *path, uint64_t size, int format,
                                   uint64_t from);
-/* The compressed buffer at off decompressed, header first, as the reader
+/* The thread stopped and started again over the compressed buffers at
+ * list[0..n) in that order (list is the thread's, freed at stop), for
+ * sorted mode's second reading: the reader takes list[i] with key i + 1.
+ * 0, or -1 when it cannot start (etl_ahead_take then returns -1). */
+int etl_ahead_follow(struct etl_ahead *a, uint64_t *list, size_t n);
+/* The compressed buffer at off (its key) decompressed, header first, as the reader
  * lays it out: swapped into *buf (capacity *cap; the old one goes to the
  * thread). Its length after the header, or -1 when the thread has none. */
 long etl_ahead_take(struct etl_ahead *a, uint64_t off, uint8_t **buf, size_t *cap);

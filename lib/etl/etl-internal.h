@@ -31,6 +31,7 @@ struct etl_kept {
     size_t cap;
     bool loaded;
     uint32_t left;           /* its events not yet returned (sorted_reload) */
+    uint64_t ahead_key;      /* its key in the decompressing thread's list, or 0 */
     struct ntl_etl_buffer buf;
     struct etl_cur cur;
 };
