@@ -92,7 +92,9 @@ static int sorted_load(struct ntl_etl *t, struct ntl_error *err)
             (rc = keep_buffer(t, err)) < 0)
             return rc;
         if (t->sorted_n == t->sorted_cap) {
-            size_t nc = t->sorted_cap ? t->sorted_cap * 2 : 1024;
+            /* 1 MiB at first: glibc maps it apart, so growing it moves
+             * no bytes, and pages never written cost nothing. */
+            size_t nc = t->sorted_cap ? t->sorted_cap * 2 : 65536;
             struct sorted_ev *s = realloc(t->sorted, nc * sizeof *s);
             if (!s)
                 return nomem(err);
@@ -106,7 +108,7 @@ static int sorted_load(struct ntl_etl *t, struct ntl_error *err)
         t->kept[t->kept_n - 1].left++;
         t->sorted_n++;
     }
-    if (etl_sort_events(t->sorted, t->sorted_n) < 0)
+    if (etl_sort_events(&t->sorted, t->sorted_n, &t->sorted_cap) < 0)
         return nomem(err);
     t->sorted_ready = true;
     if (t->ahead)
