@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../../lib/etl/ahead.h"
+#include "../../lib/etl/etl-internal.h"
 #include "check.h"
 #include "etl_gen.h"
 #include "ntlens/buf.h"
@@ -994,6 +995,48 @@ static void test_decompress_ahead(void)
     ntl_buf_free(&f);
 }
 
+static int by_time_then_place(const void *pa, const void *pb)
+{
+    const struct sorted_ev *a = pa, *b = pb;
+    if (a->timestamp != b->timestamp)
+        return a->timestamp < b->timestamp ? -1 : 1;
+    if (a->buffer != b->buffer)
+        return a->buffer < b->buffer ? -1 : 1;
+    return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+/* etl_sort_events (lib/etl/sort.c) against qsort on (time, file place),
+ * which is what a stable sort by time gives: ascending runs of random
+ * lengths with many equal times, at sizes sorted on one thread and on two
+ * (odd, so the halves differ), the list already in order, one run reversed. */
+static void test_sort_events(void)
+{
+    static const size_t sizes[] = {1, 2, 1000, 32767, 32768, 100001, 250000};
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+        for (int shape = 0; shape < 3; shape++) {
+            size_t n = sizes[z], cap = n;
+            struct sorted_ev *a = malloc(n * sizeof *a), *want = malloc(n * sizeof *want);
+            uint64_t ts = 0;
+            for (size_t i = 0; i < n; i++) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                if (shape == 0 && (seed >> 60) == 0)
+                    ts = (seed >> 20) % 4096; /* a new run, anywhere */
+                ts += shape == 2 ? 0 : (seed >> 40) % 3;
+                a[i] = (struct sorted_ev){shape == 2 ? n - i : ts, (uint32_t)(i / 500),
+                                          (uint32_t)(i % 500 * 8)};
+            }
+            memcpy(want, a, n * sizeof *a);
+            qsort(want, n, sizeof *want, by_time_then_place);
+            CHECK_EQ_INT(etl_sort_events(&a, n, &cap), 0);
+            CHECK(cap >= n);
+            CHECK(!memcmp(a, want, n * sizeof *a));
+            free(a);
+            free(want);
+        }
+    }
+}
+
 int main(void)
 {
     test_shared();
@@ -1015,5 +1058,6 @@ int main(void)
     test_buffers();
     test_names();
     test_decompress_ahead();
+    test_sort_events();
     return check_exit();
 }
