@@ -4,7 +4,8 @@
  * BufferSize from the last), and keeps up to a few decompressed; the
  * reader takes the one it reaches, or decompresses for itself whatever the
  * thread does not have (a failure there is told by the reader's own try),
- * and, each time it had to wait for the thread, the thread's next one. */
+ * and, each time it had to wait for the thread, the thread's next one.
+ * For sorted mode's second reading the thread follows a list instead. */
 #ifndef NTLENS_ETL_AHEAD_H
 #define NTLENS_ETL_AHEAD_H
 
