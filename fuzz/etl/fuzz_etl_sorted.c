@@ -1,6 +1,7 @@
 /* Sorted mode's two ways against each other on arbitrary bytes: every
  * buffer held from the first reading, and sorted_reload (each buffer read
- * again when its first event comes, dropped after its last). They must
+ * again when its first event comes, dropped after its last; on half the
+ * inputs decompressed ahead by a second thread). They must
  * return the same events (every header field and the payload's bytes),
  * the same errors with the same messages, in the same order. */
 #include <stdbool.h>
@@ -43,6 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     opt.compression_format = 2 + data[0] % 3;
     int ra = ntl_etl_open_mem(data + 1, size - 1, &opt, &held, &ea);
     opt.sorted_reload = true;
+    /* Half the inputs with the thread decompressing ahead of both readings. */
+    opt.decompress_ahead = data[0] & 0x80;
     int rb = ntl_etl_open_mem(data + 1, size - 1, &opt, &reload, &eb);
     if ((ra < 0) != (rb < 0))
         abort();

@@ -230,7 +230,9 @@ struct ntl_etl_options {
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
     /* Decompress a compressed trace's buffers on a second thread, ahead of
-     * the reader (events, errors and their order are the same). */
+     * the reader (events, errors and their order are the same); with
+     * sorted_reload also for the second reading, in the order it takes
+     * the buffers. */
     bool decompress_ahead;
 };
 

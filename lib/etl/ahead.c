@@ -17,7 +17,7 @@
 #define HDR NTL_ETL_BUFFER_HEADER_SIZE
 
 struct slot {
-    uint64_t off;
+    uint64_t key;      /* the buffer's place in the thread's order (see struct etl_ahead) */
     uint8_t *data;
     size_t cap;
     long n;            /* decompressed bytes after the header, or < 0: failed */
@@ -30,6 +30,11 @@ struct etl_ahead {
     FILE *f;
     uint64_t size, from, file_pos;
     int format;
+    /* The order of the buffers: walking the file from `from` (each key is
+     * the buffer's offset), or list[0..list_n) (key i + 1 is list[i]).
+     * Keys grow in the order the reader takes the buffers. */
+    uint64_t *list;
+    size_t list_n;
     uint8_t *raw;      /* file input: the buffer being decompressed */
     size_t raw_cap;
     struct slot slots[SLOTS];
@@ -41,10 +46,10 @@ struct etl_ahead {
      * leaves the thread's next buffer to the reader: when the thread is
      * the slower, both decompress. */
     uint64_t passed, waits, skipped;
-    /* The buffer the thread is decompressing (0: none; a buffer never
-     * starts at 0), and the end of those the reader took before the thread
-     * started them: it decompresses rather than waits for a thread that
-     * has not begun (on a loaded machine, one not running). */
+    /* The buffer the thread is decompressing (0: none; no key is 0), and
+     * the end of those the reader took before the thread started them: it
+     * decompresses rather than waits for a thread that has not begun (on a
+     * loaded machine, one not running). */
     uint64_t working, reader_end;
 };
 
@@ -74,11 +79,11 @@ static const uint8_t *input(struct etl_ahead *a, uint64_t off, size_t have, size
     return got == n - have ? a->raw : NULL;
 }
 
-/* Claims the compressed buffer at off: 1 with *s a free slot for it
- * (waiting for the reader to take some when all are full), 0 when it is
- * left to the reader (which waited for this thread, or took it before this
- * thread began it), -1 when stopped. */
-static int claim(struct etl_ahead *a, uint64_t off, uint32_t bsize, struct slot **s)
+/* Claims the compressed buffer of key off (next: the key after it): 1
+ * with *s a free slot for it (waiting for the reader to take some when all
+ * are full), 0 when it is left to the reader (which waited for this
+ * thread, or took it before this thread began it), -1 when stopped. */
+static int claim(struct etl_ahead *a, uint64_t off, uint64_t next, struct slot **s)
 {
     int k = 1;
     ntl_lock_take(a->lock);
@@ -89,7 +94,7 @@ static int claim(struct etl_ahead *a, uint64_t off, uint32_t bsize, struct slot 
         k = -1;
     } else if (off < a->reader_end || a->skipped < a->waits) {
         a->skipped += off >= a->reader_end;
-        a->passed = off + bsize;
+        a->passed = next;
         ntl_lock_wake(a->lock);
         k = 0;
     } else {
@@ -104,7 +109,6 @@ static void decompress(struct etl_ahead *a, struct slot *s, const uint8_t *raw, 
                        uint32_t bsize, uint32_t usize)
 {
     struct ntl_error err;
-    s->off = off;
     s->n = -1;
     if (!reserve(&s->data, &s->cap, usize))
         return;
@@ -113,32 +117,54 @@ static void decompress(struct etl_ahead *a, struct slot *s, const uint8_t *raw, 
                           off + HDR, &err);
 }
 
+/* The buffer of key: its offset and the key after it (walking the file:
+ * bsize on from it). */
+static void place(const struct etl_ahead *a, uint64_t key, uint32_t bsize, uint64_t *off,
+                  uint64_t *next)
+{
+    *off = a->list ? a->list[key - 1] : key;
+    *next = a->list ? key + 1 : key + bsize;
+}
+
+/* The compressed buffer of key at off decompressed into a slot, unless
+ * left to the reader. false when stopped or the input fails. */
+static bool one(struct etl_ahead *a, uint64_t key, uint64_t next, uint64_t off, uint32_t bsize,
+                uint32_t usize)
+{
+    const uint8_t *raw;
+    struct slot *s;
+    int k = claim(a, key, next, &s);
+    if (k < 0 || (k > 0 && !(raw = input(a, off, HDR, bsize))))
+        return false;
+    if (k > 0) {
+        s->key = key;
+        decompress(a, s, raw, off, bsize, usize);
+        ntl_lock_take(a->lock);
+        a->count++;
+        a->passed = next;
+        a->working = 0;
+        ntl_lock_wake(a->lock);
+        ntl_lock_drop(a->lock);
+    }
+    return true;
+}
+
 static void work(void *arg)
 {
     struct etl_ahead *a = arg;
     const uint8_t *h;
-    struct slot *s;
-    for (uint64_t off = a->from; a->size - off >= HDR && (h = input(a, off, 0, HDR));) {
+    uint64_t off, next;
+    for (uint64_t key = a->from; !a->list || key <= a->list_n; key = next) {
+        place(a, key, 0, &off, &next);
+        if (a->size - off < HDR || !(h = input(a, off, 0, HDR)))
+            break;
         uint32_t bsize = ntl_le32(h), usize = ntl_le32(h + 4);
         if (bsize < HDR || bsize > NTL_ETL_MAX_BUFFER_SIZE || bsize > a->size - off)
             break;
+        place(a, key, bsize, &off, &next);
         if ((ntl_le16(h + 0x34) & NTL_ETL_BUFFER_COMPRESSED) && usize >= HDR &&
-            usize <= NTL_ETL_MAX_BUFFER_SIZE) {
-            const uint8_t *raw;
-            int k = claim(a, off, bsize, &s);
-            if (k < 0 || (k > 0 && !(raw = input(a, off, HDR, bsize))))
-                break;
-            if (k > 0) {
-                decompress(a, s, raw, off, bsize, usize);
-                ntl_lock_take(a->lock);
-                a->count++;
-                a->passed = off + bsize;
-                a->working = 0;
-                ntl_lock_wake(a->lock);
-                ntl_lock_drop(a->lock);
-            }
-        }
-        off += bsize;
+            usize <= NTL_ETL_MAX_BUFFER_SIZE && !one(a, key, next, off, bsize, usize))
+            break;
     }
     ntl_lock_take(a->lock);
     a->done = true;
@@ -164,6 +190,32 @@ struct etl_ahead *etl_ahead_start(const uint8_t *mem, const char *path, uint64_t
     return a;
 }
 
+/* Stops and joins the thread. */
+static void stop_thread(struct etl_ahead *a)
+{
+    if (!a->thread)
+        return;
+    ntl_lock_take(a->lock);
+    a->stop = true;
+    ntl_lock_wake(a->lock);
+    ntl_lock_drop(a->lock);
+    ntl_threads_join(a->thread);
+    a->thread = NULL;
+}
+
+int etl_ahead_follow(struct etl_ahead *a, uint64_t *list, size_t n)
+{
+    stop_thread(a);
+    free(a->list);
+    a->list = list;
+    a->list_n = n;
+    a->from = a->passed = 1;
+    a->head = a->count = 0;
+    a->done = a->stop = a->full = false;
+    a->waits = a->skipped = a->working = a->reader_end = 0;
+    return ntl_threads_start(&a->thread, 1, work, a);
+}
+
 long etl_ahead_take(struct etl_ahead *a, uint64_t off, uint8_t **buf, size_t *cap)
 {
     long n = -1;
@@ -179,9 +231,9 @@ long etl_ahead_take(struct etl_ahead *a, uint64_t off, uint8_t **buf, size_t *ca
             ntl_lock_wait(a->lock);
         }
         struct slot *s = &a->slots[a->head];
-        if (!a->count || s->off > off)
+        if (!a->count || s->key > off)
             break;
-        bool mine = s->off == off;
+        bool mine = s->key == off;
         if (mine && s->n >= 0) {
             uint8_t *d = s->data;
             size_t c = s->cap;
@@ -209,18 +261,13 @@ void etl_ahead_stop(struct etl_ahead *a)
 {
     if (!a)
         return;
-    if (a->thread) {
-        ntl_lock_take(a->lock);
-        a->stop = true;
-        ntl_lock_wake(a->lock);
-        ntl_lock_drop(a->lock);
-        ntl_threads_join(a->thread);
-    }
+    stop_thread(a);
     ntl_lock_free(a->lock);
     if (a->f)
         fclose(a->f);
     for (unsigned i = 0; i < SLOTS; i++)
         free(a->slots[i].data);
     free(a->raw);
+    free(a->list);
     free(a);
 }

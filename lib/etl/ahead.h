@@ -4,7 +4,8 @@
  * BufferSize from the last), and keeps up to a few decompressed; the
  * reader takes the one it reaches, or decompresses for itself whatever the
  * thread does not have (a failure there is told by the reader's own try),
- * and, each time it had to wait for the thread, the thread's next one. */
+ * and, each time it had to wait for the thread, the thread's next one.
+ * For sorted mode's second reading the thread follows a list instead. */
 #ifndef NTLENS_ETL_AHEAD_H
 #define NTLENS_ETL_AHEAD_H
 
@@ -18,7 +19,12 @@ struct etl_ahead;
  * NULL when it cannot start. */
 struct etl_ahead *etl_ahead_start(const uint8_t *mem, const char *path, uint64_t size, int format,
                                   uint64_t from);
-/* The compressed buffer at off decompressed, header first, as the reader
+/* The thread stopped and started again over the compressed buffers at
+ * list[0..n) in that order (list is the thread's, freed at stop), for
+ * sorted mode's second reading: the reader takes list[i] with key i + 1.
+ * 0, or -1 when it cannot start (etl_ahead_take then returns -1). */
+int etl_ahead_follow(struct etl_ahead *a, uint64_t *list, size_t n);
+/* The compressed buffer at off (its key) decompressed, header first, as the reader
  * lays it out: swapped into *buf (capacity *cap; the old one goes to the
  * thread). Its length after the header, or -1 when the thread has none. */
 long etl_ahead_take(struct etl_ahead *a, uint64_t off, uint8_t **buf, size_t *cap);

@@ -31,6 +31,7 @@ struct etl_kept {
     size_t cap;
     bool loaded;
     uint32_t left;           /* its events not yet returned (sorted_reload) */
+    uint64_t ahead_key;      /* its key in the decompressing thread's list, or 0 */
     struct ntl_etl_buffer buf;
     struct etl_cur cur;
 };
@@ -48,9 +49,10 @@ struct sorted_ev {
     uint32_t pos;
 };
 
-/* Sorts by timestamp, stable (file order among equal times). 0, or -1 out
- * of memory. */
-int etl_sort_events(struct sorted_ev *a, size_t n);
+/* Sorts *a (n events, room for *cap) by timestamp, stable (file order
+ * among equal times); the result may be in a new array, which then
+ * replaces *a (freed) with *cap = n. 0, or -1 out of memory (*a as it was). */
+int etl_sort_events(struct sorted_ev **a, size_t n, size_t *cap);
 struct etl_seen;
 
 struct ntl_etl {

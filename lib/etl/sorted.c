@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ahead.h"
 #include "etl-internal.h"
 #include "ntlens/compress.h"
 
@@ -53,6 +54,32 @@ static int keep_buffer(struct ntl_etl *t, struct ntl_error *err)
     return 0;
 }
 
+/* The decompressing thread (decompress_ahead) sent over the compressed
+ * buffers again in the order their first events come, which is the order
+ * they are read again. Without sorted_reload, or when it cannot, it stops:
+ * the reader decompresses alone. */
+static void follow(struct ntl_etl *t)
+{
+    uint64_t *list = t->sorted_reload ? malloc(t->kept_n * sizeof *list + 1) : NULL;
+    size_t n = 0;
+    for (size_t i = 0; list && i < t->sorted_n; i++) {
+        struct etl_kept *k = &t->kept[t->sorted[i].buffer];
+        if (k->buf.compressed && !k->ahead_key) {
+            list[n] = k->buf.offset;
+            k->ahead_key = ++n;
+        }
+    }
+    if (!n || etl_ahead_follow(t->ahead, list, n) < 0) {
+        if (n)
+            list = NULL; /* the thread's */
+        free(list);
+        for (size_t i = 0; i < t->kept_n; i++)
+            t->kept[i].ahead_key = 0;
+        etl_ahead_stop(t->ahead);
+        t->ahead = NULL;
+    }
+}
+
 /* Reads everything, keeping each buffer (or its place), and sorts. */
 static int sorted_load(struct ntl_etl *t, struct ntl_error *err)
 {
@@ -65,7 +92,9 @@ static int sorted_load(struct ntl_etl *t, struct ntl_error *err)
             (rc = keep_buffer(t, err)) < 0)
             return rc;
         if (t->sorted_n == t->sorted_cap) {
-            size_t nc = t->sorted_cap ? t->sorted_cap * 2 : 1024;
+            /* 1 MiB at first: glibc maps it apart, so growing it moves
+             * no bytes, and pages never written cost nothing. */
+            size_t nc = t->sorted_cap ? t->sorted_cap * 2 : 65536;
             struct sorted_ev *s = realloc(t->sorted, nc * sizeof *s);
             if (!s)
                 return nomem(err);
@@ -79,9 +108,11 @@ static int sorted_load(struct ntl_etl *t, struct ntl_error *err)
         t->kept[t->kept_n - 1].left++;
         t->sorted_n++;
     }
-    if (etl_sort_events(t->sorted, t->sorted_n) < 0)
+    if (etl_sort_events(&t->sorted, t->sorted_n, &t->sorted_cap) < 0)
         return nomem(err);
     t->sorted_ready = true;
+    if (t->ahead)
+        follow(t);
     return 0;
 }
 
@@ -133,13 +164,18 @@ static int decompress_again(struct ntl_etl *t, struct etl_kept *k, struct ntl_er
     const struct ntl_etl_buffer *b = &k->buf;
     const size_t hdr = NTL_ETL_BUFFER_HEADER_SIZE;
     const uint8_t *raw;
+    long n = -1;
     int rc;
-    if ((rc = take_block(t, k, b->saved_offset, err)) < 0 ||
-        (rc = etl_input_read(t, b->offset, b->size, &raw, err)) < 0)
-        return rc;
-    memcpy(k->data, raw, hdr);
-    long n = ntl_decompress(t->format, raw + hdr, b->size - hdr, k->data + hdr,
-                            b->saved_offset - hdr, b->offset + hdr, err);
+    if (t->ahead && k->ahead_key && take_block(t, k, 0, err) >= 0)
+        n = etl_ahead_take(t->ahead, k->ahead_key, &k->data, &k->cap);
+    if (n < 0) {
+        if ((rc = take_block(t, k, b->saved_offset, err)) < 0 ||
+            (rc = etl_input_read(t, b->offset, b->size, &raw, err)) < 0)
+            return rc;
+        memcpy(k->data, raw, hdr);
+        n = ntl_decompress(t->format, raw + hdr, b->size - hdr, k->data + hdr,
+                           b->saved_offset - hdr, b->offset + hdr, err);
+    }
     if (n < 0) {
         ntl_error_prefix(err, "compressed buffer %u", b->index);
         return (int)n;

@@ -94,6 +94,33 @@ static void test_held_rows(void)
     free(held);
 }
 
+/* A FILE that cannot be written (opened for reading): its error shows once
+ * held rows reach it, as ferror tells it, and closing fails. */
+static void test_file_error(void)
+{
+    const char *name = "test_out_readonly.tmp";
+    FILE *f = fopen(name, "wb");
+    CHECK(f != NULL);
+    fclose(f);
+    CHECK((f = fopen(name, "rb")) != NULL);
+    struct out *o = out_new(f, OUT_JSONL);
+    out_hold_rows(o);
+    out_column(o, "n", NULL, OUT_RIGHT);
+    out_u64(o, 1);
+    CHECK_EQ_INT(out_row_end(o), 0);
+    CHECK(!out_file_error(o)); /* the row waits in the writer */
+    uint64_t i = 0;
+    for (; i < 100000 && !out_file_error(o); i++) {
+        out_u64(o, i);
+        out_row_end(o);
+    }
+    CHECK(i > 1000 && i < 100000 && ferror(f));
+    CHECK(out_file_error(o));
+    CHECK_EQ_INT(out_close(o), -1);
+    fclose(f);
+    remove(name);
+}
+
 int main(void)
 {
     char buf[64];
@@ -201,5 +228,6 @@ int main(void)
     CHECK_EQ_STR(out_format_double(buf, sizeof buf, 1e16), "1e+16");
     CHECK_EQ_STR(out_format_double(buf, sizeof buf, 123456789012345.6), "123456789012345.6");
     test_held_rows();
+    test_file_error();
     return check_exit();
 }

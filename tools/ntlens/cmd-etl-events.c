@@ -239,7 +239,7 @@ static int list_events(struct etl_merge *m, struct out *o, struct events_opts *e
             table_row_fields(o, c, &ev, &eo->fields, eo->hex);
         else
             status = etl_record_row(&eo->record, o, c, &ev, &eo->fields, etl_merge_filetime(m));
-        if (ferror(stdout))
+        if (out_file_error(o))
             break; /* a closed pipe: out_close reports it */
     }
     return rc < 0 ? EXIT_FAIL : status;
@@ -357,6 +357,9 @@ static int parse_args(int argc, char **argv, struct etl_cli *c, struct events_op
     /* Each event is written before the next is read (the merge of several
      * traces holds one per trace, each its own reader's last). */
     c->sorted_reload = true;
+    /* Decompressing is a third of the command on a compressed trace: a
+     * second thread does it ahead of both readings. */
+    c->decompress_ahead = true;
     return CLI_CONTINUE;
 }
 

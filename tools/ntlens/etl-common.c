@@ -30,7 +30,9 @@ int etl_cli_open(struct etl_cli *c, const char *path)
     struct ntl_error err = {0};
     opt.compression_format = c->compression;
     opt.sorted = c->sorted;
-    opt.decompress_ahead = c->decompress_ahead;
+    /* No thread for a first opening that may be closed at once. */
+    bool reopen = c->sort_if_fits && !c->sorted;
+    opt.decompress_ahead = c->decompress_ahead && !reopen;
     opt.sorted_reload = c->sorted_reload;
     opt.progress = on_progress;
     opt.progress_ctx = c;
@@ -40,10 +42,12 @@ int etl_cli_open(struct etl_cli *c, const char *path)
     if (ntl_etl_open_file(path, &opt, &c->t, &err) < 0)
         return cli_fail(c->cmd, &err, path);
     /* Time order when the trace is small enough to hold: reopened sorted. */
-    if (c->sort_if_fits && !c->sorted && ntl_etl_input_size(c->t) <= ETL_CLI_SORT_MAX) {
+    bool fits = ntl_etl_input_size(c->t) <= ETL_CLI_SORT_MAX;
+    if (reopen && (fits || c->decompress_ahead)) {
         ntl_etl_close(c->t);
         c->t = NULL;
-        c->sorted = opt.sorted = true;
+        c->sorted = opt.sorted = fits;
+        opt.decompress_ahead = c->decompress_ahead;
         if (ntl_etl_open_file(path, &opt, &c->t, &err) < 0)
             return cli_fail(c->cmd, &err, path);
     }

@@ -753,9 +753,10 @@ static int manifest_event(struct etl_fields *f, const struct ntl_etl_event *ev)
  * once per GUID (the table is searched by GUID text). */
 static const char *provider_name(struct etl_fields *f, const struct ntl_guid *g)
 {
-    uint64_t h = 0;
-    for (int i = 0; i < 16; i++)
-        h = (h ^ g->b[i]) * 0x100000001b3ull;
+    /* Two independent products: a byte-by-byte chain of 16 multiplies was
+     * 2-4% of etl events on a trace of CLR events. The slot only caches. */
+    uint64_t h = ntl_le64(g->b) * 0x9e3779b97f4a7c15ull ^ ntl_le64(g->b + 8) * 0xc2b2ae3d27d4eb4full;
+    h ^= h >> 29;
     struct etl_provider_seen *e = &f->seen[(h >> 32) % ETL_PROVIDERS_SEEN];
     if (e->known && ntl_guid_equal(&e->guid, g))
         return e->name;

@@ -57,6 +57,11 @@ struct out {
     uint64_t rows;
     bool failed;             /* out of memory or a write error */
     bool hold;               /* rows wait in buf until it fills (out_hold_rows) */
+    /* The FILE written since its error flag was last asked, and the answer:
+     * holding rows, nothing else writes to it, so the flag (sticky) is
+     * asked only after a write; ferror takes the FILE's lock once a
+     * program has a second thread (etl events decompressing ahead). */
+    bool wrote, file_error;
     size_t buf_len;
     char buf[OUT_BUF];
 };
@@ -535,6 +540,7 @@ static void flush_buf(struct out *o)
         progress_clear();
     if (o->buf_len && fwrite(o->buf, 1, o->buf_len, o->f) != o->buf_len)
         o->failed = true;
+    o->wrote |= o->buf_len != 0;
     o->buf_len = 0;
 }
 
@@ -543,6 +549,7 @@ static void put(struct out *o, const char *s, size_t n)
     if (o->buf_len + n > OUT_BUF) {
         flush_buf(o);
         if (n > OUT_BUF) {
+            o->wrote = true;
             if (fwrite(s, 1, n, o->f) != n)
                 o->failed = true;
             return;
@@ -886,9 +893,18 @@ static int write_status(struct out *o)
 {
     if (!o->hold)
         flush_buf(o);
-    if (ferror(o->f))
+    if (out_file_error(o))
         o->failed = true;
     return o->failed ? -1 : 0;
+}
+
+bool out_file_error(struct out *o)
+{
+    if (!o->hold || o->wrote) {
+        o->wrote = false;
+        o->file_error = ferror(o->f) != 0;
+    }
+    return o->file_error;
 }
 
 int out_row_end(struct out *o)
@@ -994,6 +1010,7 @@ int out_flush(struct out *o)
     flush_buf(o);
     rc = write_status(o);
     fflush(o->f);
+    o->wrote = true;
     return rc;
 }
 
@@ -1040,6 +1057,7 @@ int out_close(struct out *o)
     }
     flush_buf(o);
     fflush(o->f);
+    o->wrote = true;
     rc = write_status(o);
     free_cells(o);
     free_columns(o);

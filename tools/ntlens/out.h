@@ -100,6 +100,9 @@ int out_flush(struct out *o);
  * wait in the writer's 64 KiB buffer until it fills, one write each, not
  * one per row; out_flush and out_close write the rest. */
 void out_hold_rows(struct out *o);
+/* ferror of the writer's FILE; holding rows, asked of the FILE only when
+ * the writer wrote to it since the last time. */
+bool out_file_error(struct out *o);
 /* Rows a command renders itself, JSON and JSON lines only (etl events'
  * rows from per-layout templates): out_json_row_begin returns where the
  * row's object ("{...}", at most need bytes) goes in the writer's buffer,
