@@ -8,8 +8,12 @@
  *   warm: the decoder (ntlens) or the image (libipt, whose block cache
  *         lives in the image's sections) kept from a first round, as a
  *         fuzzer decoding trace after trace of one target does;
- *   insn: as cold, ntlens returning each instruction (the path of
- *         --no-inst, which prints every address).
+ *   insn: as cold, ntlens returning each instruction as an item (the
+ *         path --no-inst took before run_ips);
+ *   ips:  as cold, ntlens returning runs and each run's instruction
+ *         addresses (ntl_ipt_flow_run_ips, the path of --no-inst, which
+ *         prints every address);
+ *   ipsw: as ips, warm.
  * Prints MB/s of trace, instructions/s and the ratio of each. hase-loopy
  * (perf's capture of an ELF, with RET compression and MTC/TSC) is decoded
  * with its reference.txt's CPU and timing options and time tracked, so
@@ -45,33 +49,55 @@ static double now(void)
 
 struct rec {
     const char *dir;
+    bool ips;       /* runs told by address (ntl_ipt_flow_run_ips) */
     bool elf; /* the image is dir/LOOPY_ELF with hase-loopy's options */
     struct ntl_buf trace;
     struct ntl_ipt_image *img;
     struct ntl_ipt_flow *warm_ntl;  /* warm: the decoder kept */
+    struct ntl_ipt_flow *warm_ips;  /* ipsw: the decoder kept */
     struct pt_image *warm_ipt;      /* warm: libipt's image kept */
     struct pt_image_section_cache *iscache; /* keeps its sections mapped */
 };
 
-/* Every instruction of r's trace through f, from its start. */
-static uint64_t decode_ntl(struct ntl_ipt_flow *f)
+/* A run's instructions by address (ips); sum of them, so that they are
+ * used. Returns how many. */
+static uint64_t run_ips(struct ntl_ipt_flow *f, uint64_t *sum)
+{
+    static uint64_t ips[4096];
+    struct ntl_error err;
+    uint64_t n = 0;
+    int k;
+    while ((k = ntl_ipt_flow_run_ips(f, ips, 4096, &err)) > 0) {
+        for (int i = 0; i < k; i++)
+            *sum += ips[i];
+        n += (uint64_t)k;
+    }
+    return n;
+}
+
+/* Every instruction of r's trace through f, from its start (ips: each
+ * run's told by address). */
+static uint64_t decode_ntl(struct ntl_ipt_flow *f, bool ips)
 {
     struct ntl_ipt_flow_item it;
     struct ntl_error err;
-    uint64_t n = 0;
+    uint64_t n = 0, sum = 0;
     bool enabled;
     if (ntl_ipt_flow_sync(f, &err) == 0) {
         for (;;) {
             int rc = ntl_ipt_flow_next(f, &it, &err);
             if (rc > 0) {
-                n += it.kind == NTL_IPT_FL_RUN ? it.b : it.kind == NTL_IPT_FL_INSN;
+                if (it.kind == NTL_IPT_FL_RUN)
+                    n += ips ? run_ips(f, &sum) : it.b;
+                else
+                    n += it.kind == NTL_IPT_FL_INSN;
                 continue;
             }
             if (rc == 0 || ntl_ipt_flow_resync(f, &enabled, &err) < 0)
                 break;
         }
     }
-    return n;
+    return n + (sum == 1); /* (never: the sum is only used) */
 }
 
 /* runs: as `ipt flow --quiet` decodes (runs of instructions, not each);
@@ -80,7 +106,7 @@ static struct ntl_ipt_flow *new_ntl(const struct rec *r, bool runs)
 {
     struct ntl_ipt_flow_config cfg = {.trace = {.buf = r->trace.data, .size = r->trace.len},
                                       .read = ntl_ipt_image_read, .read_ctx = r->img,
-                                      .runs = runs};
+                                      .runs = runs, .run_ips = runs && r->ips};
     if (r->elf) {
         struct ntl_ipt_cpu cpu = {6, 94, 3, true};
         cfg.trace.time = (struct ntl_ipt_time_config){.mtc_freq = 3, .nom_freq = 32,
@@ -96,7 +122,7 @@ static struct ntl_ipt_flow *new_ntl(const struct rec *r, bool runs)
 static uint64_t run_ntl(struct rec *r)
 {
     struct ntl_ipt_flow *f = new_ntl(r, true);
-    uint64_t n = f ? decode_ntl(f) : 0;
+    uint64_t n = f ? decode_ntl(f, r->ips) : 0;
     ntl_ipt_flow_free(f);
     return n;
 }
@@ -104,16 +130,17 @@ static uint64_t run_ntl(struct rec *r)
 static uint64_t run_ntl_insns(struct rec *r)
 {
     struct ntl_ipt_flow *f = new_ntl(r, false);
-    uint64_t n = f ? decode_ntl(f) : 0;
+    uint64_t n = f ? decode_ntl(f, false) : 0;
     ntl_ipt_flow_free(f);
     return n;
 }
 
 static uint64_t run_ntl_warm(struct rec *r)
 {
-    if (!r->warm_ntl && !(r->warm_ntl = new_ntl(r, true)))
+    struct ntl_ipt_flow **f = r->ips ? &r->warm_ips : &r->warm_ntl;
+    if (!*f && !(*f = new_ntl(r, true)))
         return 0;
-    return decode_ntl(r->warm_ntl);
+    return decode_ntl(*f, r->ips);
 }
 
 /* One file range at addr into libipt's image (through isc when given: a
@@ -286,19 +313,23 @@ static int bench(const char *dir)
         return fprintf(stderr, "%s: %s\n", path, err.message), 1;
     const char *name = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
     double mb = (double)r.trace.len / 1e6;
-    /* cold, warm, and cold one instruction at a time (--no-inst's path) */
-    static const char *const way[] = {"cold", "warm", "insn"};
-    for (int w = 0; w < 3; w++) {
+    /* cold, warm, cold one instruction at a time, and runs told by
+     * address cold and warm (--no-inst's path) */
+    static const char *const way[] = {"cold", "warm", "insn", "ips", "ipsw"};
+    for (int w = 0; w < 5; w++) {
         uint64_t n_ntl, n_ipt;
-        double t_ntl = best(w == 0 ? run_ntl : w == 1 ? run_ntl_warm : run_ntl_insns, &r, w == 1,
+        bool warm = w == 1 || w == 4;
+        r.ips = w >= 3;
+        double t_ntl = best(warm ? run_ntl_warm : w == 2 ? run_ntl_insns : run_ntl, &r, warm,
                             &n_ntl);
-        double t_ipt = best(w == 1 ? run_libipt_warm : run_libipt, &r, w == 1, &n_ipt);
+        double t_ipt = best(warm ? run_libipt_warm : run_libipt, &r, warm, &n_ipt);
         printf("%-16s %s %8.1f KB  ntlens %8.1f MB/s %7.1f Minsn/s (%" PRIu64 ")  libipt %7.1f "
                "MB/s %7.1f Minsn/s (%" PRIu64 ")  ratio %.1fx\n",
                name, way[w], mb * 1e3, mb / t_ntl, (double)n_ntl / t_ntl / 1e6, n_ntl,
                mb / t_ipt, (double)n_ipt / t_ipt / 1e6, n_ipt, t_ipt / t_ntl);
     }
     ntl_ipt_flow_free(r.warm_ntl);
+    ntl_ipt_flow_free(r.warm_ips);
     pt_image_free(r.warm_ipt);
     pt_iscache_free(r.iscache);
     ntl_ipt_image_free(r.img);

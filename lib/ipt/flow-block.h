@@ -19,6 +19,14 @@ struct flow_block {
 _Static_assert(offsetof(struct flow_block, mode) == offsetof(struct flow_key, mode),
                "a flow_block begins as a flow_key");
 
+/* Instructions run straight from ip, n of them (a block or the start of
+ * one): the way a run went, kept for telling its instructions one by one
+ * (flow-trail.h). */
+struct flow_seg {
+    uint64_t ip;
+    uint64_t n;
+};
+
 struct flow_bcache {
     struct flow_table t;
 };

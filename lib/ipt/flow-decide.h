@@ -74,11 +74,35 @@ static inline uint64_t flow_decision_push(const struct flow_decision *d, unsigne
 #define FLOW_DCACHE_MIN ((size_t)1 << 12)
 #define FLOW_DCACHE_MAX ((size_t)1 << 16)
 
+/* With paths: where a decision's blocks are in the segments kept. */
+struct flow_dpath {
+    uint32_t off, n;
+};
+/* Most segments kept for the decisions' paths (16 MB): past it, every
+ * decision is forgotten and made again as needed. */
+#define FLOW_DPATH_MAX ((size_t)1 << 20)
+
 struct flow_dcache {
     struct flow_decision *slot;
     size_t mask;    /* slots - 1 */
     size_t evicted; /* decisions pushed out since the table was made */
+    /* With paths (set before the first lookup): each decision's blocks,
+     * in the order it ran them, path[slot] in segs. */
+    bool paths;
+    struct flow_dpath *path;
+    struct flow_seg *segs;
+    size_t nsegs;
 };
+
+/* The blocks the decision d (a slot of c, with c->paths) ran, into *n. */
+static inline const struct flow_seg *flow_decision_path(const struct flow_dcache *c,
+                                                        const struct flow_decision *d,
+                                                        unsigned *n)
+{
+    const struct flow_dpath *p = &c->path[d - c->slot];
+    *n = p->n;
+    return c->segs + p->off;
+}
 
 void flow_dcache_free(struct flow_dcache *c);
 /* Forgets every decision (the image changed). */

@@ -80,6 +80,11 @@ static inline void apply(struct flow_fast *fs, const struct flow_decision *d, un
     fs->traced += traced;
     fs->last = d->last;
     fs->steps = 0;
+    if (fs->trail) {
+        unsigned k;
+        const struct flow_seg *path = flow_decision_path(fs->dc, d, &k);
+        flow_trail_put(fs->trail, path, k);
+    }
 }
 
 /* A packet taken: what follows counts from here. */
@@ -193,7 +198,7 @@ int flow_fast_run(struct flow_fast *fs)
     fs->pgd = NULL;
     for (;;) {
         c = skip_pads(c, end);
-        if (c >= end)
+        if (c >= end || (fs->trail && fs->trail->n >= fs->trail_stop))
             break;
         unsigned b = *c;
         if (is_tnt8(b)) {
