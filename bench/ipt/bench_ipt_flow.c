@@ -19,7 +19,12 @@
  * with its reference.txt's CPU and timing options and time tracked, so
  * the timing path is measured too.
  *   bench_ipt_flow [RECORDING_DIR...]   default: the kafl-* recordings
- *                                       and hase-loopy */
+ *                                       and hase-loopy
+ *   bench_ipt_flow --ptxed RECORDING_DIR
+ *       ptxed --no-inst --insn-decoder's work on libipt: every instruction
+ *       (pt_insn_next) and event printed as ptxed prints them, to stdout
+ *       (the rival of the whole `ntlens ipt flow --no-inst` command, timed
+ *       side by side by flow_noinst.sh) */
 #include <dirent.h>
 #include <elf.h>
 #include <inttypes.h>
@@ -205,24 +210,32 @@ static int libipt_pages(struct pt_image *image, struct pt_image_section_cache *i
     return 0;
 }
 
+/* libipt's configuration for r's trace. Returns 0, or -1. */
+static int libipt_config(const struct rec *r, struct pt_config *config)
+{
+    pt_config_init(config);
+    config->begin = r->trace.data;
+    config->end = r->trace.data + r->trace.len;
+    if (r->elf) {
+        config->cpu = (struct pt_cpu){.vendor = pcv_intel, .family = 6, .model = 94,
+                                      .stepping = 3};
+        config->mtc_freq = 3;
+        config->nom_freq = 32;
+        config->cpuid_0x15_eax = 2;
+        config->cpuid_0x15_ebx = 266;
+        if (pt_cpu_errata(&config->errata, &config->cpu) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* Every instruction of r's trace through libipt's block decoder over
  * image, or over pages it loads itself when image is NULL. */
 static uint64_t decode_libipt(const struct rec *r, struct pt_image *image)
 {
     struct pt_config config;
-    pt_config_init(&config);
-    config.begin = r->trace.data;
-    config.end = r->trace.data + r->trace.len;
-    if (r->elf) {
-        config.cpu = (struct pt_cpu){.vendor = pcv_intel, .family = 6, .model = 94,
-                                     .stepping = 3};
-        config.mtc_freq = 3;
-        config.nom_freq = 32;
-        config.cpuid_0x15_eax = 2;
-        config.cpuid_0x15_ebx = 266;
-        if (pt_cpu_errata(&config.errata, &config.cpu) < 0)
-            return 0;
-    }
+    if (libipt_config(r, &config) < 0)
+        return 0;
     struct pt_block_decoder *d = pt_blk_alloc_decoder(&config);
     uint64_t n = 0;
     if (!d)
@@ -259,6 +272,44 @@ static uint64_t decode_libipt(const struct rec *r, struct pt_image *image)
     return n;
 }
 
+/* ptxed --no-inst --insn-decoder's loop: each instruction's address and
+ * each event printed (ptxed's printf per line), errors as it goes on. */
+static int ptxed_insns(const struct rec *r)
+{
+    struct pt_config config;
+    if (libipt_config(r, &config) < 0)
+        return 1;
+    struct pt_insn_decoder *d = pt_insn_alloc_decoder(&config);
+    if (!d || libipt_pages(pt_insn_get_image(d), NULL, r->dir, r->elf) < 0)
+        return 1;
+    for (;;) {
+        int status = pt_insn_sync_forward(d);
+        if (status < 0)
+            break;
+        for (;;) {
+            while (status & pts_event_pending) {
+                struct pt_event ev;
+                status = pt_insn_event(d, &ev, sizeof ev);
+                if (status < 0)
+                    break;
+                printf("[event %d]\n", (int)ev.type);
+            }
+            if (status < 0)
+                break;
+            struct pt_insn insn;
+            status = pt_insn_next(d, &insn, sizeof insn);
+            if (status < 0)
+                break;
+            printf("%016" PRIx64 "\n", insn.ip);
+        }
+        printf("[%d]\n", status);
+        if (status == -pte_eos)
+            break;
+    }
+    pt_insn_free_decoder(d);
+    return 0;
+}
+
 static uint64_t run_libipt(struct rec *r)
 {
     return decode_libipt(r, NULL);
@@ -292,25 +343,34 @@ static double best(uint64_t (*fn)(struct rec *), struct rec *r, bool warm, uint6
     return b;
 }
 
-static int bench(const char *dir)
+/* r's trace, image and kind (hase-loopy's ELF, else pages) loaded. */
+static int load(struct rec *r, const char *dir)
 {
-    struct rec r = {.dir = dir};
     struct ntl_error err;
     char path[4096];
+    r->dir = dir;
     snprintf(path, sizeof path, "%s/%s", dir, LOOPY_ELF);
     FILE *probe = fopen(path, "rb");
-    r.elf = probe != NULL;
+    r->elf = probe != NULL;
     if (probe)
         fclose(probe);
     snprintf(path, sizeof path, "%s/trace.pt", dir);
-    ntl_buf_init(&r.trace, 0);
-    if (ntl_file_read(path, (size_t)1 << 30, &r.trace, &err) < 0 ||
-        ntl_ipt_image_new(&r.img, &err) < 0)
+    ntl_buf_init(&r->trace, 0);
+    if (ntl_file_read(path, (size_t)1 << 30, &r->trace, &err) < 0 ||
+        ntl_ipt_image_new(&r->img, &err) < 0)
         return fprintf(stderr, "%s: %s\n", path, err.message), 1;
-    snprintf(path, sizeof path, "%s/%s", dir, r.elf ? LOOPY_ELF : "image");
-    if ((r.elf ? ntl_ipt_image_add_elf(r.img, path, false, 0, &err)
-               : ntl_ipt_image_add_pages(r.img, path, &err)) < 0)
+    snprintf(path, sizeof path, "%s/%s", dir, r->elf ? LOOPY_ELF : "image");
+    if ((r->elf ? ntl_ipt_image_add_elf(r->img, path, false, 0, &err)
+                : ntl_ipt_image_add_pages(r->img, path, &err)) < 0)
         return fprintf(stderr, "%s: %s\n", path, err.message), 1;
+    return 0;
+}
+
+static int bench(const char *dir)
+{
+    struct rec r = {0};
+    if (load(&r, dir) != 0)
+        return 1;
     const char *name = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
     double mb = (double)r.trace.len / 1e6;
     /* cold, warm, cold one instruction at a time, and runs told by
@@ -323,7 +383,7 @@ static int bench(const char *dir)
         double t_ntl = best(warm ? run_ntl_warm : w == 2 ? run_ntl_insns : run_ntl, &r, warm,
                             &n_ntl);
         double t_ipt = best(warm ? run_libipt_warm : run_libipt, &r, warm, &n_ipt);
-        printf("%-16s %s %8.1f KB  ntlens %8.1f MB/s %7.1f Minsn/s (%" PRIu64 ")  libipt %7.1f "
+        printf("%-16s %-4s %8.1f KB  ntlens %8.1f MB/s %7.1f Minsn/s (%" PRIu64 ")  libipt %7.1f "
                "MB/s %7.1f Minsn/s (%" PRIu64 ")  ratio %.1fx\n",
                name, way[w], mb * 1e3, mb / t_ntl, (double)n_ntl / t_ntl / 1e6, n_ntl,
                mb / t_ipt, (double)n_ipt / t_ipt / 1e6, n_ipt, t_ipt / t_ntl);
@@ -342,6 +402,10 @@ int main(int argc, char **argv)
     static const char *const defaults[] = {"kafl-foo", "kafl-unzip", "kafl-mruby",
                                            "kafl-avscript32", "hase-loopy"};
     int rc = 0;
+    if (argc == 3 && strcmp(argv[1], "--ptxed") == 0) {
+        struct rec r = {0};
+        return load(&r, argv[2]) != 0 || ptxed_insns(&r) != 0;
+    }
     if (argc > 1) {
         for (int i = 1; i < argc; i++)
             rc |= bench(argv[i]);

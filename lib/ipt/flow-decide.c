@@ -13,8 +13,31 @@ void flow_dcache_free(struct flow_dcache *c)
     free(c->slot);
     free(c->path);
     free(c->segs);
+    flow_sizes_free(&c->sizes);
     memset(c, 0, sizeof *c);
     c->paths = paths;
+}
+
+/* Every decision and instruction size forgotten but d's decision (a
+ * slot of c or NULL), which is being made. */
+static void clear_all(struct flow_dcache *c, struct flow_decision *d)
+{
+    struct flow_decision made;
+    if (d)
+        made = *d;
+    flow_dcache_clear(c);
+    flow_sizes_clear(&c->sizes);
+    if (d)
+        *d = made;
+}
+
+int flow_dcache_sizes(struct flow_dcache *c, struct flow_bcache *bc, struct flow_cache *ic,
+                      ntl_ipt_read_fn read, void *ctx, uint64_t ip, unsigned mode, uint32_t *off,
+                      uint32_t *n)
+{
+    if (flow_sizes_full(&c->sizes, 1))
+        clear_all(c, NULL);
+    return flow_sizes_get(&c->sizes, bc, ic, read, ctx, ip, mode, off, n);
 }
 
 void flow_dcache_clear(struct flow_dcache *c)
@@ -48,17 +71,26 @@ static int resize(struct flow_dcache *c)
     return 0;
 }
 
-/* With paths: the first kept of the segments segs as d's path. Past
- * FLOW_DPATH_MAX, the table is emptied first (d made anew after). */
-static int keep_path(struct flow_dcache *c, struct flow_decision *d,
-                     const struct flow_seg *segs, unsigned kept)
+/* With paths: the first kept of the segments segs as d's path, each
+ * with its instruction sizes (the fast loop's runs are then told without
+ * a lookup per block). Past FLOW_DPATH_MAX segments or a full sizes cache,
+ * both are emptied first (d made anew after). */
+static int keep_path(struct flow_dcache *c, struct flow_decision *d, struct flow_bcache *bc,
+                     struct flow_cache *ic, ntl_ipt_read_fn read, void *ctx,
+                     struct flow_seg *segs, unsigned kept)
 {
     if (!c->segs && !(c->segs = malloc(FLOW_DPATH_MAX * sizeof *c->segs)))
         return NTL_ERR_NOMEM;
-    if (c->nsegs + kept > FLOW_DPATH_MAX) {
-        struct flow_decision made = *d;
-        flow_dcache_clear(c);
-        *d = made;
+    if (c->nsegs + kept > FLOW_DPATH_MAX || flow_sizes_full(&c->sizes, kept))
+        clear_all(c, d);
+    for (unsigned i = 0; i < kept; i++) {
+        uint32_t off, n;
+        /* Not found (it was just walked): looked up when told. */
+        if (flow_sizes_get(&c->sizes, bc, ic, read, ctx, segs[i].ip, d->mode, &off, &n) == 0 &&
+            n >= segs[i].n) {
+            segs[i].off = off;
+            segs[i].gen = c->sizes.gen;
+        }
     }
     memcpy(c->segs + c->nsegs, segs, kept * sizeof *segs);
     c->path[d - c->slot] = (struct flow_dpath){(uint32_t)c->nsegs, kept};
@@ -115,7 +147,7 @@ static void build(struct flow_decision *d, struct flow_bcache *bc, struct flow_c
         const struct flow_block *b;
         if (flow_block_get(bc, ic, read, ctx, ip, d->mode, &b) < 0)
             return;
-        segs[blocks] = (struct flow_seg){b->ip, b->ninsn};
+        segs[blocks] = (struct flow_seg){.ip = b->ip, .n = (uint16_t)b->ninsn};
         const struct flow_insn *in = &b->last;
         uint64_t next = in->ip + in->size;
         int bit = used < n ? d->bits >> (n - 1 - used) & 1 : 0;
@@ -202,7 +234,7 @@ int flow_decide_miss(struct flow_dcache *c, struct flow_bcache *bc, struct flow_
         struct flow_seg segs[FLOW_DECIDE_BLOCKS];
         unsigned kept = 0;
         build(d, bc, ic, read, ctx, segs, &kept);
-        if (c->paths && keep_path(c, d, segs, kept) < 0) {
+        if (c->paths && keep_path(c, d, bc, ic, read, ctx, segs, kept) < 0) {
             memset(d, 0, sizeof *d);
             return NTL_ERR_NOMEM;
         }

@@ -87,11 +87,13 @@ struct flow_dcache {
     size_t mask;    /* slots - 1 */
     size_t evicted; /* decisions pushed out since the table was made */
     /* With paths (set before the first lookup): each decision's blocks,
-     * in the order it ran them, path[slot] in segs. */
+     * in the order it ran them, path[slot] in segs, their instruction
+     * sizes in sizes (emptied, a new generation, only with the decisions). */
     bool paths;
     struct flow_dpath *path;
     struct flow_seg *segs;
     size_t nsegs;
+    struct flow_sizes sizes;
 };
 
 /* The blocks the decision d (a slot of c, with c->paths) ran, into *n. */
@@ -105,6 +107,11 @@ static inline const struct flow_seg *flow_decision_path(const struct flow_dcache
 }
 
 void flow_dcache_free(struct flow_dcache *c);
+/* With paths: flow_sizes_get in c->sizes, every decision forgotten with
+ * them when they are full. */
+int flow_dcache_sizes(struct flow_dcache *c, struct flow_bcache *bc, struct flow_cache *ic,
+                      ntl_ipt_read_fn read, void *ctx, uint64_t ip, unsigned mode, uint32_t *off,
+                      uint32_t *n);
 /* Forgets every decision (the image changed). */
 void flow_dcache_clear(struct flow_dcache *c);
 

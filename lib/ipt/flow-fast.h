@@ -10,6 +10,7 @@
 #ifndef NTLENS_LIB_IPT_FLOW_FAST_H
 #define NTLENS_LIB_IPT_FLOW_FAST_H
 
+#include "flow-decide.h"
 #include "flow-trail.h"
 #include "ntlens/ipt_event.h"
 

@@ -1,7 +1,7 @@
 /* The way RUN items went (ntl_ipt_flow_config.run_ips): the blocks each
  * run ran, in order, as segments (the fast loop copies a decision's path,
- * flow-decide.h, the walk adds its blocks), and the cache of instruction
- * sizes per block start that turns a segment into its instructions'
+ * flow-decide.h, the walk adds its blocks), which the instruction sizes
+ * per block (flow_sizes, flow-block.h) turn into their instructions'
  * addresses: each static block is read once, and an instruction then
  * costs a load and a store. Internal to lib/ipt. */
 #ifndef NTLENS_LIB_IPT_FLOW_TRAIL_H
@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "flow-decide.h"
+#include "flow-block.h"
 
 /* Segments of the runs not yet handed out and of the one being told;
  * positions are counted from the first segment ever kept (base is v[0]'s). */
@@ -45,29 +45,5 @@ static inline uint64_t flow_trail_end(const struct flow_trail *t)
  * rest down when that frees at least half. */
 void flow_trail_drop(struct flow_trail *t, uint64_t at);
 void flow_trail_free(struct flow_trail *t);
-
-/* Instruction sizes of the straight run from a start address: entries of
- * a flow_table, their sizes in one array; both emptied together when
- * either is full. */
-struct flow_sizes {
-    struct flow_table t;
-    uint8_t *bytes;
-    size_t used;
-};
-
-/* Most bytes of sizes (16 MB) and most entries. */
-#define FLOW_SIZES_MAX ((size_t)1 << 24)
-#define FLOW_SIZES_SLOTS ((size_t)1 << 19)
-
-void flow_sizes_free(struct flow_sizes *s);
-/* Forgets every entry (the image changed). */
-void flow_sizes_clear(struct flow_sizes *s);
-
-/* The sizes of the instructions of the block at ip in mode into *sizes
- * (valid until the next call), how many into *n. Returns 0, or
- * flow_block_get's statuses. */
-int flow_sizes_get(struct flow_sizes *s, struct flow_bcache *bc, struct flow_cache *ic,
-                   ntl_ipt_read_fn read, void *ctx, uint64_t ip, unsigned mode,
-                   const uint8_t **sizes, uint32_t *n);
 
 #endif

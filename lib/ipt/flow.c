@@ -98,9 +98,12 @@ struct ntl_ipt_flow {
      * instructions left, from x_ip) to x_end. */
     bool trail_on;
     struct flow_trail trail;
-    struct flow_sizes sizes;
     uint64_t q_trail[QUEUE];
-    uint64_t run_from, told, x_seg, x_end, x_ip, x_left;
+    uint64_t run_from, told, x_seg, x_end, x_ip;
+    /* The part of a segment being told: x_left instructions, their sizes
+     * at x_size, then x_rest more to look up from where they end. */
+    const uint8_t *x_size;
+    uint32_t x_left, x_rest;
     uint8_t x_mode;
     /* Event Trace: EVDs waiting for their CFE, and the events waiting for
      * the IP (evt_ip) or the kind of instruction (evt_class) they bind to. */
@@ -159,7 +162,6 @@ void ntl_ipt_flow_free(struct ntl_ipt_flow *f)
     flow_bcache_free(&f->blocks);
     flow_dcache_free(&f->decisions);
     flow_trail_free(&f->trail);
-    flow_sizes_free(&f->sizes);
     free(f);
 }
 
@@ -200,7 +202,7 @@ void ntl_ipt_flow_invalidate(struct ntl_ipt_flow *f)
     flow_cache_free(&f->cache);
     flow_bcache_clear(&f->blocks);
     flow_dcache_clear(&f->decisions);
-    flow_sizes_clear(&f->sizes);
+    flow_sizes_clear(&f->decisions.sizes);
 }
 
 static int peek(struct ntl_ipt_flow *f, struct ntl_error *err);
@@ -346,7 +348,7 @@ static inline void run_seg(struct ntl_ipt_flow *f, uint64_t ip, uint64_t n)
     if (!f->trail_on)
         return;
     run_fit(f);
-    struct flow_seg seg = {ip, n};
+    struct flow_seg seg = {.ip = ip, .n = (uint16_t)n}; /* n: at most a block's */
     flow_trail_put(&f->trail, &seg, 1);
 }
 
@@ -2106,7 +2108,7 @@ static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
 static void trail_reset(struct ntl_ipt_flow *f)
 {
     f->told = f->run_from = f->x_seg = f->x_end = flow_trail_end(&f->trail);
-    f->x_left = 0;
+    f->x_left = f->x_rest = 0;
     flow_trail_drop(&f->trail, f->told);
 }
 
@@ -2114,16 +2116,46 @@ static void trail_reset(struct ntl_ipt_flow *f)
  * from its segments, the ones before them forgotten. */
 static void trail_tell(struct ntl_ipt_flow *f, const struct ntl_ipt_flow_item *it)
 {
+    f->x_left = f->x_rest = 0;
     if (it->kind != NTL_IPT_FL_RUN) {
         f->x_seg = f->x_end;
-        f->x_left = 0;
         return;
     }
     f->x_seg = f->told;
     f->x_end = f->told = f->q_trail[f->qh];
-    f->x_left = 0;
     f->x_mode = it->mode;
     flow_trail_drop(&f->trail, f->x_seg);
+}
+
+/* The next part of the run being told into x_size, x_left and x_rest: the
+ * rest of a segment, or the next one (its sizes looked up unless it
+ * points in the current generation's). Returns 1, 0 when the run is all
+ * told, or flow_sizes_get's statuses. */
+static int next_part(struct ntl_ipt_flow *f)
+{
+    const struct flow_sizes *sz = &f->decisions.sizes;
+    uint32_t want = f->x_rest;
+    if (!want) {
+        if (f->x_seg == f->x_end)
+            return 0;
+        const struct flow_seg *seg = &f->trail.v[f->x_seg++ - f->trail.base];
+        f->x_ip = seg->ip;
+        if (seg->gen == sz->gen && seg->gen != 0) {
+            f->x_size = sz->bytes + seg->off;
+            f->x_left = seg->n;
+            return 1;
+        }
+        want = seg->n;
+    }
+    uint32_t off, n;
+    int rc = flow_dcache_sizes(&f->decisions, &f->blocks, &f->cache, f->cfg.read,
+                               f->cfg.read_ctx, f->x_ip, f->x_mode, &off, &n);
+    if (rc < 0)
+        return rc;
+    f->x_size = sz->bytes + off;
+    f->x_left = n < want ? n : want;
+    f->x_rest = want - f->x_left;
+    return 1;
 }
 
 int ntl_ipt_flow_run_ips(struct ntl_ipt_flow *f, uint64_t *ips, unsigned max,
@@ -2132,31 +2164,26 @@ int ntl_ipt_flow_run_ips(struct ntl_ipt_flow *f, uint64_t *ips, unsigned max,
     unsigned k = 0;
     max = max > INT_MAX ? INT_MAX : max;
     while (k < max) {
-        if (f->x_left == 0) {
-            if (f->x_seg == f->x_end)
-                break;
-            const struct flow_seg *seg = &f->trail.v[f->x_seg++ - f->trail.base];
-            f->x_ip = seg->ip;
-            f->x_left = seg->n;
-        }
-        const uint8_t *size;
-        uint32_t n;
-        int rc = flow_sizes_get(&f->sizes, &f->blocks, &f->cache, f->cfg.read, f->cfg.read_ctx,
-                                f->x_ip, f->x_mode, &size, &n);
+        int rc = f->x_left ? 1 : next_part(f);
+        if (rc == 0)
+            break;
         if (rc < 0) {
             uint64_t ip = f->x_ip;
             f->x_seg = f->x_end;
-            f->x_left = 0;
+            f->x_left = f->x_rest = 0;
             return ntl_error_set(err, rc, "flow", 0, "the run's code at 0x%llx: %s",
                                  (unsigned long long)ip, ntl_ipt_flow_strerror(rc));
         }
-        uint64_t take = f->x_left < n ? f->x_left : n, ip = f->x_ip;
-        take = take < max - k ? take : max - k;
-        for (uint64_t i = 0; i < take; i++) {
-            ips[k++] = ip;
+        uint32_t take = f->x_left < max - k ? f->x_left : max - k;
+        const uint8_t *size = f->x_size;
+        uint64_t ip = f->x_ip;
+        for (uint32_t i = 0; i < take; i++) {
+            ips[k + i] = ip;
             ip += size[i];
         }
+        k += take;
         f->x_ip = ip;
+        f->x_size = size + take;
         f->x_left -= take;
     }
     return (int)k;
