@@ -65,9 +65,13 @@ struct flow_sizes {
     uint16_t gen; /* 1 and up, never 0 */
 };
 
-/* Most bytes of sizes (16 MB) and most entries. */
+/* Most bytes of sizes (16 MB), slots and entries (the fuzz build sets
+ * fewer entries, meson.build, so that emptying it is reached). */
 #define FLOW_SIZES_MAX ((size_t)1 << 24)
 #define FLOW_SIZES_SLOTS ((size_t)1 << 19)
+#ifndef FLOW_SIZES_ENTRIES
+#define FLOW_SIZES_ENTRIES (FLOW_SIZES_SLOTS / 2 - 1)
+#endif
 
 void flow_sizes_free(struct flow_sizes *s);
 /* Forgets every entry (full, or the image changed): a new generation. */
@@ -75,7 +79,7 @@ void flow_sizes_clear(struct flow_sizes *s);
 /* Whether k more blocks may not fit: clear it first. */
 static inline bool flow_sizes_full(const struct flow_sizes *s, size_t k)
 {
-    return s->used + k * FLOW_BLOCK_MAX > FLOW_SIZES_MAX || s->t.used + k >= FLOW_SIZES_SLOTS / 2;
+    return s->used + k * FLOW_BLOCK_MAX > FLOW_SIZES_MAX || s->t.used + k > FLOW_SIZES_ENTRIES;
 }
 
 /* The sizes of the instructions of the block at ip in mode into *sizes

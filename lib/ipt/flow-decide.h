@@ -79,8 +79,11 @@ struct flow_dpath {
     uint32_t off, n;
 };
 /* Most segments kept for the decisions' paths (16 MB): past it, every
- * decision is forgotten and made again as needed. */
+ * decision is forgotten and made again as needed (the fuzz build sets
+ * fewer, meson.build; at least FLOW_DECIDE_BLOCKS). */
+#ifndef FLOW_DPATH_MAX
 #define FLOW_DPATH_MAX ((size_t)1 << 20)
+#endif
 
 struct flow_dcache {
     struct flow_decision *slot;

@@ -22,8 +22,11 @@
 /* Most TNT-8s read as one. */
 #define TNT_SEGS 16
 /* With run_ips: a run is handed out once its trail holds this many
- * segments (128 KB), so the trail stays small whatever the trace. */
-#define TRAIL_RUN 8192
+ * segments (128 KB), so the trail stays small whatever the trace (the
+ * fuzz build sets fewer, meson.build). */
+#ifndef FLOW_TRAIL_RUN
+#define FLOW_TRAIL_RUN 8192
+#endif
 
 /* What a PSB+ restates, applied when the walk reaches its FUP's IP. */
 struct psb_status {
@@ -383,7 +386,7 @@ static inline void run_add(struct ntl_ipt_flow *f, const struct flow_insn *last,
     r->iclass = last->iclass;
     r->a = last->target;
     /* A long run handed out in parts: its trail stays bounded. */
-    if (f->trail_on && flow_trail_end(&f->trail) - f->run_from >= TRAIL_RUN)
+    if (f->trail_on && flow_trail_end(&f->trail) - f->run_from >= FLOW_TRAIL_RUN)
         flush_run(f);
 }
 
@@ -1539,7 +1542,7 @@ static int fast(struct ntl_ipt_flow *f, struct ntl_error *err)
         /* Its decisions' paths join the open run (or a new one). */
         run_fit(f);
         fs.trail = &f->trail;
-        fs.trail_stop = (size_t)(f->run_from + TRAIL_RUN - f->trail.base);
+        fs.trail_stop = (size_t)(f->run_from + FLOW_TRAIL_RUN - f->trail.base);
     }
     int rc = flow_fast_run(&fs);
     if (rc < 0)
