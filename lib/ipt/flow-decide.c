@@ -9,13 +9,21 @@
 
 void flow_dcache_free(struct flow_dcache *c)
 {
-    bool paths = c->paths;
     free(c->slot);
-    free(c->path);
-    free(c->segs);
-    flow_sizes_free(&c->sizes);
+    if (c->paths) {
+        free(c->paths->path);
+        free(c->paths->segs);
+        flow_sizes_free(&c->paths->sizes);
+        free(c->paths);
+    }
     memset(c, 0, sizeof *c);
-    c->paths = paths;
+}
+
+int flow_dcache_paths(struct flow_dcache *c)
+{
+    if (!c->paths && !(c->paths = calloc(1, sizeof *c->paths)))
+        return NTL_ERR_NOMEM;
+    return 0;
 }
 
 /* Every decision and instruction size forgotten but d's decision (a
@@ -26,7 +34,7 @@ static void clear_all(struct flow_dcache *c, struct flow_decision *d)
     if (d)
         made = *d;
     flow_dcache_clear(c);
-    flow_sizes_clear(&c->sizes);
+    flow_sizes_clear(&c->paths->sizes);
     if (d)
         *d = made;
 }
@@ -35,9 +43,9 @@ int flow_dcache_sizes(struct flow_dcache *c, struct flow_bcache *bc, struct flow
                       ntl_ipt_read_fn read, void *ctx, uint64_t ip, unsigned mode, uint32_t *off,
                       uint32_t *n)
 {
-    if (flow_sizes_full(&c->sizes, 1))
+    if (flow_sizes_full(&c->paths->sizes, 1))
         clear_all(c, NULL);
-    return flow_sizes_get(&c->sizes, bc, ic, read, ctx, ip, mode, off, n);
+    return flow_sizes_get(&c->paths->sizes, bc, ic, read, ctx, ip, mode, off, n);
 }
 
 void flow_dcache_clear(struct flow_dcache *c)
@@ -45,7 +53,8 @@ void flow_dcache_clear(struct flow_dcache *c)
     if (c->slot)
         memset(c->slot, 0, (c->mask + 1) * sizeof *c->slot);
     c->evicted = 0;
-    c->nsegs = 0;
+    if (c->paths)
+        c->paths->nsegs = 0;
 }
 
 /* The first table, or one twice the size when decisions keep pushing each
@@ -57,17 +66,20 @@ static int resize(struct flow_dcache *c)
     struct flow_decision *s = aligned_alloc(64, n * sizeof *s);
     struct flow_dpath *p = c->paths ? malloc(n * sizeof *p) : NULL;
     if (!s || (c->paths && !p)) {
+        free(p);
         free(s);
         return NTL_ERR_NOMEM;
     }
     memset(s, 0, n * sizeof *s);
     free(c->slot);
-    free(c->path);
     c->slot = s;
-    c->path = p;
     c->mask = n - 1;
     c->evicted = 0;
-    c->nsegs = 0;
+    if (c->paths) {
+        free(c->paths->path);
+        c->paths->path = p;
+        c->paths->nsegs = 0;
+    }
     return 0;
 }
 
@@ -79,22 +91,23 @@ static int keep_path(struct flow_dcache *c, struct flow_decision *d, struct flow
                      struct flow_cache *ic, ntl_ipt_read_fn read, void *ctx,
                      struct flow_seg *segs, unsigned kept)
 {
-    if (!c->segs && !(c->segs = malloc(FLOW_DPATH_MAX * sizeof *c->segs)))
+    struct flow_dpaths *ps = c->paths;
+    if (!ps->segs && !(ps->segs = malloc(FLOW_DPATH_MAX * sizeof *ps->segs)))
         return NTL_ERR_NOMEM;
-    if (c->nsegs + kept > FLOW_DPATH_MAX || flow_sizes_full(&c->sizes, kept))
+    if (ps->nsegs + kept > FLOW_DPATH_MAX || flow_sizes_full(&ps->sizes, kept))
         clear_all(c, d);
     for (unsigned i = 0; i < kept; i++) {
         uint32_t off, n;
         /* Not found (it was just walked): looked up when told. */
-        if (flow_sizes_get(&c->sizes, bc, ic, read, ctx, segs[i].ip, d->mode, &off, &n) == 0 &&
+        if (flow_sizes_get(&ps->sizes, bc, ic, read, ctx, segs[i].ip, d->mode, &off, &n) == 0 &&
             n >= segs[i].n) {
             segs[i].off = off;
-            segs[i].gen = c->sizes.gen;
+            segs[i].gen = ps->sizes.gen;
         }
     }
-    memcpy(c->segs + c->nsegs, segs, kept * sizeof *segs);
-    c->path[d - c->slot] = (struct flow_dpath){(uint32_t)c->nsegs, kept};
-    c->nsegs += kept;
+    memcpy(ps->segs + ps->nsegs, segs, kept * sizeof *segs);
+    ps->path[d - c->slot] = (struct flow_dpath){(uint32_t)ps->nsegs, kept};
+    ps->nsegs += kept;
     return 0;
 }
 

@@ -94,20 +94,6 @@ struct ntl_ipt_flow {
     /* With cfg.runs: the instructions since the last item queued. */
     struct ntl_ipt_flow_item run;
     bool run_open;
-    /* With cfg.run_ips: the runs' segments (flow-trail.h), where each
-     * queued run's end (q_trail, by queue slot), where the open run began
-     * (run_from) and where the next run handed out begins (told); the run
-     * handed out last is told from segment x_seg (x_left of its
-     * instructions left, from x_ip) to x_end. */
-    bool trail_on;
-    struct flow_trail trail;
-    uint64_t q_trail[QUEUE];
-    uint64_t run_from, told, x_seg, x_end, x_ip;
-    /* The part of a segment being told: x_left instructions, their sizes
-     * at x_size, then x_rest more to look up from where they end. */
-    const uint8_t *x_size;
-    uint32_t x_left, x_rest;
-    uint8_t x_mode;
     /* Event Trace: EVDs waiting for their CFE, and the events waiting for
      * the IP (evt_ip) or the kind of instruction (evt_class) they bind to. */
     struct flow_evtrace evtrace;
@@ -141,6 +127,20 @@ struct ntl_ipt_flow {
     bool status_error; /* the last error was a PSB+ that contradicts the packets before it */
     uint64_t recovered_at; /* 1 + the trace offset of the last recovery, 0: none */
     struct ntl_error saved_err;
+    /* With cfg.run_ips (last: the walk's fields keep their places): the
+     * runs' segments (flow-trail.h), where each queued run ends (q_trail,
+     * by queue slot), where the open run began (run_from) and where the
+     * next run handed out begins (told); the run handed out last is told
+     * from segment x_seg to x_end, x_ip the next address. */
+    bool trail_on;
+    struct flow_trail trail;
+    uint64_t q_trail[QUEUE];
+    uint64_t run_from, told, x_seg, x_end, x_ip;
+    /* The part of a segment being told: x_left instructions, their sizes
+     * at x_size, then x_rest more to look up from where they end. */
+    const uint8_t *x_size;
+    uint32_t x_left, x_rest;
+    uint8_t x_mode;
 };
 
 int ntl_ipt_flow_new(struct ntl_ipt_flow **f, const struct ntl_ipt_flow_config *cfg,
@@ -151,7 +151,11 @@ int ntl_ipt_flow_new(struct ntl_ipt_flow **f, const struct ntl_ipt_flow_config *
         return ntl_error_set(err, NTL_ERR_NOMEM, "flow", 0, "out of memory");
     (*f)->cfg = *cfg;
     (*f)->trail_on = cfg->runs && cfg->run_ips;
-    (*f)->decisions.paths = (*f)->trail_on;
+    if ((*f)->trail_on && flow_dcache_paths(&(*f)->decisions) < 0) {
+        free(*f);
+        *f = NULL;
+        return ntl_error_set(err, NTL_ERR_NOMEM, "flow", 0, "out of memory");
+    }
     ntl_ipt_evd_init(&(*f)->evd, &cfg->trace);
     (*f)->pending_tsx = -1;
     return 0;
@@ -205,7 +209,8 @@ void ntl_ipt_flow_invalidate(struct ntl_ipt_flow *f)
     flow_cache_free(&f->cache);
     flow_bcache_clear(&f->blocks);
     flow_dcache_clear(&f->decisions);
-    flow_sizes_clear(&f->decisions.sizes);
+    if (f->decisions.paths)
+        flow_sizes_clear(&f->decisions.paths->sizes);
 }
 
 static int peek(struct ntl_ipt_flow *f, struct ntl_error *err);
@@ -345,25 +350,35 @@ static inline void run_fit(struct ntl_ipt_flow *f)
 }
 
 /* With run_ips: n instructions straight from ip into the trail (before
- * run_add adds them to the run). */
-static inline void run_seg(struct ntl_ipt_flow *f, uint64_t ip, uint64_t n)
+ * run_add adds them to the run). Out of line: the runs path without
+ * run_ips keeps its walk as small as it was. */
+static __attribute__((noinline)) void trail_seg(struct ntl_ipt_flow *f, uint64_t ip, uint64_t n)
 {
-    if (!f->trail_on)
-        return;
     run_fit(f);
     struct flow_seg seg = {.ip = ip, .n = (uint16_t)n}; /* n: at most a block's */
     flow_trail_put(&f->trail, &seg, 1);
 }
 
 /* With run_ips: the blocks decision d ran into the trail. */
-static inline void run_path(struct ntl_ipt_flow *f, const struct flow_decision *d)
+static __attribute__((noinline)) void trail_path(struct ntl_ipt_flow *f,
+                                                 const struct flow_decision *d)
 {
-    if (!f->trail_on)
-        return;
     run_fit(f);
     unsigned k;
     const struct flow_seg *path = flow_decision_path(&f->decisions, d, &k);
     flow_trail_put(&f->trail, path, k);
+}
+
+static inline void run_seg(struct ntl_ipt_flow *f, uint64_t ip, uint64_t n)
+{
+    if (f->trail_on)
+        trail_seg(f, ip, n);
+}
+
+static inline void run_path(struct ntl_ipt_flow *f, const struct flow_decision *d)
+{
+    if (f->trail_on)
+        trail_path(f, d);
 }
 
 /* n instructions ran, traced of them took trace, the last one last
@@ -2117,7 +2132,8 @@ static void trail_reset(struct ntl_ipt_flow *f)
 
 /* With run_ips: the item it handed out from queue slot qh; a RUN is told
  * from its segments, the ones before them forgotten. */
-static void trail_tell(struct ntl_ipt_flow *f, const struct ntl_ipt_flow_item *it)
+static __attribute__((noinline)) void trail_tell(struct ntl_ipt_flow *f,
+                                                 const struct ntl_ipt_flow_item *it)
 {
     f->x_left = f->x_rest = 0;
     if (it->kind != NTL_IPT_FL_RUN) {
@@ -2136,7 +2152,7 @@ static void trail_tell(struct ntl_ipt_flow *f, const struct ntl_ipt_flow_item *i
  * told, or flow_sizes_get's statuses. */
 static int next_part(struct ntl_ipt_flow *f)
 {
-    const struct flow_sizes *sz = &f->decisions.sizes;
+    const struct flow_sizes *sz = &f->decisions.paths->sizes;
     uint32_t want = f->x_rest;
     if (!want) {
         if (f->x_seg == f->x_end)
@@ -2192,20 +2208,25 @@ int ntl_ipt_flow_run_ips(struct ntl_ipt_flow *f, uint64_t *ips, unsigned max,
     return (int)k;
 }
 
+/* A run's way could not be kept (trail.nomem): it cannot be told, and
+ * what is queued is dropped. Returns NTL_ERR_NOMEM. */
+static __attribute__((noinline)) int trail_lost(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    f->trail.nomem = false;
+    f->qn = f->qh = 0;
+    f->run_open = false;
+    f->pending_error = 0;
+    trail_reset(f);
+    f->err_off = ntl_ipt_flow_offset(f);
+    f->err_ip = f->ip;
+    f->n_told++;
+    return ntl_error_set(err, NTL_ERR_NOMEM, "flow", 0, "out of memory");
+}
+
 int ntl_ipt_flow_next(struct ntl_ipt_flow *f, struct ntl_ipt_flow_item *it, struct ntl_error *err)
 {
-    if (f->trail.nomem) {
-        /* A run's way could not be kept: it cannot be told. */
-        f->trail.nomem = false;
-        f->qn = f->qh = 0;
-        f->run_open = false;
-        f->pending_error = 0;
-        trail_reset(f);
-        f->err_off = ntl_ipt_flow_offset(f);
-        f->err_ip = f->ip;
-        f->n_told++;
-        return ntl_error_set(err, NTL_ERR_NOMEM, "flow", 0, "out of memory");
-    }
+    if (f->trail.nomem)
+        return trail_lost(f, err);
     while (f->qn == 0) {
         if (f->pending_error) {
             int rc = f->pending_error;
