@@ -231,8 +231,8 @@ int ntl_ipt_flow_next(struct ntl_ipt_flow *f, struct ntl_ipt_flow_item *it, stru
  * it returns 0 to have all of them (the item's b). Each block's
  * instruction sizes are read once through cfg.read and kept: the image
  * must be the one the run was decoded over (call it before acting on the
- * items after the run). Returns how many it wrote (0: all told, or the last
- * item was no RUN), or:
+ * items after the run). Returns how many it wrote (0: all told, the last
+ * item was no RUN, or cfg.run_ips is off), or:
  *   NTL_IPT_NOMAP, NTL_IPT_BAD_INSN  the image no longer holds the code
  *                   the run went through (err set; the rest of the run is
  *                   dropped);

@@ -2182,7 +2182,7 @@ int ntl_ipt_flow_run_ips(struct ntl_ipt_flow *f, uint64_t *ips, unsigned max,
 {
     unsigned k = 0;
     max = max > INT_MAX ? INT_MAX : max;
-    while (k < max) {
+    while (k < max && f->trail_on) {
         int rc = f->x_left ? 1 : next_part(f);
         if (rc == 0)
             break;

@@ -89,6 +89,8 @@ static void test_paths(void)
     cfg.runs = true;
     CHECK_EQ_INT(ntl_ipt_flow_new(&f, &cfg, &err), 0);
     CHECK_EQ_U64(decode(f, runs, sizeof runs), 9);
+    uint64_t ips[4];
+    CHECK_EQ_INT(ntl_ipt_flow_run_ips(f, ips, 4, &err), 0); /* run_ips off: none */
     /* ENABLED, EXEC_MODE, DISABLED, as letters from 'a'. */
     CHECK(strcmp(one, "chd") == 0);
     CHECK(strcmp(runs, one) == 0);
