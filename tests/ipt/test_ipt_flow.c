@@ -19,6 +19,11 @@ static uint8_t code[] = {0xff, 0xc9, 0x75, 0xfc, 0xff, 0xe0};
 static const uint8_t rec[] = {0x74, 0x06, 0xe8, 0xf9, 0xff, 0xff, 0xff, 0xc3,
                               0xe8, 0x03, 0x00, 0x00, 0x00, 0xc3, 0x90, 0x90, 0xc3};
 
+/* 0x3000: 6 x nop; dec ecx; jnz 0x3000; jmp rax: a block of 8, longer
+ * than run_ips is asked for at a time. */
+static const uint8_t nops[] = {0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0xff, 0xc9,
+                               0x75, 0xf6, 0xff, 0xe0};
+
 static int read_at(const uint8_t *at, size_t len, uint64_t base, uint8_t *buf, size_t size,
                    uint64_t addr)
 {
@@ -34,6 +39,8 @@ static int read_code(uint8_t *buf, size_t size, uint64_t addr, void *ctx)
 {
     (void)ctx;
     int n = read_at(code, sizeof code, 0x1000, buf, size, addr);
+    if (n < 0)
+        n = read_at(nops, sizeof nops, 0x3000, buf, size, addr);
     return n >= 0 ? n : read_at(rec, sizeof rec, 0x2000, buf, size, addr);
 }
 
@@ -252,16 +259,23 @@ static void same_stream(const uint8_t *t, size_t n, size_t expect)
     CHECK(memcmp(one, runs, k * sizeof one[0]) == 0);
 }
 
-/* Runs told by address (cfg.run_ips): the loop, the recursion to past
- * the return stack, and a loop of 20,000 rounds whose run is longer than
- * the decoder keeps in one (it is handed out in parts). */
+/* Runs told by address (cfg.run_ips): the loop, a loop of blocks longer
+ * than a call to run_ips tells, the recursion to past the return stack,
+ * and a loop of 20,000 rounds whose run is longer than the decoder keeps
+ * in one (it is handed out in parts). */
 static void test_run_ips(void)
 {
     static uint8_t bits[20001], t[4096];
+    static const uint8_t four[] = {1, 1, 1, 0};
     same_stream(trace, sizeof trace, 9 + 3);
+    size_t n = trace_start(t, 0x3000);
+    n += tnt_bytes(t + n, four, sizeof four);
+    t[n++] = 0x01; /* TIP.PGD without IP: at the jmp rax */
+    memset(t + n, 0, 24);
+    same_stream(t, n + 24, 4 * 8 + 1 + 3);
     memset(bits, 0, 70);
     memset(bits + 70, 1, 69);
-    size_t n = trace_start(t, 0x2000);
+    n = trace_start(t, 0x2000);
     n += tnt_bytes(t + n, bits, 139);
     memset(t + n, 0, 24);
     same_stream(t, n + 24, 2 + 140 + 2 + 64 + 1);
