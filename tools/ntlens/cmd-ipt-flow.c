@@ -206,9 +206,12 @@ static int run(struct run *r, const struct ntl_ipt_trace *t)
     bool calls = r->o->calls || r->o->functions;
     /* ptxed's --no-inst lines show an instruction's address only: runs
      * told by address (not with --offset, which gives each its own trace
-     * offset, nor --block:show-blocks, nor where runs are not taken). */
+     * offset, nor --block:show-blocks, nor where runs are not taken; nor
+     * with --cr3 address spaces: a run is told after the decoder went on,
+     * and a PAGING item before it may have switched the image its code is
+     * read again from). */
     r->ips = !r->o->quiet && r->o->no_inst && r->o->fmt == IPT_FORMAT_PTXED && !calls &&
-             !r->o->offset && !r->o->show_blocks;
+             !r->o->offset && !r->o->show_blocks && ntl_ipt_spaces_count(r->o->spaces) == 0;
     /* No instruction shown (--calls and --functions follow each one): runs
      * of them, the fast path. Runs count the blocks that end at a traced
      * branch only, and pass over the branches ticks follow. */
