@@ -98,7 +98,8 @@ static int keep_path(struct flow_dcache *c, struct flow_decision *d, struct flow
         clear_all(c, d);
     for (unsigned i = 0; i < kept; i++) {
         uint32_t off, n;
-        /* Not found (it was just walked): looked up when told. */
+        /* Found, the block having just been walked; else (out of memory)
+         * the segment's sizes are looked up when its run is told. */
         if (flow_sizes_get(&ps->sizes, bc, ic, read, ctx, segs[i].ip, d->mode, &off, &n) == 0 &&
             n >= segs[i].n) {
             segs[i].off = off;
