@@ -8,14 +8,23 @@
  *   warm: the decoder (ntlens) or the image (libipt, whose block cache
  *         lives in the image's sections) kept from a first round, as a
  *         fuzzer decoding trace after trace of one target does;
- *   insn: as cold, ntlens returning each instruction (the path of
- *         --no-inst, which prints every address).
+ *   insn: as cold, ntlens returning each instruction as an item (the
+ *         path --no-inst took before run_ips);
+ *   ips:  as cold, ntlens returning runs and each run's instruction
+ *         addresses (ntl_ipt_flow_run_ips, the path of --no-inst, which
+ *         prints every address);
+ *   ipsw: as ips, warm.
  * Prints MB/s of trace, instructions/s and the ratio of each. hase-loopy
  * (perf's capture of an ELF, with RET compression and MTC/TSC) is decoded
  * with its reference.txt's CPU and timing options and time tracked, so
  * the timing path is measured too.
  *   bench_ipt_flow [RECORDING_DIR...]   default: the kafl-* recordings
- *                                       and hase-loopy */
+ *                                       and hase-loopy
+ *   bench_ipt_flow --ptxed RECORDING_DIR
+ *       ptxed --no-inst --insn-decoder's work on libipt: every instruction
+ *       (pt_insn_next) and event printed as ptxed prints them, to stdout
+ *       (the rival of the whole `ntlens ipt flow --no-inst` command, timed
+ *       side by side by flow_noinst.sh) */
 #include <dirent.h>
 #include <elf.h>
 #include <inttypes.h>
@@ -45,33 +54,55 @@ static double now(void)
 
 struct rec {
     const char *dir;
+    bool ips;       /* runs told by address (ntl_ipt_flow_run_ips) */
     bool elf; /* the image is dir/LOOPY_ELF with hase-loopy's options */
     struct ntl_buf trace;
     struct ntl_ipt_image *img;
     struct ntl_ipt_flow *warm_ntl;  /* warm: the decoder kept */
+    struct ntl_ipt_flow *warm_ips;  /* ipsw: the decoder kept */
     struct pt_image *warm_ipt;      /* warm: libipt's image kept */
     struct pt_image_section_cache *iscache; /* keeps its sections mapped */
 };
 
-/* Every instruction of r's trace through f, from its start. */
-static uint64_t decode_ntl(struct ntl_ipt_flow *f)
+/* A run's instructions by address (ips); sum of them, so that they are
+ * used. Returns how many. */
+static uint64_t run_ips(struct ntl_ipt_flow *f, uint64_t *sum)
+{
+    static uint64_t ips[4096];
+    struct ntl_error err;
+    uint64_t n = 0;
+    int k;
+    while ((k = ntl_ipt_flow_run_ips(f, ips, 4096, &err)) > 0) {
+        for (int i = 0; i < k; i++)
+            *sum += ips[i];
+        n += (uint64_t)k;
+    }
+    return n;
+}
+
+/* Every instruction of r's trace through f, from its start (ips: each
+ * run's told by address). */
+static uint64_t decode_ntl(struct ntl_ipt_flow *f, bool ips)
 {
     struct ntl_ipt_flow_item it;
     struct ntl_error err;
-    uint64_t n = 0;
+    uint64_t n = 0, sum = 0;
     bool enabled;
     if (ntl_ipt_flow_sync(f, &err) == 0) {
         for (;;) {
             int rc = ntl_ipt_flow_next(f, &it, &err);
             if (rc > 0) {
-                n += it.kind == NTL_IPT_FL_RUN ? it.b : it.kind == NTL_IPT_FL_INSN;
+                if (it.kind == NTL_IPT_FL_RUN)
+                    n += ips ? run_ips(f, &sum) : it.b;
+                else
+                    n += it.kind == NTL_IPT_FL_INSN;
                 continue;
             }
             if (rc == 0 || ntl_ipt_flow_resync(f, &enabled, &err) < 0)
                 break;
         }
     }
-    return n;
+    return n + (sum == 1); /* (never: the sum is only used) */
 }
 
 /* runs: as `ipt flow --quiet` decodes (runs of instructions, not each);
@@ -80,7 +111,7 @@ static struct ntl_ipt_flow *new_ntl(const struct rec *r, bool runs)
 {
     struct ntl_ipt_flow_config cfg = {.trace = {.buf = r->trace.data, .size = r->trace.len},
                                       .read = ntl_ipt_image_read, .read_ctx = r->img,
-                                      .runs = runs};
+                                      .runs = runs, .run_ips = runs && r->ips};
     if (r->elf) {
         struct ntl_ipt_cpu cpu = {6, 94, 3, true};
         cfg.trace.time = (struct ntl_ipt_time_config){.mtc_freq = 3, .nom_freq = 32,
@@ -96,7 +127,7 @@ static struct ntl_ipt_flow *new_ntl(const struct rec *r, bool runs)
 static uint64_t run_ntl(struct rec *r)
 {
     struct ntl_ipt_flow *f = new_ntl(r, true);
-    uint64_t n = f ? decode_ntl(f) : 0;
+    uint64_t n = f ? decode_ntl(f, r->ips) : 0;
     ntl_ipt_flow_free(f);
     return n;
 }
@@ -104,16 +135,17 @@ static uint64_t run_ntl(struct rec *r)
 static uint64_t run_ntl_insns(struct rec *r)
 {
     struct ntl_ipt_flow *f = new_ntl(r, false);
-    uint64_t n = f ? decode_ntl(f) : 0;
+    uint64_t n = f ? decode_ntl(f, false) : 0;
     ntl_ipt_flow_free(f);
     return n;
 }
 
 static uint64_t run_ntl_warm(struct rec *r)
 {
-    if (!r->warm_ntl && !(r->warm_ntl = new_ntl(r, true)))
+    struct ntl_ipt_flow **f = r->ips ? &r->warm_ips : &r->warm_ntl;
+    if (!*f && !(*f = new_ntl(r, true)))
         return 0;
-    return decode_ntl(r->warm_ntl);
+    return decode_ntl(*f, r->ips);
 }
 
 /* One file range at addr into libipt's image (through isc when given: a
@@ -178,24 +210,32 @@ static int libipt_pages(struct pt_image *image, struct pt_image_section_cache *i
     return 0;
 }
 
+/* libipt's configuration for r's trace. Returns 0, or -1. */
+static int libipt_config(const struct rec *r, struct pt_config *config)
+{
+    pt_config_init(config);
+    config->begin = r->trace.data;
+    config->end = r->trace.data + r->trace.len;
+    if (r->elf) {
+        config->cpu = (struct pt_cpu){.vendor = pcv_intel, .family = 6, .model = 94,
+                                      .stepping = 3};
+        config->mtc_freq = 3;
+        config->nom_freq = 32;
+        config->cpuid_0x15_eax = 2;
+        config->cpuid_0x15_ebx = 266;
+        if (pt_cpu_errata(&config->errata, &config->cpu) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* Every instruction of r's trace through libipt's block decoder over
  * image, or over pages it loads itself when image is NULL. */
 static uint64_t decode_libipt(const struct rec *r, struct pt_image *image)
 {
     struct pt_config config;
-    pt_config_init(&config);
-    config.begin = r->trace.data;
-    config.end = r->trace.data + r->trace.len;
-    if (r->elf) {
-        config.cpu = (struct pt_cpu){.vendor = pcv_intel, .family = 6, .model = 94,
-                                     .stepping = 3};
-        config.mtc_freq = 3;
-        config.nom_freq = 32;
-        config.cpuid_0x15_eax = 2;
-        config.cpuid_0x15_ebx = 266;
-        if (pt_cpu_errata(&config.errata, &config.cpu) < 0)
-            return 0;
-    }
+    if (libipt_config(r, &config) < 0)
+        return 0;
     struct pt_block_decoder *d = pt_blk_alloc_decoder(&config);
     uint64_t n = 0;
     if (!d)
@@ -232,6 +272,44 @@ static uint64_t decode_libipt(const struct rec *r, struct pt_image *image)
     return n;
 }
 
+/* ptxed --no-inst --insn-decoder's loop: each instruction's address and
+ * each event printed (ptxed's printf per line), errors as it goes on. */
+static int ptxed_insns(const struct rec *r)
+{
+    struct pt_config config;
+    if (libipt_config(r, &config) < 0)
+        return 1;
+    struct pt_insn_decoder *d = pt_insn_alloc_decoder(&config);
+    if (!d || libipt_pages(pt_insn_get_image(d), NULL, r->dir, r->elf) < 0)
+        return 1;
+    for (;;) {
+        int status = pt_insn_sync_forward(d);
+        if (status < 0)
+            break;
+        for (;;) {
+            while (status & pts_event_pending) {
+                struct pt_event ev;
+                status = pt_insn_event(d, &ev, sizeof ev);
+                if (status < 0)
+                    break;
+                printf("[event %d]\n", (int)ev.type);
+            }
+            if (status < 0)
+                break;
+            struct pt_insn insn;
+            status = pt_insn_next(d, &insn, sizeof insn);
+            if (status < 0)
+                break;
+            printf("%016" PRIx64 "\n", insn.ip);
+        }
+        printf("[%d]\n", status);
+        if (status == -pte_eos)
+            break;
+    }
+    pt_insn_free_decoder(d);
+    return 0;
+}
+
 static uint64_t run_libipt(struct rec *r)
 {
     return decode_libipt(r, NULL);
@@ -265,40 +343,53 @@ static double best(uint64_t (*fn)(struct rec *), struct rec *r, bool warm, uint6
     return b;
 }
 
-static int bench(const char *dir)
+/* r's trace, image and kind (hase-loopy's ELF, else pages) loaded. */
+static int load(struct rec *r, const char *dir)
 {
-    struct rec r = {.dir = dir};
     struct ntl_error err;
     char path[4096];
+    r->dir = dir;
     snprintf(path, sizeof path, "%s/%s", dir, LOOPY_ELF);
     FILE *probe = fopen(path, "rb");
-    r.elf = probe != NULL;
+    r->elf = probe != NULL;
     if (probe)
         fclose(probe);
     snprintf(path, sizeof path, "%s/trace.pt", dir);
-    ntl_buf_init(&r.trace, 0);
-    if (ntl_file_read(path, (size_t)1 << 30, &r.trace, &err) < 0 ||
-        ntl_ipt_image_new(&r.img, &err) < 0)
+    ntl_buf_init(&r->trace, 0);
+    if (ntl_file_read(path, (size_t)1 << 30, &r->trace, &err) < 0 ||
+        ntl_ipt_image_new(&r->img, &err) < 0)
         return fprintf(stderr, "%s: %s\n", path, err.message), 1;
-    snprintf(path, sizeof path, "%s/%s", dir, r.elf ? LOOPY_ELF : "image");
-    if ((r.elf ? ntl_ipt_image_add_elf(r.img, path, false, 0, &err)
-               : ntl_ipt_image_add_pages(r.img, path, &err)) < 0)
+    snprintf(path, sizeof path, "%s/%s", dir, r->elf ? LOOPY_ELF : "image");
+    if ((r->elf ? ntl_ipt_image_add_elf(r->img, path, false, 0, &err)
+                : ntl_ipt_image_add_pages(r->img, path, &err)) < 0)
         return fprintf(stderr, "%s: %s\n", path, err.message), 1;
+    return 0;
+}
+
+static int bench(const char *dir)
+{
+    struct rec r = {0};
+    if (load(&r, dir) != 0)
+        return 1;
     const char *name = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
     double mb = (double)r.trace.len / 1e6;
-    /* cold, warm, and cold one instruction at a time (--no-inst's path) */
-    static const char *const way[] = {"cold", "warm", "insn"};
-    for (int w = 0; w < 3; w++) {
+    /* cold, warm, cold one instruction at a time, and runs told by
+     * address cold and warm (--no-inst's path) */
+    static const char *const way[] = {"cold", "warm", "insn", "ips", "ipsw"};
+    for (int w = 0; w < 5; w++) {
         uint64_t n_ntl, n_ipt;
-        double t_ntl = best(w == 0 ? run_ntl : w == 1 ? run_ntl_warm : run_ntl_insns, &r, w == 1,
+        bool warm = w == 1 || w == 4;
+        r.ips = w >= 3;
+        double t_ntl = best(warm ? run_ntl_warm : w == 2 ? run_ntl_insns : run_ntl, &r, warm,
                             &n_ntl);
-        double t_ipt = best(w == 1 ? run_libipt_warm : run_libipt, &r, w == 1, &n_ipt);
-        printf("%-16s %s %8.1f KB  ntlens %8.1f MB/s %7.1f Minsn/s (%" PRIu64 ")  libipt %7.1f "
+        double t_ipt = best(warm ? run_libipt_warm : run_libipt, &r, warm, &n_ipt);
+        printf("%-16s %-4s %8.1f KB  ntlens %8.1f MB/s %7.1f Minsn/s (%" PRIu64 ")  libipt %7.1f "
                "MB/s %7.1f Minsn/s (%" PRIu64 ")  ratio %.1fx\n",
                name, way[w], mb * 1e3, mb / t_ntl, (double)n_ntl / t_ntl / 1e6, n_ntl,
                mb / t_ipt, (double)n_ipt / t_ipt / 1e6, n_ipt, t_ipt / t_ntl);
     }
     ntl_ipt_flow_free(r.warm_ntl);
+    ntl_ipt_flow_free(r.warm_ips);
     pt_image_free(r.warm_ipt);
     pt_iscache_free(r.iscache);
     ntl_ipt_image_free(r.img);
@@ -311,6 +402,10 @@ int main(int argc, char **argv)
     static const char *const defaults[] = {"kafl-foo", "kafl-unzip", "kafl-mruby",
                                            "kafl-avscript32", "hase-loopy"};
     int rc = 0;
+    if (argc == 3 && strcmp(argv[1], "--ptxed") == 0) {
+        struct rec r = {0};
+        return load(&r, argv[2]) != 0 || ptxed_insns(&r) != 0;
+    }
     if (argc > 1) {
         for (int i = 1; i < argc; i++)
             rc |= bench(argv[i]);

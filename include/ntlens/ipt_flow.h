@@ -168,6 +168,12 @@ struct ntl_ipt_flow_config {
      * straight-line blocks and TNT decisions without a step per
      * instruction (for output that does not show each instruction). */
     bool runs;
+    /* With runs: each RUN item's instructions can be told one by one
+     * (ntl_ipt_flow_run_ips), the addresses a decode without runs would
+     * hand out as INSN items, at a fraction of the cost: the decoder keeps
+     * the blocks each run went through (a long run is handed out in
+     * several RUN items). */
+    bool run_ips;
     /* IFLAGS items where MODE.Exec's IF bit changes (ptxed --event:iflags;
      * with Event Trace, the packets tell every change). */
     bool iflags;
@@ -211,10 +217,28 @@ int ntl_ipt_flow_sync(struct ntl_ipt_flow *f, struct ntl_error *err);
  *   NTL_ERR_LIMIT           NTL_IPT_FLOW_MAX_STEPS instructions without a
  *                           packet consumed (an endless loop of direct
  *                           branches);
- *   NTL_ERR_NOMEM           the decode cache could not grow.
+ *   NTL_ERR_NOMEM           the decode cache could not grow, or with
+ *                           cfg.run_ips the blocks a run went through
+ *                           could not be kept (the runs not yet handed out
+ *                           are dropped).
  * On error err and ntl_ipt_flow_where name the trace offset and the IP;
  * ntl_ipt_flow_resync goes on at the next PSB. */
 int ntl_ipt_flow_next(struct ntl_ipt_flow *f, struct ntl_ipt_flow_item *it, struct ntl_error *err);
+
+/* With cfg.runs and cfg.run_ips: the addresses of the instructions of
+ * the RUN item ntl_ipt_flow_next handed out last, in the order they ran,
+ * into ips (at most max), from where the last call stopped; call it until
+ * it returns 0 to have all of them (the item's b). Each block's
+ * instruction sizes are read once through cfg.read and kept: the image
+ * must be the one the run was decoded over (call it before acting on the
+ * items after the run). Returns how many it wrote (0: all told, the last
+ * item was no RUN, or cfg.run_ips is off), or:
+ *   NTL_IPT_NOMAP, NTL_IPT_BAD_INSN  the image no longer holds the code
+ *                   the run went through (err set; the rest of the run is
+ *                   dropped);
+ *   NTL_ERR_NOMEM   the cache of sizes could not grow (err set). */
+int ntl_ipt_flow_run_ips(struct ntl_ipt_flow *f, uint64_t *ips, unsigned max,
+                         struct ntl_error *err);
 
 /* Most instructions decoded with no packet consumed before NTL_ERR_LIMIT.
  * The fuzz build sets a lower one (meson.build): a mutated loop of direct

@@ -10,7 +10,42 @@
 void flow_dcache_free(struct flow_dcache *c)
 {
     free(c->slot);
+    if (c->paths) {
+        free(c->paths->path);
+        free(c->paths->segs);
+        flow_sizes_free(&c->paths->sizes);
+        free(c->paths);
+    }
     memset(c, 0, sizeof *c);
+}
+
+int flow_dcache_paths(struct flow_dcache *c)
+{
+    if (!c->paths && !(c->paths = calloc(1, sizeof *c->paths)))
+        return NTL_ERR_NOMEM;
+    return 0;
+}
+
+/* Every decision and instruction size forgotten but d's decision (a
+ * slot of c or NULL), which is being made. */
+static void clear_all(struct flow_dcache *c, struct flow_decision *d)
+{
+    struct flow_decision made;
+    if (d)
+        made = *d;
+    flow_dcache_clear(c);
+    flow_sizes_clear(&c->paths->sizes);
+    if (d)
+        *d = made;
+}
+
+int flow_dcache_sizes(struct flow_dcache *c, struct flow_bcache *bc, struct flow_cache *ic,
+                      ntl_ipt_read_fn read, void *ctx, uint64_t ip, unsigned mode, uint32_t *off,
+                      uint32_t *n)
+{
+    if (flow_sizes_full(&c->paths->sizes, 1))
+        clear_all(c, NULL);
+    return flow_sizes_get(&c->paths->sizes, bc, ic, read, ctx, ip, mode, off, n);
 }
 
 void flow_dcache_clear(struct flow_dcache *c)
@@ -18,6 +53,8 @@ void flow_dcache_clear(struct flow_dcache *c)
     if (c->slot)
         memset(c->slot, 0, (c->mask + 1) * sizeof *c->slot);
     c->evicted = 0;
+    if (c->paths)
+        c->paths->nsegs = 0;
 }
 
 /* The first table, or one twice the size when decisions keep pushing each
@@ -27,13 +64,51 @@ static int resize(struct flow_dcache *c)
     size_t n = c->slot ? (c->mask + 1) * 2 : FLOW_DCACHE_MIN;
     /* Aligned: a lookup reads one cache line. */
     struct flow_decision *s = aligned_alloc(64, n * sizeof *s);
-    if (!s)
+    struct flow_dpath *p = c->paths ? malloc(n * sizeof *p) : NULL;
+    if (!s || (c->paths && !p)) {
+        free(p);
+        free(s);
         return NTL_ERR_NOMEM;
+    }
     memset(s, 0, n * sizeof *s);
     free(c->slot);
     c->slot = s;
     c->mask = n - 1;
     c->evicted = 0;
+    if (c->paths) {
+        free(c->paths->path);
+        c->paths->path = p;
+        c->paths->nsegs = 0;
+    }
+    return 0;
+}
+
+/* With paths: the first kept of the segments segs as d's path, each
+ * with its instruction sizes (the fast loop's runs are then told without
+ * a lookup per block). Past FLOW_DPATH_MAX segments or a full sizes cache,
+ * both are emptied first (d made anew after). */
+static int keep_path(struct flow_dcache *c, struct flow_decision *d, struct flow_bcache *bc,
+                     struct flow_cache *ic, ntl_ipt_read_fn read, void *ctx,
+                     struct flow_seg *segs, unsigned kept)
+{
+    struct flow_dpaths *ps = c->paths;
+    if (!ps->segs && !(ps->segs = malloc(FLOW_DPATH_MAX * sizeof *ps->segs)))
+        return NTL_ERR_NOMEM;
+    if (ps->nsegs + kept > FLOW_DPATH_MAX || flow_sizes_full(&ps->sizes, kept))
+        clear_all(c, d);
+    for (unsigned i = 0; i < kept; i++) {
+        uint32_t off, n;
+        /* Found, the block having just been walked; else (out of memory)
+         * the segment's sizes are looked up when its run is told. */
+        if (flow_sizes_get(&ps->sizes, bc, ic, read, ctx, segs[i].ip, d->mode, &off, &n) == 0 &&
+            n >= segs[i].n) {
+            segs[i].off = off;
+            segs[i].gen = ps->sizes.gen;
+        }
+    }
+    memcpy(ps->segs + ps->nsegs, segs, kept * sizeof *segs);
+    ps->path[d - c->slot] = (struct flow_dpath){(uint32_t)ps->nsegs, kept};
+    ps->nsegs += kept;
     return 0;
 }
 
@@ -70,9 +145,10 @@ static bool keep(struct flow_decision *d, const struct flow_insn *in, uint64_t i
  * last bit taken: the decision ends there. It stops at a block it cannot
  * follow alone: an indirect branch, a return to a call it did not see, a
  * not-taken compressed return (an error the per-block walk reports), a
- * MOV CR3, a PTWRITE, code that does not decode. */
+ * MOV CR3, a PTWRITE, code that does not decode. The blocks it walked go
+ * into segs (FLOW_DECIDE_BLOCKS), *kept of them up to where it ends. */
 static void build(struct flow_decision *d, struct flow_bcache *bc, struct flow_cache *ic,
-                  ntl_ipt_read_fn read, void *ctx)
+                  ntl_ipt_read_fn read, void *ctx, struct flow_seg *segs, unsigned *kept)
 {
     uint64_t ip = d->ip, stack[FLOW_DECIDE_STACK];
     unsigned n = (d->n - 1u) & ~FLOW_DECIDE_TIP, sp = 0, depth = 0, used = 0;
@@ -85,6 +161,7 @@ static void build(struct flow_decision *d, struct flow_bcache *bc, struct flow_c
         const struct flow_block *b;
         if (flow_block_get(bc, ic, read, ctx, ip, d->mode, &b) < 0)
             return;
+        segs[blocks] = (struct flow_seg){.ip = b->ip, .n = (uint16_t)b->ninsn};
         const struct flow_insn *in = &b->last;
         uint64_t next = in->ip + in->size;
         int bit = used < n ? d->bits >> (n - 1 - used) & 1 : 0;
@@ -96,6 +173,7 @@ static void build(struct flow_decision *d, struct flow_bcache *bc, struct flow_c
              * is none). */
             if (in->iclass != NTL_IPT_IC_COND && in->iclass != NTL_IPT_IC_PTWRITE &&
                 keep(d, in, d->ip, stack, sp, depth, ninsn)) {
+                *kept = (unsigned)blocks + 1;
                 d->used = (uint8_t)(n ? n : 1);
                 d->tip = keyed;
                 if (keyed && ndirect != 0)
@@ -139,6 +217,7 @@ static void build(struct flow_decision *d, struct flow_bcache *bc, struct flow_c
         }
         if (!keep(d, in, ip, stack, sp, depth, ninsn))
             return;
+        *kept = (unsigned)blocks + 1;
         d->used = (uint8_t)++used;
     }
 }
@@ -166,7 +245,13 @@ int flow_decide_miss(struct flow_dcache *c, struct flow_bcache *bc, struct flow_
         d->bits = (uint16_t)bits;
         d->n = (uint8_t)(n + 1);
         d->mode = (uint8_t)mode;
-        build(d, bc, ic, read, ctx);
+        struct flow_seg segs[FLOW_DECIDE_BLOCKS];
+        unsigned kept = 0;
+        build(d, bc, ic, read, ctx, segs, &kept);
+        if (c->paths && keep_path(c, d, bc, ic, read, ctx, segs, kept) < 0) {
+            memset(d, 0, sizeof *d);
+            return NTL_ERR_NOMEM;
+        }
     }
     *out = d;
     return 0;

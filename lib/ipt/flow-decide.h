@@ -74,13 +74,56 @@ static inline uint64_t flow_decision_push(const struct flow_decision *d, unsigne
 #define FLOW_DCACHE_MIN ((size_t)1 << 12)
 #define FLOW_DCACHE_MAX ((size_t)1 << 16)
 
+/* With paths: where a decision's blocks are in the segments kept. */
+struct flow_dpath {
+    uint32_t off, n;
+};
+/* Most segments kept for the decisions' paths (16 MB): past it, every
+ * decision is forgotten and made again as needed (the fuzz build sets
+ * fewer, meson.build; at least FLOW_DECIDE_BLOCKS). */
+#ifndef FLOW_DPATH_MAX
+#define FLOW_DPATH_MAX ((size_t)1 << 20)
+#endif
+
+/* Each decision's blocks, in the order it ran them, path[slot] in segs,
+ * their instruction sizes in sizes (emptied, a new generation, only with
+ * the decisions). */
+struct flow_dpaths {
+    struct flow_dpath *path;
+    struct flow_seg *segs;
+    size_t nsegs;
+    struct flow_sizes sizes;
+};
+
 struct flow_dcache {
     struct flow_decision *slot;
     size_t mask;    /* slots - 1 */
     size_t evicted; /* decisions pushed out since the table was made */
+    /* NULL, or (made before the first lookup, flow_dcache_paths) the
+     * decisions' paths: behind a pointer, the runs path's table stays
+     * as small as it was. */
+    struct flow_dpaths *paths;
 };
 
+/* The decisions' paths kept from now on. Returns 0, or NTL_ERR_NOMEM. */
+int flow_dcache_paths(struct flow_dcache *c);
+
+/* The blocks the decision d (a slot of c, with c->paths) ran, into *n. */
+static inline const struct flow_seg *flow_decision_path(const struct flow_dcache *c,
+                                                        const struct flow_decision *d,
+                                                        unsigned *n)
+{
+    const struct flow_dpath *p = &c->paths->path[d - c->slot];
+    *n = p->n;
+    return c->paths->segs + p->off;
+}
+
 void flow_dcache_free(struct flow_dcache *c);
+/* With paths: flow_sizes_get in their sizes, every decision forgotten with
+ * them when they are full. */
+int flow_dcache_sizes(struct flow_dcache *c, struct flow_bcache *bc, struct flow_cache *ic,
+                      ntl_ipt_read_fn read, void *ctx, uint64_t ip, unsigned mode, uint32_t *off,
+                      uint32_t *n);
 /* Forgets every decision (the image changed). */
 void flow_dcache_clear(struct flow_dcache *c);
 

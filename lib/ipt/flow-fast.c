@@ -67,8 +67,10 @@ static inline void call_push(struct flow_fast *fs, uint64_t ret)
 
 /* The decision d taken (as flow.c's decide takes it): its return
  * addresses pushed, its instructions into the run, traced of them taking
- * trace. */
-static inline void apply(struct flow_fast *fs, const struct flow_decision *d, unsigned traced)
+ * trace; with trail (a constant in each copy of the loop), its path into
+ * fs->trail. */
+static inline void apply(struct flow_fast *fs, const struct flow_decision *d, unsigned traced,
+                         bool trail)
 {
     unsigned had = fs->rs_n;
     for (unsigned i = 0; i < d->npush; i++)
@@ -80,6 +82,11 @@ static inline void apply(struct flow_fast *fs, const struct flow_decision *d, un
     fs->traced += traced;
     fs->last = d->last;
     fs->steps = 0;
+    if (trail) {
+        unsigned k;
+        const struct flow_seg *path = flow_decision_path(fs->dc, d, &k);
+        flow_trail_put(fs->trail, path, k);
+    }
 }
 
 /* A packet taken: what follows counts from here. */
@@ -117,8 +124,9 @@ static inline const uint8_t *to_tip(struct flow_fast *fs, const struct flow_deci
  * decision by decision. Returns the cursor after them (and after the TIP
  * that followed, taken with their last bits), or NULL when flow.c takes
  * the rest (fs->left set; fs->pgd too when a TIP.PGD follows). */
-static const uint8_t *group_run(struct flow_fast *fs, uint64_t payload,
-                                unsigned count, const uint8_t *c, const uint8_t *end, int *rc)
+static inline __attribute__((always_inline)) const uint8_t *
+group_run(struct flow_fast *fs, uint64_t payload, unsigned count,
+          const uint8_t *c, const uint8_t *end, int *rc, bool trail)
 {
     unsigned left = count;
     while (left) {
@@ -142,7 +150,7 @@ static const uint8_t *group_run(struct flow_fast *fs, uint64_t payload,
         const struct flow_decision *d = lookup(fs, bits, tip ? n | FLOW_DECIDE_TIP : n, rc);
         if (!d || d->used != n || (tip && !d->tip))
             break;
-        apply(fs, d, n + (tip != NULL));
+        apply(fs, d, n + (tip != NULL), trail);
         fs->ip = flow_decision_end(d);
         left -= n;
         if (left)
@@ -182,7 +190,9 @@ static inline const uint8_t *group_read(const uint8_t *c, const uint8_t *end, ui
     return c;
 }
 
-int flow_fast_run(struct flow_fast *fs)
+/* flow_fast_run's loop, with trail a constant: the runs path pays no
+ * test for the trail. */
+static inline __attribute__((always_inline)) int fast_loop(struct flow_fast *fs, bool trail)
 {
     struct ntl_ipt_decoder *p = &fs->evd->pkt;
     const uint8_t *c = p->cur, *end = p->fast_end;
@@ -193,7 +203,7 @@ int flow_fast_run(struct flow_fast *fs)
     fs->pgd = NULL;
     for (;;) {
         c = skip_pads(c, end);
-        if (c >= end)
+        if (c >= end || (trail && fs->trail->n >= fs->trail_stop))
             break;
         unsigned b = *c;
         if (is_tnt8(b)) {
@@ -201,7 +211,7 @@ int flow_fast_run(struct flow_fast *fs)
             unsigned count;
             const uint8_t *group = c;
             c = group_read(c, end, &payload, &count);
-            const uint8_t *next = group_run(fs, payload, count, c, end, &rc);
+            const uint8_t *next = group_run(fs, payload, count, c, end, &rc, trail);
             if (!next) {
                 fs->group = group;
                 break;
@@ -221,9 +231,14 @@ int flow_fast_run(struct flow_fast *fs)
         const struct flow_decision *d = lookup(fs, 0, 0, &rc);
         if (!d)
             break;
-        apply(fs, d, 1);
+        apply(fs, d, 1, trail);
         c = to_tip(fs, d, c, tip);
     }
     p->cur = c;
     return rc;
+}
+
+int flow_fast_run(struct flow_fast *fs)
+{
+    return fs->trail ? fast_loop(fs, true) : fast_loop(fs, false);
 }

@@ -11,6 +11,7 @@
 #define NTLENS_LIB_IPT_FLOW_FAST_H
 
 #include "flow-decide.h"
+#include "flow-trail.h"
 #include "ntlens/ipt_event.h"
 
 struct flow_fast {
@@ -28,6 +29,11 @@ struct flow_fast {
     unsigned steps;  /* instructions since a packet was taken */
     uint64_t *rs;    /* NTL_IPT_RETSTACK entries */
     unsigned rs_top, rs_n;
+    /* In: NULL, or the trail each decision's path is added to (the
+     * decisions' paths kept), and the loop stops at a packet boundary once
+     * it holds trail_stop segments. */
+    struct flow_trail *trail;
+    size_t trail_stop;
     /* Out: the instructions that ran, traced of them taking trace, the
      * last one last (when ninsn), after of them since the last packet
      * taken (took: one was). */

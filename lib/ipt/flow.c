@@ -2,12 +2,14 @@
  * layer where the code branches on something the image does not tell, and
  * binding the packets that report events to the instructions they belong
  * to (the SDM's "Decoder Application" rules, as libipt applies them). */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "flow-decide.h"
 #include "flow-evtrace.h"
 #include "flow-fast.h"
+#include "flow-trail.h"
 #include "ntlens/ipt_flow.h"
 #include "ntlens/ipt_sync.h"
 
@@ -19,6 +21,12 @@
 #define PW_FUP 3
 /* Most TNT-8s read as one. */
 #define TNT_SEGS 16
+/* With run_ips: a run is handed out once its trail holds this many
+ * segments (128 KB), so the trail stays small whatever the trace (the
+ * fuzz build sets fewer, meson.build). */
+#ifndef FLOW_TRAIL_RUN
+#define FLOW_TRAIL_RUN 8192
+#endif
 
 /* What a PSB+ restates, applied when the walk reaches its FUP's IP. */
 struct psb_status {
@@ -119,6 +127,20 @@ struct ntl_ipt_flow {
     bool status_error; /* the last error was a PSB+ that contradicts the packets before it */
     uint64_t recovered_at; /* 1 + the trace offset of the last recovery, 0: none */
     struct ntl_error saved_err;
+    /* With cfg.run_ips (last: the walk's fields keep their places): the
+     * runs' segments (flow-trail.h), where each queued run ends (q_trail,
+     * by queue slot), where the open run began (run_from) and where the
+     * next run handed out begins (told); the run handed out last is told
+     * from segment x_seg to x_end, x_ip the next address. */
+    bool trail_on;
+    struct flow_trail trail;
+    uint64_t q_trail[QUEUE];
+    uint64_t run_from, told, x_seg, x_end, x_ip;
+    /* The part of a segment being told: x_left instructions, their sizes
+     * at x_size, then x_rest more to look up from where they end. */
+    const uint8_t *x_size;
+    uint32_t x_left, x_rest;
+    uint8_t x_mode;
 };
 
 int ntl_ipt_flow_new(struct ntl_ipt_flow **f, const struct ntl_ipt_flow_config *cfg,
@@ -128,6 +150,12 @@ int ntl_ipt_flow_new(struct ntl_ipt_flow **f, const struct ntl_ipt_flow_config *
     if (!*f)
         return ntl_error_set(err, NTL_ERR_NOMEM, "flow", 0, "out of memory");
     (*f)->cfg = *cfg;
+    (*f)->trail_on = cfg->runs && cfg->run_ips;
+    if ((*f)->trail_on && flow_dcache_paths(&(*f)->decisions) < 0) {
+        free(*f);
+        *f = NULL;
+        return ntl_error_set(err, NTL_ERR_NOMEM, "flow", 0, "out of memory");
+    }
     ntl_ipt_evd_init(&(*f)->evd, &cfg->trace);
     (*f)->pending_tsx = -1;
     return 0;
@@ -140,6 +168,7 @@ void ntl_ipt_flow_free(struct ntl_ipt_flow *f)
     flow_cache_free(&f->cache);
     flow_bcache_free(&f->blocks);
     flow_dcache_free(&f->decisions);
+    flow_trail_free(&f->trail);
     free(f);
 }
 
@@ -180,6 +209,8 @@ void ntl_ipt_flow_invalidate(struct ntl_ipt_flow *f)
     flow_cache_free(&f->cache);
     flow_bcache_clear(&f->blocks);
     flow_dcache_clear(&f->decisions);
+    if (f->decisions.paths)
+        flow_sizes_clear(&f->decisions.paths->sizes);
 }
 
 static int peek(struct ntl_ipt_flow *f, struct ntl_error *err);
@@ -273,6 +304,7 @@ static void flush_run(struct ntl_ipt_flow *f)
     if (!f->run_open)
         return;
     judge(f);
+    f->q_trail[(f->qh + f->qn) % QUEUE] = f->run_from = flow_trail_end(&f->trail);
     f->q[(f->qh + f->qn++) % QUEUE] = f->run;
     f->run_open = false;
 }
@@ -308,6 +340,47 @@ static void run_start(struct ntl_ipt_flow *f, uint8_t flags)
     f->run_open = true;
 }
 
+/* With run_ips: an open run that the next instructions do not belong to
+ * (another mode or flags) into the queue, before their segments are kept. */
+static inline void run_fit(struct ntl_ipt_flow *f)
+{
+    uint8_t flags = f->speculative ? NTL_IPT_FL_SPECULATIVE : 0;
+    if (f->run_open && (f->run.mode != f->mode || f->run.flags != flags))
+        flush_run(f);
+}
+
+/* With run_ips: n instructions straight from ip into the trail (before
+ * run_add adds them to the run). Out of line: the runs path without
+ * run_ips keeps its walk as small as it was. */
+static __attribute__((noinline)) void trail_seg(struct ntl_ipt_flow *f, uint64_t ip, uint64_t n)
+{
+    run_fit(f);
+    struct flow_seg seg = {.ip = ip, .n = (uint16_t)n}; /* n: at most a block's */
+    flow_trail_put(&f->trail, &seg, 1);
+}
+
+/* With run_ips: the blocks decision d ran into the trail. */
+static __attribute__((noinline)) void trail_path(struct ntl_ipt_flow *f,
+                                                 const struct flow_decision *d)
+{
+    run_fit(f);
+    unsigned k;
+    const struct flow_seg *path = flow_decision_path(&f->decisions, d, &k);
+    flow_trail_put(&f->trail, path, k);
+}
+
+static inline void run_seg(struct ntl_ipt_flow *f, uint64_t ip, uint64_t n)
+{
+    if (f->trail_on)
+        trail_seg(f, ip, n);
+}
+
+static inline void run_path(struct ntl_ipt_flow *f, const struct flow_decision *d)
+{
+    if (f->trail_on)
+        trail_path(f, d);
+}
+
 /* n instructions ran, traced of them took trace, the last one last
  * (NULL: it is added next): into the open run. Inline: the walk adds to it
  * once per decision and block. */
@@ -327,12 +400,16 @@ static inline void run_add(struct ntl_ipt_flow *f, const struct flow_insn *last,
     r->size = last->size;
     r->iclass = last->iclass;
     r->a = last->target;
+    /* A long run handed out in parts: its trail stays bounded. */
+    if (f->trail_on && flow_trail_end(&f->trail) - f->run_from >= FLOW_TRAIL_RUN)
+        flush_run(f);
 }
 
 /* The instruction in ran: an INSN item, or into the run. */
 static void emit_insn(struct ntl_ipt_flow *f, const struct flow_insn *in)
 {
     if (f->cfg.runs) {
+        run_seg(f, in->ip, 1);
         run_add(f, in, 1, takes_trace(in->iclass));
         return;
     }
@@ -1290,6 +1367,7 @@ static void pgd_bind(struct ntl_ipt_flow *f, const struct flow_decision *d, unsi
     const struct flow_insn *in = &d->last;
     uint64_t next = in->ip + in->size;
     bool call = in->iclass == NTL_IPT_IC_CALL_IND || in->iclass == NTL_IPT_IC_FAR_CALL;
+    run_path(f, d);
     run_add(f, in, d->ninsn, traced);
     if (in->iclass == NTL_IPT_IC_CALL_IND)
         call_push(f, next);
@@ -1374,6 +1452,7 @@ static int decide(struct ntl_ipt_flow *f, struct ntl_error *err)
         return 0;
     decision_calls(f, d);
     if (tip) {
+        run_path(f, d);
         run_add(f, &d->last, d->ninsn, 1);
         f->after_traced_branch = true;
         fast_indirect(f, &d->last);
@@ -1384,6 +1463,7 @@ static int decide(struct ntl_ipt_flow *f, struct ntl_error *err)
     f->ip = flow_decision_end(d);
     /* Each bit one instruction's, and the branch to the TIP. */
     bool to_tip = span && d->tip;
+    run_path(f, d);
     run_add(f, &d->last, d->ninsn, d->used + to_tip);
     f->after_traced_branch = true;
     f->steps = 0;
@@ -1472,6 +1552,13 @@ static int fast(struct ntl_ipt_flow *f, struct ntl_error *err)
     fs.rs = f->rs;
     fs.rs_top = f->rs_top;
     fs.rs_n = f->rs_n;
+    fs.trail = NULL;
+    if (f->trail_on) {
+        /* Its decisions' paths join the open run (or a new one). */
+        run_fit(f);
+        fs.trail = &f->trail;
+        fs.trail_stop = (size_t)(f->run_from + FLOW_TRAIL_RUN - f->trail.base);
+    }
     int rc = flow_fast_run(&fs);
     if (rc < 0)
         return ntl_error_set(err, rc, "flow", 0, "out of memory");
@@ -1529,8 +1616,10 @@ static int walk(struct ntl_ipt_flow *f, struct ntl_error *err)
             return execute(f, err); /* one at a time, to fail where it fails */
         struct flow_insn last = b->last;
         uint32_t n = b->ninsn;
+        uint64_t from = f->ip;
         f->steps += n;
         if (fast_branch(f, &last)) {
+            run_seg(f, from, n);
             run_add(f, &last, n, takes_trace(last.iclass));
             f->after_traced_branch = takes_trace(last.iclass);
             continue;
@@ -1538,6 +1627,7 @@ static int walk(struct ntl_ipt_flow *f, struct ntl_error *err)
         f->steps -= n;
         if (n > 1) {
             /* The straight instructions before it; execute adds it. */
+            run_seg(f, from, n - 1);
             run_add(f, NULL, n - 1, 0);
             f->steps += n - 1;
             f->after_traced_branch = false;
@@ -2031,8 +2121,112 @@ static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
     return rc < 0 ? rc : 1;
 }
 
+/* With run_ips: the trail emptied with the queue (a resync, a recovery,
+ * an error). */
+static void trail_reset(struct ntl_ipt_flow *f)
+{
+    f->told = f->run_from = f->x_seg = f->x_end = flow_trail_end(&f->trail);
+    f->x_left = f->x_rest = 0;
+    flow_trail_drop(&f->trail, f->told);
+}
+
+/* With run_ips: the item it handed out from queue slot qh; a RUN is told
+ * from its segments, the ones before them forgotten. */
+static __attribute__((noinline)) void trail_tell(struct ntl_ipt_flow *f,
+                                                 const struct ntl_ipt_flow_item *it)
+{
+    f->x_left = f->x_rest = 0;
+    if (it->kind != NTL_IPT_FL_RUN) {
+        f->x_seg = f->x_end;
+        return;
+    }
+    f->x_seg = f->told;
+    f->x_end = f->told = f->q_trail[f->qh];
+    f->x_mode = it->mode;
+    flow_trail_drop(&f->trail, f->x_seg);
+}
+
+/* The next part of the run being told into x_size, x_left and x_rest: the
+ * rest of a segment, or the next one (its sizes looked up unless it
+ * points in the current generation's). Returns 1, 0 when the run is all
+ * told, or flow_sizes_get's statuses. */
+static int next_part(struct ntl_ipt_flow *f)
+{
+    const struct flow_sizes *sz = &f->decisions.paths->sizes;
+    uint32_t want = f->x_rest;
+    if (!want) {
+        if (f->x_seg == f->x_end)
+            return 0;
+        const struct flow_seg *seg = &f->trail.v[f->x_seg++ - f->trail.base];
+        f->x_ip = seg->ip;
+        if (seg->gen == sz->gen && seg->gen != 0) {
+            f->x_size = sz->bytes + seg->off;
+            f->x_left = seg->n;
+            return 1;
+        }
+        want = seg->n;
+    }
+    uint32_t off, n;
+    int rc = flow_dcache_sizes(&f->decisions, &f->blocks, &f->cache, f->cfg.read,
+                               f->cfg.read_ctx, f->x_ip, f->x_mode, &off, &n);
+    if (rc < 0)
+        return rc;
+    f->x_size = sz->bytes + off;
+    f->x_left = n < want ? n : want;
+    f->x_rest = want - f->x_left;
+    return 1;
+}
+
+int ntl_ipt_flow_run_ips(struct ntl_ipt_flow *f, uint64_t *ips, unsigned max,
+                         struct ntl_error *err)
+{
+    unsigned k = 0;
+    max = max > INT_MAX ? INT_MAX : max;
+    while (k < max && f->trail_on) {
+        int rc = f->x_left ? 1 : next_part(f);
+        if (rc == 0)
+            break;
+        if (rc < 0) {
+            uint64_t ip = f->x_ip;
+            f->x_seg = f->x_end;
+            f->x_left = f->x_rest = 0;
+            return ntl_error_set(err, rc, "flow", 0, "the run's code at 0x%llx: %s",
+                                 (unsigned long long)ip, ntl_ipt_flow_strerror(rc));
+        }
+        uint32_t take = f->x_left < max - k ? f->x_left : max - k;
+        const uint8_t *size = f->x_size;
+        uint64_t ip = f->x_ip;
+        for (uint32_t i = 0; i < take; i++) {
+            ips[k + i] = ip;
+            ip += size[i];
+        }
+        k += take;
+        f->x_ip = ip;
+        f->x_size = size + take;
+        f->x_left -= take;
+    }
+    return (int)k;
+}
+
+/* A run's way could not be kept (trail.nomem): it cannot be told, and
+ * what is queued is dropped. Returns NTL_ERR_NOMEM. */
+static __attribute__((noinline)) int trail_lost(struct ntl_ipt_flow *f, struct ntl_error *err)
+{
+    f->trail.nomem = false;
+    f->qn = f->qh = 0;
+    f->run_open = false;
+    f->pending_error = 0;
+    trail_reset(f);
+    f->err_off = ntl_ipt_flow_offset(f);
+    f->err_ip = f->ip;
+    f->n_told++;
+    return ntl_error_set(err, NTL_ERR_NOMEM, "flow", 0, "out of memory");
+}
+
 int ntl_ipt_flow_next(struct ntl_ipt_flow *f, struct ntl_ipt_flow_item *it, struct ntl_error *err)
 {
+    if (f->trail.nomem)
+        return trail_lost(f, err);
     while (f->qn == 0) {
         if (f->pending_error) {
             int rc = f->pending_error;
@@ -2057,6 +2251,8 @@ int ntl_ipt_flow_next(struct ntl_ipt_flow *f, struct ntl_ipt_flow_item *it, stru
         }
     }
     *it = f->q[f->qh];
+    if (f->trail_on)
+        trail_tell(f, it);
     f->qh = (f->qh + 1) % QUEUE;
     f->qn--;
     f->n_told++;
@@ -2088,6 +2284,7 @@ static int start(struct ntl_ipt_flow *f, struct ntl_error *err)
     f->rs_n = f->rs_top = 0;
     f->qn = f->qh = 0;
     f->run_open = false;
+    trail_reset(f);
     f->steps = 0;
     f->psb.pending = false;
     int rc = peek(f, err);
@@ -2167,6 +2364,7 @@ int ntl_ipt_flow_recover(struct ntl_ipt_flow *f, struct ntl_error *err)
     f->recovered_at = at;
     f->qn = f->qh = 0;
     f->run_open = false;
+    trail_reset(f);
     f->pending_error = 0;
     f->steps = 0;
     f->lost = f->enabled && !held_ip(f);

@@ -1,6 +1,7 @@
 /* Unit tests for the flow decoder's two paths (ntlens/ipt_flow.h): a loop
  * decoded instruction by instruction and in runs (cached blocks and TNT
- * decisions) gives the same instructions and events, and
+ * decisions) gives the same instructions and events, runs told by address
+ * (run_ips) the same addresses as the instructions one by one, and
  * ntl_ipt_flow_invalidate makes the caches see changed code. */
 #include <string.h>
 
@@ -18,6 +19,11 @@ static uint8_t code[] = {0xff, 0xc9, 0x75, 0xfc, 0xff, 0xe0};
 static const uint8_t rec[] = {0x74, 0x06, 0xe8, 0xf9, 0xff, 0xff, 0xff, 0xc3,
                               0xe8, 0x03, 0x00, 0x00, 0x00, 0xc3, 0x90, 0x90, 0xc3};
 
+/* 0x3000: 6 x nop; dec ecx; jnz 0x3000; jmp rax: a block of 8, longer
+ * than run_ips is asked for at a time. */
+static const uint8_t nops[] = {0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0xff, 0xc9,
+                               0x75, 0xf6, 0xff, 0xe0};
+
 static int read_at(const uint8_t *at, size_t len, uint64_t base, uint8_t *buf, size_t size,
                    uint64_t addr)
 {
@@ -33,6 +39,8 @@ static int read_code(uint8_t *buf, size_t size, uint64_t addr, void *ctx)
 {
     (void)ctx;
     int n = read_at(code, sizeof code, 0x1000, buf, size, addr);
+    if (n < 0)
+        n = read_at(nops, sizeof nops, 0x3000, buf, size, addr);
     return n >= 0 ? n : read_at(rec, sizeof rec, 0x2000, buf, size, addr);
 }
 
@@ -88,6 +96,8 @@ static void test_paths(void)
     cfg.runs = true;
     CHECK_EQ_INT(ntl_ipt_flow_new(&f, &cfg, &err), 0);
     CHECK_EQ_U64(decode(f, runs, sizeof runs), 9);
+    uint64_t ips[4];
+    CHECK_EQ_INT(ntl_ipt_flow_run_ips(f, ips, 4, &err), 0); /* run_ips off: none */
     /* ENABLED, EXEC_MODE, DISABLED, as letters from 'a'. */
     CHECK(strcmp(one, "chd") == 0);
     CHECK(strcmp(runs, one) == 0);
@@ -203,9 +213,85 @@ static void test_pending_at_tip(void)
     CHECK(strcmp(kinds[1], kinds[0]) == 0);
 }
 
+/* Instructions (their addresses) and events (~kind) of trace t in order,
+ * into v (at most max), then the status that ended the decode. With ips,
+ * runs told by address, a few at a time so that a block is told in
+ * parts; each run's count and last address checked. Returns how many. */
+static size_t stream(const uint8_t *t, size_t n, bool ips, uint64_t *v, size_t max, int *end)
+{
+    struct ntl_ipt_flow_config cfg;
+    struct ntl_ipt_flow *f;
+    struct ntl_ipt_flow_item it;
+    struct ntl_error err;
+    size_t k = 0;
+    flow_config(&cfg, t, n, ips);
+    cfg.run_ips = ips;
+    CHECK_EQ_INT(ntl_ipt_flow_new(&f, &cfg, &err), 0);
+    CHECK_EQ_INT(ntl_ipt_flow_sync(f, &err), 0);
+    while ((*end = ntl_ipt_flow_next(f, &it, &err)) > 0 && k < max) {
+        if (it.kind != NTL_IPT_FL_RUN) {
+            v[k++] = it.kind == NTL_IPT_FL_INSN ? it.ip : ~(uint64_t)it.kind;
+            continue;
+        }
+        uint64_t told = 0, part[7];
+        int got;
+        while ((got = ntl_ipt_flow_run_ips(f, part, 7, &err)) > 0)
+            for (int i = 0; i < got; i++, told++)
+                if (k < max)
+                    v[k++] = part[i];
+        CHECK_EQ_INT(got, 0);
+        CHECK_EQ_U64(told, it.b);
+        CHECK(told > 0 && v[k - 1] == it.ip);
+    }
+    ntl_ipt_flow_free(f);
+    return k;
+}
+
+/* Both ways give the same stream. */
+static void same_stream(const uint8_t *t, size_t n, size_t expect)
+{
+    static uint64_t one[41000], runs[41000];
+    int end_one, end_runs;
+    size_t k = stream(t, n, false, one, 41000, &end_one);
+    CHECK_EQ_U64(k, expect);
+    CHECK_EQ_U64(stream(t, n, true, runs, 41000, &end_runs), k);
+    CHECK_EQ_INT(end_runs, end_one);
+    CHECK(memcmp(one, runs, k * sizeof one[0]) == 0);
+}
+
+/* Runs told by address (cfg.run_ips): the loop, a loop of blocks longer
+ * than a call to run_ips tells, the recursion to past the return stack,
+ * and a loop of 20,000 rounds whose run is longer than the decoder keeps
+ * in one (it is handed out in parts). */
+static void test_run_ips(void)
+{
+    static uint8_t bits[20001], t[4096];
+    static const uint8_t four[] = {1, 1, 1, 0};
+    same_stream(trace, sizeof trace, 9 + 3);
+    size_t n = trace_start(t, 0x3000);
+    n += tnt_bytes(t + n, four, sizeof four);
+    t[n++] = 0x01; /* TIP.PGD without IP: at the jmp rax */
+    memset(t + n, 0, 24);
+    same_stream(t, n + 24, 4 * 8 + 1 + 3);
+    memset(bits, 0, 70);
+    memset(bits + 70, 1, 69);
+    n = trace_start(t, 0x2000);
+    n += tnt_bytes(t + n, bits, 139);
+    memset(t + n, 0, 24);
+    same_stream(t, n + 24, 2 + 140 + 2 + 64 + 1);
+    memset(bits, 1, sizeof bits);
+    bits[sizeof bits - 1] = 0;
+    n = trace_start(t, 0x1000);
+    n += tnt_bytes(t + n, bits, sizeof bits);
+    t[n++] = 0x01; /* TIP.PGD without IP: at the jmp rax */
+    memset(t + n, 0, 24);
+    same_stream(t, n + 24, 2 * sizeof bits + 1 + 3);
+}
+
 int main(void)
 {
     test_paths();
+    test_run_ips();
     test_full_stack();
     test_pending_at_tip();
     return check_exit();

@@ -205,7 +205,8 @@ int ipt_flow_parse_args(int argc, char **argv, struct ipt_flow_opts *o)
                  "after an error, go on at the next packet that\ntells the IP (default: at the next PSB)"),
         OPT_INT('j', "jobs", &jobs, "N", 1, 64,
                 "decode on N threads, the trace split at PSBs\n"
-                "(the same output; one thread with --cr3\naddress spaces and with --event:time/tick)"),
+                "(the same output; one thread with --cr3\naddress spaces, with --event:time/tick and\n"
+                "with --no-inst, which one thread prints faster)"),
         OPT_GROUP("What is printed (beyond ptxed)"),
         OPT_FLAG(0, "calls", &o->calls,
                  "print the call tree as it ran instead: each call\n"

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <Zydis/Zydis.h>
 
@@ -27,6 +28,53 @@ static void print_insn(const struct ntl_ipt_flow_item *it, const struct ipt_flow
     if (!o->no_inst && ipt_flow_insn_text(it, o->spaces, text, sizeof text))
         printf("  %s", text);
     printf("\n");
+}
+
+/* The 8 hex digits of v (lower case), as the bytes of a word in memory
+ * order: its nibbles spread to one a byte, most significant first, then
+ * made digits all at once. */
+static inline uint64_t hex8(uint32_t v)
+{
+    uint64_t x = v;
+    x = (x | x << 16) & 0x0000ffff0000ffffull;
+    x = (x | x << 8) & 0x00ff00ff00ff00ffull;
+    x = (x | x << 4) & 0x0f0f0f0f0f0f0f0full;
+    x = __builtin_bswap64(x);
+    uint64_t letters = ((x + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull;
+    return x + 0x3030303030303030ull + letters * ('a' - '0' - 10);
+}
+
+int ipt_flow_print_run(struct ntl_ipt_flow *f, const struct ntl_ipt_flow_item *it,
+                       struct ntl_error *err)
+{
+    enum { N = 2048 };
+    static uint64_t ips[N];
+    static char text[N * 19];
+    bool spec = it->flags & NTL_IPT_FL_SPECULATIVE;
+    /* The high half's digits change seldom: made again only then. */
+    uint32_t hi = 0;
+    uint64_t hi_text = hex8(0);
+    int k;
+    while ((k = ntl_ipt_flow_run_ips(f, ips, N, err)) > 0) {
+        char *p = text;
+        for (int i = 0; i < k; i++) {
+            if (spec) {
+                memcpy(p, "? ", 2);
+                p += 2;
+            }
+            if (ips[i] >> 32 != hi) {
+                hi = (uint32_t)(ips[i] >> 32);
+                hi_text = hex8(hi);
+            }
+            uint64_t lo_text = hex8((uint32_t)ips[i]);
+            memcpy(p, &hi_text, 8);
+            memcpy(p + 8, &lo_text, 8);
+            p[16] = '\n';
+            p += 17;
+        }
+        fwrite(text, 1, (size_t)(p - text), stdout);
+    }
+    return k;
 }
 
 /* A line being built. */

@@ -86,6 +86,11 @@ int ipt_flow_load_trace(struct ipt_flow_opts *o, const char *cmd, struct ntl_ipt
 /* One item as ptxed prints it (off: the trace offset for --offset). */
 void ipt_flow_print(const struct ntl_ipt_flow_item *it, const struct ipt_flow_opts *o,
                     uint64_t off);
+/* The RUN item it's instructions (ntl_ipt_flow_run_ips on f), one line
+ * each as ptxed --no-inst prints them, in large writes. Returns 0, or
+ * ntl_ipt_flow_run_ips's status (err set). */
+int ipt_flow_print_run(struct ntl_ipt_flow *f, const struct ntl_ipt_flow_item *it,
+                       struct ntl_error *err);
 /* An event's text as ptxed prints it between brackets. */
 void ipt_flow_event_text(const struct ntl_ipt_flow_item *it, const struct ipt_flow_opts *o,
                          char *buf, size_t size);
