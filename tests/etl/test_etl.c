@@ -15,6 +15,7 @@
 #include "ntlens/compress.h"
 #include "ntlens/etl.h"
 #include "ntlens/etl_images.h"
+#include "ntlens/utf16.h"
 #include "ntlens/etl_ipt.h"
 #include "ntlens/reader.h"
 
@@ -520,6 +521,47 @@ static void test_images(void)
     CHECK_EQ_INT(img[4].kind, NTL_ETL_IMAGE_DCEND);
     CHECK(ntl_etl_images_find(img, 5, 0xfffff80000400010ull) == &img[4]);
     CHECK(ntl_etl_images_find(img, 5, 0x7ff600000010ull) == NULL); /* unloaded */
+    ntl_etl_close(t);
+    gen_free(&g);
+}
+
+/* Image names as ntl_utf16_to_utf8 writes them, whether ASCII (copied a
+ * unit a byte) or not, cut to the 520-byte field or not. */
+static void test_image_names(void)
+{
+    static char names[6][700];
+    memset(names[0], 'a', 600);                          /* cut */
+    memset(names[1], 'a', 518);
+    strcpy(names[1] + 518, "\xc3\xa9" "b");                /* cut inside a character */
+    memset(names[2], 'a', 519);
+    strcpy(names[2] + 519, "\xc3\xa9");                   /* cut just before one */
+    strcpy(names[3], "C:\\caf\xc3\xa9\\x.dll");
+    strcpy(names[4], "C:\\\xc5\x81\xc5\x82.dll");         /* U+0141: 0x41 in its low byte */
+    strcpy(names[5], "C:\\\xf0\x9f\x98\x80\\a.dll");    /* a surrogate pair */
+    struct gen g;
+    gen_init(&g, 0x4000, 8, 0, 100, 10000000, START_FT, 1, "img", "img.etl");
+    for (int i = 0; i < 6; i++)
+        gen_image(&g, false, false, true, 3, 150 + i, 0x10000 * (i + 1), 0x1000, 4, 1, 2, 0,
+                  names[i]);
+    gen_finish(&g);
+    struct ntl_etl *t;
+    struct ntl_error err = {0};
+    struct ntl_etl_event ev;
+    struct ntl_etl_image img;
+    int n = 0;
+    CHECK_EQ_INT(ntl_etl_open_mem(g.file.data, g.file.len, NULL, &t, &err), 0);
+    while (ntl_etl_next(t, &ev, &err) > 0 && n < 6) {
+        if (ntl_etl_image_decode(t, &ev, &img, &err) <= 0)
+            continue;
+        uint8_t w[1400];
+        char want[520];
+        size_t units = ntl_utf8_to_utf16(names[n], w, 700);
+        ntl_utf16_to_utf8(w, units, want, sizeof want);
+        CHECK_EQ_STR(img.name, want);
+        n++;
+    }
+    CHECK_EQ_INT(n, 6);
+    CHECK_EQ_U64(strlen(img.name), 13);
     ntl_etl_close(t);
     gen_free(&g);
 }
@@ -1143,6 +1185,7 @@ int main(void)
     test_buffers();
     test_names();
     test_decompress_ahead();
+    test_image_names();
     test_sort_events();
     return check_exit();
 }
