@@ -429,14 +429,13 @@ int etl_file_read(struct ntl_etl *t, uint64_t pos, size_t n, uint8_t *dst, struc
     return 0;
 }
 
-int etl_raw_body(struct ntl_etl *t, struct ntl_error *err)
+int etl_raw_body(struct ntl_etl *t, const uint8_t **raw, struct ntl_error *err)
 {
     if (!t->raw_body_missing)
         return 0;
     t->raw_body_missing = false;
-    return etl_file_read(t, t->buf.offset + NTL_ETL_BUFFER_HEADER_SIZE,
-                         t->buf.size - NTL_ETL_BUFFER_HEADER_SIZE,
-                         t->raw + NTL_ETL_BUFFER_HEADER_SIZE, err);
+    *raw = t->raw;
+    return etl_file_read(t, t->buf.offset, t->buf.size, t->raw, err);
 }
 
 int etl_input_read(struct ntl_etl *t, uint64_t pos, size_t n, const uint8_t **out,
@@ -603,7 +602,13 @@ static int load_buffer(struct ntl_etl *t, struct ntl_error *err)
         return 0;
     if (left < NTL_ETL_BUFFER_HEADER_SIZE)
         return file_cut(t, off, 0, err);
-    if ((rc = etl_input_read(t, off, NTL_ETL_BUFFER_HEADER_SIZE, &raw, err)) < 0)
+    /* From a file, the thread's copy first: it starts with the header as
+     * the file has it, checked as below, so that with it nothing of the
+     * buffer is read here (all of it only to compare a repeat). */
+    long taken = t->f && t->ahead ? etl_ahead_take(t->ahead, off, &t->dec, &t->dec_cap) : -1;
+    if (taken >= 0)
+        raw = t->dec;
+    else if ((rc = etl_input_read(t, off, NTL_ETL_BUFFER_HEADER_SIZE, &raw, err)) < 0)
         return rc;
     uint32_t bsize = ntl_le32(raw);
     if (bsize < NTL_ETL_BUFFER_HEADER_SIZE || bsize > NTL_ETL_MAX_BUFFER_SIZE)
@@ -611,11 +616,10 @@ static int load_buffer(struct ntl_etl *t, struct ntl_error *err)
                              "BufferSize %u out of range (0x48..%u)", bsize, NTL_ETL_MAX_BUFFER_SIZE);
     if (bsize > left)
         return file_cut(t, off, bsize, err);
-    /* The thread's copy first: with it, the compressed bytes after the
-     * header are read from the file only to compare a repeat. */
-    long taken = ahead_take(t, raw, off);
+    if (t->mem)
+        taken = ahead_take(t, raw, off);
     if (t->f) {
-        /* The header is in raw already. */
+        /* Without the thread's copy, the header is in t->raw already. */
         if ((rc = grow(&t->raw, &t->raw_cap, bsize, err)) < 0)
             return rc;
         t->raw_body_missing = taken >= 0;
@@ -624,7 +628,7 @@ static int load_buffer(struct ntl_etl *t, struct ntl_error *err)
                                              t->raw + NTL_ETL_BUFFER_HEADER_SIZE, err)) < 0)
             return rc;
     }
-    raw = t->mem ? t->mem + off : t->raw;
+    raw = t->mem ? t->mem + off : taken >= 0 ? t->dec : t->raw;
     /* From here on the next buffer's place is known. */
     t->next_buffer = off + bsize;
     t->can_continue = true;
