@@ -5,12 +5,15 @@
  * hits must add up to the total (abort otherwise). The first byte picks the
  * order, the bucket size and a pid filter, and whether the same events read
  * in file order through ntl_profile_etl_log (decompressed ahead or not) must
- * make the profile a sorted reader's feed makes (abort otherwise). */
+ * make the profile a sorted reader's feed makes (abort otherwise). Read
+ * ahead, the bytes come from a file, as `ntlens profile --etl` reads them. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ntlens/etl.h"
 #include "ntlens/profile_etl.h"
@@ -67,6 +70,34 @@ static void report(struct ntl_profile *p)
             ntl_profile_symbolize(p, s.pid, s.stack[i], name, sizeof name);
 }
 
+static char file_path[] = "/tmp/fuzz_etl_profile.XXXXXX";
+
+static void remove_file(void)
+{
+    remove(file_path);
+}
+
+/* data written to this process's file (the reader takes the decompressing
+ * thread's copy of a buffer before reading it from a file); its path, or
+ * NULL. */
+static const char *as_file(const uint8_t *data, size_t size)
+{
+    static bool made;
+    if (!made) {
+        int fd = mkstemp(file_path);
+        if (fd < 0)
+            return NULL;
+        close(fd);
+        atexit(remove_file);
+        made = true;
+    }
+    FILE *f = fopen(file_path, "wb");
+    if (!f)
+        return NULL;
+    bool ok = fwrite(data, 1, size, f) == size;
+    return fclose(f) == 0 && ok ? file_path : NULL;
+}
+
 /* The events into p: through ntl_profile_etl_feed as the reader gives
  * them, or (log) in file order through ntl_profile_etl_log. False when
  * something could not be set up. *partial: the reader stopped early (a
@@ -85,7 +116,9 @@ static bool read_events(const uint8_t *data, size_t size, bool sorted, bool log,
     struct ntl_error err;
     struct ntl_etl_event ev;
     int rc;
-    if (ntl_etl_open_mem(data, size, &opt, &t, &err) < 0)
+    const char *path = ahead ? as_file(data, size) : NULL;
+    if ((path ? ntl_etl_open_file(path, &opt, &t, &err)
+              : ntl_etl_open_mem(data, size, &opt, &t, &err)) < 0)
         return false;
     if (ntl_profile_new(&p, &err) < 0) {
         ntl_etl_close(t);

@@ -69,6 +69,7 @@ struct ntl_etl {
     uint32_t buffer_index;
     uint8_t *raw;
     size_t raw_cap;
+    bool raw_body_missing;   /* the current buffer was not read (etl_raw_body) */
     uint8_t *dec;
     size_t dec_cap;
     struct etl_ahead *ahead; /* decompressing on a second thread, or NULL */
@@ -110,6 +111,9 @@ int etl_parse_event(const struct etl_cur *c, size_t pos, struct ntl_etl_event *e
 int etl_stream_next(struct ntl_etl *t, struct ntl_etl_event *ev, struct ntl_error *err);
 /* Bytes [pos, pos+n) of the file (not a memory image) read into dst. */
 int etl_file_read(struct ntl_etl *t, uint64_t pos, size_t n, uint8_t *dst, struct ntl_error *err);
+/* The current buffer read into t->raw and *raw pointed there, when
+ * load_buffer left it unread (the decompressing thread had it). */
+int etl_raw_body(struct ntl_etl *t, const uint8_t **raw, struct ntl_error *err);
 /* Bytes [pos, pos+n) of the input: a pointer into memory, or read into t->raw. */
 int etl_input_read(struct ntl_etl *t, uint64_t pos, size_t n, const uint8_t **out,
                    struct ntl_error *err);
@@ -121,7 +125,8 @@ void etl_sorted_free(struct ntl_etl *t);
 void etl_irregular(struct ntl_etl *t, uint64_t offset, const char *structure, const char *fmt, ...)
     NTL_PRINTF(4, 5);
 /* Whether the buffer at off (bsize bytes at raw) repeats an earlier one: the
- * same sequence number and the same bytes. 1 with *first its offset, 0 when
+ * same sequence number and the same bytes (raw: its header at least;
+ * etl_raw_body reads the rest when needed). 1 with *first its offset, 0 when
  * not (it is remembered), or NTL_ERR_NOMEM / NTL_ERR_IO. */
 int etl_buffer_repeats(struct ntl_etl *t, const uint8_t *raw, uint32_t bsize, uint64_t off,
                        uint64_t *first, struct ntl_error *err);

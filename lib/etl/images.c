@@ -42,6 +42,21 @@ static bool image_kind(uint8_t opcode, enum ntl_etl_image_kind *kind)
     }
 }
 
+/* units UTF-16 units at s as UTF-8 in dst (size bytes), as
+ * ntl_utf16_to_utf8 writes them: an ASCII name (nearly every path; a
+ * trace's rundown has thousands) copied a byte a unit, any other one
+ * converted. */
+static void name_utf8(const uint8_t *s, size_t units, char *dst, size_t size)
+{
+    size_t i = 0;
+    for (; i < units && i < size - 1 && !s[2 * i + 1] && s[2 * i] < 0x80; i++)
+        dst[i] = (char)s[2 * i];
+    if (i == units || i == size - 1)
+        dst[i] = '\0';
+    else
+        ntl_utf16_to_utf8(s, units, dst, size);
+}
+
 int ntl_etl_image_decode(const struct ntl_etl *t, const struct ntl_etl_event *ev,
                          struct ntl_etl_image *img, struct ntl_error *err)
 {
@@ -92,7 +107,7 @@ int ntl_etl_image_decode(const struct ntl_etl *t, const struct ntl_etl_event *ev
     img->timestamp = ev->timestamp;
     img->filetime = t ? ntl_etl_time_to_filetime(t, ev->timestamp) : 0;
     size_t units = (n - fixed) / 2;
-    ntl_utf16_to_utf8(p + fixed, ntl_utf16_unit_len(p + fixed, units), img->name, sizeof img->name);
+    name_utf8(p + fixed, ntl_utf16_unit_len(p + fixed, units), img->name, sizeof img->name);
     return 1;
 }
 

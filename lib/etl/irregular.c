@@ -115,7 +115,7 @@ int etl_buffer_repeats(struct ntl_etl *t, const uint8_t *raw, uint32_t bsize, ui
         if (s->sequence != seq || s->size != bsize || s->header_hash != hash)
             continue;
         const uint8_t *before = NULL;
-        if ((rc = earlier_bytes(t, s, &before, err)) < 0)
+        if ((rc = etl_raw_body(t, &raw, err)) < 0 || (rc = earlier_bytes(t, s, &before, err)) < 0)
             return rc;
         /* raw may be t->raw, which earlier_bytes does not touch. */
         if (memcmp(before, raw, bsize) == 0) {

@@ -429,6 +429,15 @@ int etl_file_read(struct ntl_etl *t, uint64_t pos, size_t n, uint8_t *dst, struc
     return 0;
 }
 
+int etl_raw_body(struct ntl_etl *t, const uint8_t **raw, struct ntl_error *err)
+{
+    if (!t->raw_body_missing)
+        return 0;
+    t->raw_body_missing = false;
+    *raw = t->raw;
+    return etl_file_read(t, t->buf.offset, t->buf.size, t->raw, err);
+}
+
 int etl_input_read(struct ntl_etl *t, uint64_t pos, size_t n, const uint8_t **out,
                    struct ntl_error *err)
 {
@@ -505,8 +514,21 @@ static void read_header(struct ntl_etl *t, const uint8_t *raw, uint64_t off, uin
         t->st.cpu_mask |= (uint64_t)1 << b->processor;
 }
 
-/* A compressed buffer: its events are what it decompresses to. 1, or an error. */
-static int compressed_events(struct ntl_etl *t, const uint8_t *raw, struct ntl_error *err)
+/* The buffer at off (header at raw) as the decompressing thread has it in
+ * t->dec: its length after the header, or -1 (no thread, not a compressed
+ * buffer, its SavedOffset out of range, or the thread does not have it). */
+static long ahead_take(struct ntl_etl *t, const uint8_t *raw, uint64_t off)
+{
+    uint32_t usize = ntl_le32(raw + 4);
+    if (!t->ahead || !(ntl_le16(raw + 0x34) & NTL_ETL_BUFFER_COMPRESSED) ||
+        usize < NTL_ETL_BUFFER_HEADER_SIZE || usize > NTL_ETL_MAX_BUFFER_SIZE)
+        return -1;
+    return etl_ahead_take(t->ahead, off, &t->dec, &t->dec_cap);
+}
+
+/* A compressed buffer: its events are what it decompresses to (n >= 0:
+ * the thread's, in t->dec). 1, or an error. */
+static int compressed_events(struct ntl_etl *t, const uint8_t *raw, long n, struct ntl_error *err)
 {
     struct ntl_etl_buffer *b = &t->buf;
     uint32_t usize = b->saved_offset;
@@ -514,7 +536,6 @@ static int compressed_events(struct ntl_etl *t, const uint8_t *raw, struct ntl_e
     if (usize < NTL_ETL_BUFFER_HEADER_SIZE || usize > NTL_ETL_MAX_BUFFER_SIZE)
         return ntl_error_set(err, NTL_ERR_FORMAT, "WMI_BUFFER_HEADER", b->offset + 4,
                              "compressed buffer %u: SavedOffset %u out of range", b->index, usize);
-    long n = t->ahead ? etl_ahead_take(t->ahead, b->offset, &t->dec, &t->dec_cap) : -1;
     if (n < 0 && (rc = grow(&t->dec, &t->dec_cap, usize, err)) < 0)
         return rc;
     if (n < 0) {
@@ -581,7 +602,13 @@ static int load_buffer(struct ntl_etl *t, struct ntl_error *err)
         return 0;
     if (left < NTL_ETL_BUFFER_HEADER_SIZE)
         return file_cut(t, off, 0, err);
-    if ((rc = etl_input_read(t, off, NTL_ETL_BUFFER_HEADER_SIZE, &raw, err)) < 0)
+    /* From a file, the thread's copy first: it starts with the header as
+     * the file has it, checked as below, so that with it nothing of the
+     * buffer is read here (all of it only to compare a repeat). */
+    long taken = t->f && t->ahead ? etl_ahead_take(t->ahead, off, &t->dec, &t->dec_cap) : -1;
+    if (taken >= 0)
+        raw = t->dec;
+    else if ((rc = etl_input_read(t, off, NTL_ETL_BUFFER_HEADER_SIZE, &raw, err)) < 0)
         return rc;
     uint32_t bsize = ntl_le32(raw);
     if (bsize < NTL_ETL_BUFFER_HEADER_SIZE || bsize > NTL_ETL_MAX_BUFFER_SIZE)
@@ -589,18 +616,19 @@ static int load_buffer(struct ntl_etl *t, struct ntl_error *err)
                              "BufferSize %u out of range (0x48..%u)", bsize, NTL_ETL_MAX_BUFFER_SIZE);
     if (bsize > left)
         return file_cut(t, off, bsize, err);
+    if (t->mem)
+        taken = ahead_take(t, raw, off);
     if (t->f) {
-        /* The header is in raw already: read the rest after it. */
+        /* Without the thread's copy, the header is in t->raw already. */
         if ((rc = grow(&t->raw, &t->raw_cap, bsize, err)) < 0)
             return rc;
-        size_t want = bsize - NTL_ETL_BUFFER_HEADER_SIZE;
-        size_t got = fread(t->raw + NTL_ETL_BUFFER_HEADER_SIZE, 1, want, t->f);
-        t->file_pos += got;
-        if (got != want)
-            return ntl_error_set(err, NTL_ERR_IO, "file", off + NTL_ETL_BUFFER_HEADER_SIZE + got,
-                                 "read failed or file shrank");
+        t->raw_body_missing = taken >= 0;
+        if (taken < 0 && (rc = etl_file_read(t, off + NTL_ETL_BUFFER_HEADER_SIZE,
+                                             bsize - NTL_ETL_BUFFER_HEADER_SIZE,
+                                             t->raw + NTL_ETL_BUFFER_HEADER_SIZE, err)) < 0)
+            return rc;
     }
-    raw = t->mem ? t->mem + off : t->raw;
+    raw = t->mem ? t->mem + off : taken >= 0 ? t->dec : t->raw;
     /* From here on the next buffer's place is known. */
     t->next_buffer = off + bsize;
     t->can_continue = true;
@@ -620,7 +648,7 @@ static int load_buffer(struct ntl_etl *t, struct ntl_error *err)
         set_cursor(t, raw, NTL_ETL_BUFFER_HEADER_SIZE, NTL_ETL_BUFFER_HEADER_SIZE);
         return 1;
     }
-    return t->buf.compressed ? compressed_events(t, raw, err) : plain_events(t, raw, err);
+    return t->buf.compressed ? compressed_events(t, raw, taken, err) : plain_events(t, raw, err);
 }
 
 static void count_event(struct ntl_etl *t, const struct ntl_etl_event *ev)

@@ -5,6 +5,7 @@
 #include "etl-item.h"
 #include "etl-stacks.h"
 #include "model.h"
+#include "ntlens/reader.h"
 
 #define GROUP_PROCESS 0x03
 #define GROUP_THREAD 0x05
@@ -50,8 +51,8 @@ static int decode_sample(const struct ntl_etl_event *ev, struct etl_item *it,
     if (ev->payload_size < psz + 8)
         return short_payload(ev, "SampledProfile", psz + 8, err);
     it->type = ITEM_SAMPLE;
-    it->ip = le(ev->payload, psz);
-    it->tid = (uint32_t)le(ev->payload + psz, 4);
+    it->ip = ev->is64 ? ntl_le64(ev->payload) : ntl_le32(ev->payload);
+    it->tid = ntl_le32(ev->payload + psz);
     return 0;
 }
 

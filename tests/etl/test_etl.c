@@ -15,6 +15,7 @@
 #include "ntlens/compress.h"
 #include "ntlens/etl.h"
 #include "ntlens/etl_images.h"
+#include "ntlens/utf16.h"
 #include "ntlens/etl_ipt.h"
 #include "ntlens/reader.h"
 
@@ -524,6 +525,47 @@ static void test_images(void)
     gen_free(&g);
 }
 
+/* Image names as ntl_utf16_to_utf8 writes them, whether ASCII (copied a
+ * unit a byte) or not, cut to the 520-byte field or not. */
+static void test_image_names(void)
+{
+    static char names[6][700];
+    memset(names[0], 'a', 600);                          /* cut */
+    memset(names[1], 'a', 518);
+    strcpy(names[1] + 518, "\xc3\xa9" "b");                /* cut inside a character */
+    memset(names[2], 'a', 519);
+    strcpy(names[2] + 519, "\xc3\xa9");                   /* cut just before one */
+    strcpy(names[3], "C:\\caf\xc3\xa9\\x.dll");
+    strcpy(names[4], "C:\\\xc5\x81\xc5\x82.dll");         /* U+0141: 0x41 in its low byte */
+    strcpy(names[5], "C:\\\xf0\x9f\x98\x80\\a.dll");    /* a surrogate pair */
+    struct gen g;
+    gen_init(&g, 0x4000, 8, 0, 100, 10000000, START_FT, 1, "img", "img.etl");
+    for (int i = 0; i < 6; i++)
+        gen_image(&g, false, false, true, 3, 150 + i, 0x10000 * (i + 1), 0x1000, 4, 1, 2, 0,
+                  names[i]);
+    gen_finish(&g);
+    struct ntl_etl *t;
+    struct ntl_error err = {0};
+    struct ntl_etl_event ev;
+    struct ntl_etl_image img;
+    int n = 0;
+    CHECK_EQ_INT(ntl_etl_open_mem(g.file.data, g.file.len, NULL, &t, &err), 0);
+    while (ntl_etl_next(t, &ev, &err) > 0 && n < 6) {
+        if (ntl_etl_image_decode(t, &ev, &img, &err) <= 0)
+            continue;
+        uint8_t w[1400];
+        char want[520];
+        size_t units = ntl_utf8_to_utf16(names[n], w, 700);
+        ntl_utf16_to_utf8(w, units, want, sizeof want);
+        CHECK_EQ_STR(img.name, want);
+        n++;
+    }
+    CHECK_EQ_INT(n, 6);
+    CHECK_EQ_U64(strlen(img.name), 13);
+    ntl_etl_close(t);
+    gen_free(&g);
+}
+
 static void test_ipt(void)
 {
     uint8_t trace[4096];
@@ -895,8 +937,10 @@ static void test_names(void)
 }
 
 /* Every event and error of data read with and without decompress_ahead
- * (sorted with reload: the thread follows the buffers' second reading). */
-static void same_ahead(const uint8_t *data, size_t size, bool sorted, bool reload)
+ * (sorted with reload: the thread follows the buffers' second reading);
+ * with path (data written there), the thread's reader reads the file. */
+static void same_ahead_in(const uint8_t *data, size_t size, bool sorted, bool reload,
+                          const char *path)
 {
     struct ntl_etl_options plain = {.sorted = sorted, .sorted_reload = reload},
                            ahead = {.sorted = sorted, .sorted_reload = reload,
@@ -907,7 +951,8 @@ static void same_ahead(const uint8_t *data, size_t size, bool sorted, bool reloa
     int r1, r2;
     uint64_t events = 0, errors = 0;
     CHECK_EQ_INT(ntl_etl_open_mem(data, size, &plain, &t, &e1), 0);
-    CHECK_EQ_INT(ntl_etl_open_mem(data, size, &ahead, &u, &e2), 0);
+    CHECK_EQ_INT(path ? ntl_etl_open_file(path, &ahead, &u, &e2)
+                      : ntl_etl_open_mem(data, size, &ahead, &u, &e2), 0);
     do {
         r1 = ntl_etl_next(t, &a, &e1);
         r2 = ntl_etl_next(u, &b, &e2);
@@ -924,8 +969,63 @@ static void same_ahead(const uint8_t *data, size_t size, bool sorted, bool reloa
     } while (r1 == r2 &&
              (r1 > 0 || (r1 < 0 && (ntl_etl_can_continue(t) || r1 == NTL_ETL_TRUNCATED))));
     CHECK(events > 1000);
+    struct ntl_etl_stats st, su;
+    ntl_etl_get_stats(t, &st);
+    ntl_etl_get_stats(u, &su);
+    CHECK_EQ_U64(su.buffers_duplicate, st.buffers_duplicate);
+    CHECK_EQ_U64(su.events, st.events);
     ntl_etl_close(t);
     ntl_etl_close(u);
+}
+
+static void same_ahead(const uint8_t *data, size_t size, bool sorted, bool reload)
+{
+    same_ahead_in(data, size, sorted, reload, NULL);
+}
+
+/* A file whose compressed buffer a comes twice (a repeat) and whose buffer
+ * b comes again with its last byte changed (not one): the reader leaves
+ * the bytes after a header unread when the thread has the buffer, and must
+ * read them to compare (etl_raw_body). Several tries: the thread has to be
+ * ahead for that way to be taken. */
+static void ahead_repeats(const uint8_t *d, size_t size)
+{
+    const uint32_t hdr = NTL_ETL_BUFFER_HEADER_SIZE;
+    uint64_t off = 0, a = 0, b = 0;
+    uint32_t asize = 0, bsize = 0;
+    struct ntl_error err = {0};
+    for (unsigned i = 0; size - off >= hdr; i++) {
+        uint32_t n = ntl_le32(d + off);
+        if (n < hdr || n > size - off)
+            break;
+        if (i == 40)
+            a = off, asize = n;
+        if (i == 60)
+            b = off, bsize = n;
+        off += n;
+    }
+    CHECK(asize && bsize && (ntl_le16(d + a + 0x34) & NTL_ETL_BUFFER_COMPRESSED) &&
+          (ntl_le16(d + b + 0x34) & NTL_ETL_BUFFER_COMPRESSED));
+    if (!asize || !bsize)
+        return;
+    size_t n = size + asize + bsize, ae = a + asize, be = b + bsize;
+    uint8_t *t = malloc(n);
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    memcpy(t, d, ae);
+    memcpy(t + ae, d + a, asize);
+    memcpy(t + ae + asize, d + ae, be - ae);
+    memcpy(t + asize + be, d + b, bsize);
+    t[asize + be + bsize - 1] ^= 1;
+    memcpy(t + asize + be + bsize, d + be, size - be);
+    CHECK_EQ_INT(ntl_file_write("test_etl_ahead.etl", t, n, &err), 0);
+    for (int i = 0; i < 3; i++) {
+        same_ahead_in(t, n, false, false, "test_etl_ahead.etl");
+        same_ahead_in(t, n, true, true, "test_etl_ahead.etl");
+    }
+    remove("test_etl_ahead.etl");
+    free(t);
 }
 
 /* Buffer off of d decompressed into out (1 MiB): its length after the header. */
@@ -1012,6 +1112,7 @@ static void test_decompress_ahead(void)
     same_ahead(f.data, f.len, true, false);
     same_ahead(f.data, f.len, true, true);
     ahead_follow(f.data, f.len);
+    ahead_repeats(f.data, f.len);
     for (size_t i = 300000; i < f.len; i += 150000)
         f.data[i] ^= 0x5a;
     same_ahead(f.data, f.len, false, false);
@@ -1084,6 +1185,7 @@ int main(void)
     test_buffers();
     test_names();
     test_decompress_ahead();
+    test_image_names();
     test_sort_events();
     return check_exit();
 }
