@@ -57,8 +57,29 @@ void flow_dcache_clear(struct flow_dcache *c)
         c->paths->nsegs = 0;
 }
 
+/* The decisions of the table old (mask omask, paths opath or NULL) into
+ * c's new one, each into its slot or the one next to it; one whose pair
+ * is full is dropped (made again when needed). Their paths stay where
+ * they are in the segments kept. */
+static void rehash(struct flow_dcache *c, const struct flow_decision *old, size_t omask,
+                   const struct flow_dpath *opath)
+{
+    for (size_t i = 0; i <= omask; i++) {
+        const struct flow_decision *d = &old[i];
+        if (!d->n)
+            continue;
+        size_t j = flow_decide_hash(d->ip, d->mode, d->bits, d->n - 1u) & c->mask;
+        if (c->slot[j].n && c->slot[j ^= 1].n)
+            continue;
+        c->slot[j] = *d;
+        if (opath)
+            c->paths->path[j] = opath[i];
+    }
+}
+
 /* The first table, or one twice the size when decisions keep pushing each
- * other out (a new table starts empty: they are made again as needed). */
+ * other out, the decisions kept (a table emptied on growing made foo's
+ * ~1,000 again after each doubling). */
 static int resize(struct flow_dcache *c)
 {
     size_t n = c->slot ? (c->mask + 1) * 2 : FLOW_DCACHE_MIN;
@@ -71,15 +92,18 @@ static int resize(struct flow_dcache *c)
         return NTL_ERR_NOMEM;
     }
     memset(s, 0, n * sizeof *s);
-    free(c->slot);
+    struct flow_decision *old = c->slot;
+    struct flow_dpath *opath = c->paths ? c->paths->path : NULL;
+    size_t omask = c->mask;
     c->slot = s;
     c->mask = n - 1;
     c->evicted = 0;
-    if (c->paths) {
-        free(c->paths->path);
+    if (c->paths)
         c->paths->path = p;
-        c->paths->nsegs = 0;
-    }
+    if (old)
+        rehash(c, old, omask, opath);
+    free(old);
+    free(opath);
     return 0;
 }
 
@@ -226,7 +250,7 @@ int flow_decide_miss(struct flow_dcache *c, struct flow_bcache *bc, struct flow_
                      ntl_ipt_read_fn read, void *ctx, uint64_t ip, unsigned mode, unsigned bits,
                      unsigned n, const struct flow_decision **out)
 {
-    if ((!c->slot || (c->evicted > c->mask / 2 && c->mask + 1 < FLOW_DCACHE_MAX)) &&
+    if ((!c->slot || flow_dcache_grows(c)) &&
         resize(c) < 0)
         return NTL_ERR_NOMEM;
     size_t i = flow_decide_hash(ip, mode, bits, n) & c->mask;
