@@ -158,6 +158,7 @@ struct ntl_profile {
     size_t ndropped;           /* samples added and not kept (model_keep_sample) */
     struct ntl_buf frames;     /* the samples' stacks, u64 addresses */
     bool no_stacks;            /* ntl_profile_keep_stacks(p, false) */
+    struct model_loader *loader;  /* ntl_profile_symbols_start (symload.c); NULL */
 };
 
 /* The index of the active range of s holding addr, or -1. */
@@ -271,6 +272,11 @@ static inline const char *model_symbol_name(const struct ntl_profile_symtab *t,
  * unknown sizes; the rows' and lookups' indices are into t->v then. */
 void model_symtab_sort(struct ntl_profile_symtab *t);
 
+/* Queues the file of range r (just added) for the loader, when one runs
+ * and it is new. 0, or NTL_ERR_NOMEM. */
+int model_loader_note(struct ntl_profile *p, const struct model_range *r, struct ntl_error *err);
+/* Stops the loader (skipping what it has not begun) and frees it. */
+void model_loader_free(struct model_loader *l);
 /* Grows an array of elem-sized items to hold n + 1. 0, or -1 out of memory. */
 int model_reserve(void **v, size_t *cap, size_t n, size_t elem);
 
