@@ -101,6 +101,9 @@ typedef void (*ntl_profile_symtab_failed)(void *ctx, const struct ntl_profile_ra
  * ntl_profile_modules, calling failed (may be NULL) for those whose load
  * failed; the tables of modules without hits are dropped (a load not yet
  * begun is skipped). Ranges added after it get no table from the loader.
+ * With the thread, the join also sorts the hits of every range on both
+ * threads (what reading a range's functions or buckets does first): the
+ * report is the same, and its thread does half that work.
  * 0 (also when nothing was started), or NTL_ERR_NOMEM. */
 int ntl_profile_symbols_join(struct ntl_profile *p, ntl_profile_symtab_failed failed, void *ctx,
                              struct ntl_error *err);

@@ -50,6 +50,22 @@ struct model_hits {
     size_t nwlog, cap_wlog;
 };
 
+/* Sorting a log: room reused from range to range (hits.c), one per
+ * thread settling logs. */
+struct model_scratch {
+    uint32_t *log;
+    size_t cap_log;
+    struct model_wide *rows;
+    size_t cap_rows;
+};
+
+/* What settling logs changed in the profile's counts (model_hits_settle_in). */
+struct model_settle_count {
+    size_t buckets;            /* distinct buckets added to the rows */
+    size_t unlogged;           /* entries gone from the logs */
+    bool changed;              /* some rows changed */
+};
+
 struct model_range {
     struct ntl_profile_range pub;
     struct model_hits hits;
@@ -128,11 +144,7 @@ struct ntl_profile {
     size_t kernel_space;       /* 1 + the kernel's index in spaces, once known; 0 before */
     size_t nbuckets;           /* distinct buckets in the ranges' rows */
     size_t nlogged;            /* hits in the ranges' logs */
-    /* Sorting a log: room reused from range to range (hits.c). */
-    uint32_t *scratch_log;
-    size_t cap_scratch_log;
-    struct model_wide *scratch_rows;
-    size_t cap_scratch_rows;
+    struct model_scratch scratch;
     /* The symbol index of each row of range named_range (report.c), in
      * room reused from range to range: current while that range's table
      * is named_by at generation named_gen and its rows unchanged (a
@@ -227,6 +239,14 @@ static inline int model_hit(struct ntl_profile *p, size_t range, uint32_t bucket
 /* Merges the hits logged for range into its rows (before reading them). 0,
  * or -1 out of memory. */
 int model_hits_settle(struct ntl_profile *p, size_t range);
+/* The same with the caller's scratch, adding to *c what the profile's
+ * counts must take (for another thread: it touches nothing else of the
+ * profile). 0, or -1 out of memory (h unchanged). */
+int model_hits_settle_in(struct model_scratch *s, struct model_hits *h,
+                         struct model_settle_count *c);
+/* Applies c to p's counts. */
+void model_hits_count(struct ntl_profile *p, const struct model_settle_count *c);
+void model_scratch_free(struct model_scratch *s);
 
 /* The hits of bucket, a row of h whose hits are MODEL_BIG_HITS. */
 uint64_t model_big_hits(const struct model_hits *h, uint32_t bucket);

@@ -59,8 +59,7 @@ void ntl_profile_free(struct ntl_profile *p)
     free(p->threads);
     free(p->symtabs);
     u64map_free(&p->space_of);
-    free(p->scratch_log);
-    free(p->scratch_rows);
+    model_scratch_free(&p->scratch);
     free(p->syms);
     u64map_free(&p->proc_of);
     u64map_free(&p->thread_of);

@@ -37,7 +37,16 @@ struct model_loader {
     size_t next;              /* the first job no thread has taken */
     bool stop;                /* no more jobs come: drain and return */
     struct u64map by_hash;    /* the adding thread's: hash -> 1 + first job */
+    /* The join's: with the samples in, both threads settle the ranges'
+     * logs (what the report would do on one), taking SETTLE_CHUNK ranges
+     * at a time under the lock, below settle_end. */
+    struct ntl_profile *p;
+    size_t next_range, settle_end;
+    struct model_scratch scratch;       /* the worker's */
+    struct model_settle_count counts;   /* the worker's, applied after its join */
 };
+
+#define SETTLE_CHUNK 4u
 
 static int nomem(struct ntl_error *err)
 {
@@ -97,7 +106,31 @@ static void drain(struct model_loader *l)
     ntl_lock_drop(l->lock);
 }
 
-static void worker(void *arg) { drain(arg); }
+/* Settles ranges until none is left below settle_end; counts into c. A
+ * range that runs out of memory is left as it was (the report settles it
+ * again, and says so). */
+static void settle_share(struct model_loader *l, struct model_scratch *s,
+                         struct model_settle_count *c)
+{
+    for (;;) {
+        ntl_lock_take(l->lock);
+        size_t i = l->next_range, end = l->settle_end;
+        l->next_range = i < end && end - i > SETTLE_CHUNK ? i + SETTLE_CHUNK : end;
+        size_t to = l->next_range;
+        ntl_lock_drop(l->lock);
+        if (i >= to)
+            return;
+        for (; i < to; i++)
+            model_hits_settle_in(s, &l->p->ranges[i].hits, c);
+    }
+}
+
+static void worker(void *arg)
+{
+    struct model_loader *l = arg;
+    drain(l);
+    settle_share(l, &l->scratch, &l->counts);
+}
 
 int model_loader_note(struct ntl_profile *p, const struct model_range *r, struct ntl_error *err)
 {
@@ -135,6 +168,7 @@ int ntl_profile_symbols_start(struct ntl_profile *p, ntl_profile_symtab_loader l
     }
     l->load = load;
     l->ctx = ctx;
+    l->p = p;
     u64map_init(&l->by_hash, SIZE_MAX);
     p->loader = l;
     for (size_t i = 0; i < p->nranges; i++)
@@ -157,20 +191,30 @@ bool ntl_profile_symbols_threaded(const struct ntl_profile *p)
 /* Ends the queue; jobs not begun are skipped unless wanted. Then waits
  * for the worker to load what is left (loads never run on two threads at
  * once: a loader need not be thread-safe, libelf's elf_version is not),
- * or, without one, loads it here. */
-static void finish(struct model_loader *l)
+ * or, without one, loads it here. settle: the ranges' logs are settled
+ * on both threads meanwhile (the worker once its loads are done). */
+static void finish(struct model_loader *l, bool settle)
 {
     ntl_lock_take(l->lock);
+    /* Only beside a thread: alone, settling ranges the report may never
+     * read would be work added, not moved. */
+    if (settle && l->th)
+        l->settle_end = l->p->nranges;
     for (size_t i = l->next; i < l->njobs; i++)
         if (!l->jobs[i].wanted)
             l->jobs[i].state = JOB_SKIP;
     l->stop = true;
     ntl_lock_wake(l->lock);
     ntl_lock_drop(l->lock);
-    if (l->th)
+    if (l->th) {
+        struct model_settle_count c = {0};
+        settle_share(l, &l->p->scratch, &c);
         ntl_threads_join(l->th);
-    else
+        model_hits_count(l->p, &c);
+        model_hits_count(l->p, &l->counts);
+    } else {
         drain(l);
+    }
     l->th = NULL;
 }
 
@@ -178,7 +222,7 @@ void model_loader_free(struct model_loader *l)
 {
     if (!l)
         return;
-    finish(l);
+    finish(l, false);
     for (size_t i = 0; i < l->njobs; i++) {
         free(l->jobs[i].name);
         free(l->jobs[i].path);
@@ -186,6 +230,7 @@ void model_loader_free(struct model_loader *l)
     }
     free(l->jobs);
     u64map_free(&l->by_hash);
+    model_scratch_free(&l->scratch);
     ntl_lock_free(l->lock);
     free(l);
 }
@@ -239,7 +284,7 @@ int ntl_profile_symbols_join(struct ntl_profile *p, ntl_profile_symtab_failed fa
         if (k)
             l->jobs[k - 1].wanted = true;
     }
-    finish(l);
+    finish(l, true);
     if (rc >= 0)
         rc = use_tables(p, l, rows, n, failed, ctx, err);
     free(rows);

@@ -1,8 +1,9 @@
 /* lib/profile's symbol loader (ntl_profile_symbols_start/join): the report
  * with tables loaded on a second thread while samples are added, and on
  * the fallback without one, equals the report with tables loaded after
- * the samples, as the CLI did on one thread; failures are told in the
- * modules table's order; the join waits for a load still under way. */
+ * the samples, as the CLI did on one thread (the join settles the ranges'
+ * logs on both threads too); failures are told in the modules table's
+ * order; the join waits for a load still under way. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,7 +87,8 @@ static void add_samples(struct ntl_profile *p)
         unsigned m = (unsigned)(next() % (MODULES - 5));
         m = m < (unsigned)(next() % (MODULES - 5)) ? m : m / 2;
         struct ntl_profile_sample s = {.ip = 0x10000000ull * (m + 1) + next() % (SYMBOLS * 0x100),
-                                       .pid = 1 + m % 3, .tid = 100 + i % 5};
+                                       .pid = 1 + m % 3, .tid = 100 + i % 5,
+                                       .weight = i % 97 ? 1 : 3};
         CHECK(ntl_profile_add_sample(p, &s, &err) >= 0);
     }
 }
