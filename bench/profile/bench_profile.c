@@ -338,7 +338,8 @@ static int threaded(struct input *in, unsigned long nsamples, unsigned nmod, cha
     printf("%lu samples (depth %u) over %u modules of %u functions, wall time, tables on a "
            "second thread\n", nsamples, DEPTH, nmod, FUNCTIONS);
     printf("add samples    %8.3f s  CPU %.3f s (ranges, then the samples)\n", t1 - t0, c1 - c0);
-    printf("tables         CPU %.3f s in the loader, join %.3f s\n", tt.cpu, t2 - t1);
+    printf("tables         CPU %.3f s in the loader; join %.3f s, CPU %.3f s (with the logs "
+           "settled and named on both threads)\n", tt.cpu, t2 - t1, c2 - c1);
     printf("report         %8.3f s  CPU %.3f s, %zu rows\n", t3 - t2, c3 - c2, rows);
     printf("total          %8.3f s  wall, %.3f s CPU of the adding thread\n", t3 - t0, c3 - c0);
     printf("checksums      report %016" PRIx64 "\n", sum);

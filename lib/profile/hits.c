@@ -222,6 +222,8 @@ static int settle_log(struct model_scratch *s, struct model_hits *h,
     }
     free(h->rows);
     free(h->big);
+    free(h->names);
+    h->names = NULL;
     h->rows = o.rows;
     h->big = o.big;
     h->nbig = o.nbig;
@@ -366,4 +368,5 @@ void model_hits_free(struct model_hits *h)
     free(h->big);
     free(h->log);
     free(h->wlog);
+    free(h->names);
 }

@@ -48,6 +48,13 @@ struct model_hits {
     size_t nlog, cap_log;
     struct model_wide *wlog;
     size_t nwlog, cap_wlog;
+    /* The symbol index of each row (model_symtab_name), made ahead on two
+     * threads by the loader's join: current while names_by is the range's
+     * table at generation names_gen (a settle that changes the rows frees
+     * it); NULL when none was made. */
+    uint32_t *names;
+    const struct ntl_profile_symtab *names_by;
+    uint64_t names_gen;
 };
 
 /* Sorting a log: room reused from range to range (hits.c), one per

@@ -42,11 +42,17 @@ struct model_loader {
      * at a time under the lock, below settle_end. */
     struct ntl_profile *p;
     size_t next_range, settle_end;
+    size_t settling;          /* chunks being settled */
+    bool loads_done;          /* the worker's queue is empty for good */
+    /* Then, with the tables given to the ranges, both name the rows of
+     * ranges below name_end (model_hits.names), from next_name. */
+    bool naming;
+    size_t next_name, name_end;
     struct model_scratch scratch;       /* the worker's */
     struct model_settle_count counts;   /* the worker's, applied after its join */
 };
 
-#define SETTLE_CHUNK 4u
+#define SETTLE_CHUNK 1u
 
 static int nomem(struct ntl_error *err)
 {
@@ -106,30 +112,77 @@ static void drain(struct model_loader *l)
     ntl_lock_drop(l->lock);
 }
 
+/* Takes the next chunk of ranges below *end from *next (under the lock):
+ * false when none is left. */
+static bool take_chunk(size_t *next, size_t end, size_t *from, size_t *to)
+{
+    *from = *next;
+    *next = *from < end && end - *from > SETTLE_CHUNK ? *from + SETTLE_CHUNK : end;
+    *to = *next;
+    return *from < *to;
+}
+
 /* Settles ranges until none is left below settle_end; counts into c. A
  * range that runs out of memory is left as it was (the report settles it
  * again, and says so). */
 static void settle_share(struct model_loader *l, struct model_scratch *s,
                          struct model_settle_count *c)
 {
-    for (;;) {
-        ntl_lock_take(l->lock);
-        size_t i = l->next_range, end = l->settle_end;
-        l->next_range = i < end && end - i > SETTLE_CHUNK ? i + SETTLE_CHUNK : end;
-        size_t to = l->next_range;
+    size_t i, to;
+    ntl_lock_take(l->lock);
+    while (take_chunk(&l->next_range, l->settle_end, &i, &to)) {
+        l->settling++;
         ntl_lock_drop(l->lock);
-        if (i >= to)
-            return;
         for (; i < to; i++)
             model_hits_settle_in(s, &l->p->ranges[i].hits, c);
+        ntl_lock_take(l->lock);
+        l->settling--;
+        ntl_lock_wake(l->lock);
     }
+    ntl_lock_drop(l->lock);
 }
 
+/* Names the rows of range i ahead of the report (a range left unsettled
+ * or out of memory is named by the report itself). The tables are sorted
+ * before naming starts, so two threads may read one table. */
+static void name_range(struct model_range *r)
+{
+    struct model_hits *h = &r->hits;
+    if (!r->syms || !h->nrows || h->nlog || h->nwlog || !(h->names = malloc(h->nrows * 4)))
+        return;
+    model_symtab_name(r->syms, h->rows, h->nrows, r->pub.bucket_shift, h->names);
+    h->names_by = r->syms;
+    h->names_gen = r->syms->gen;
+}
+
+static void name_share(struct model_loader *l)
+{
+    size_t i, to;
+    ntl_lock_take(l->lock);
+    while (take_chunk(&l->next_name, l->name_end, &i, &to)) {
+        ntl_lock_drop(l->lock);
+        for (; i < to; i++)
+            name_range(&l->p->ranges[i]);
+        ntl_lock_take(l->lock);
+    }
+    ntl_lock_drop(l->lock);
+}
+
+/* Loads, then (at the join) settles and names beside the joining thread. */
 static void worker(void *arg)
 {
     struct model_loader *l = arg;
     drain(l);
+    ntl_lock_take(l->lock);
+    l->loads_done = true;
+    ntl_lock_wake(l->lock);
+    ntl_lock_drop(l->lock);
     settle_share(l, &l->scratch, &l->counts);
+    ntl_lock_take(l->lock);
+    while (!l->naming)
+        ntl_lock_wait(l->lock);
+    ntl_lock_drop(l->lock);
+    name_share(l);
 }
 
 int model_loader_note(struct ntl_profile *p, const struct model_range *r, struct ntl_error *err)
@@ -191,38 +244,61 @@ bool ntl_profile_symbols_threaded(const struct ntl_profile *p)
 /* Ends the queue; jobs not begun are skipped unless wanted. Then waits
  * for the worker to load what is left (loads never run on two threads at
  * once: a loader need not be thread-safe, libelf's elf_version is not),
- * or, without one, loads it here. settle: the ranges' logs are settled
- * on both threads meanwhile (the worker once its loads are done). */
-static void finish(struct model_loader *l, bool settle)
+ * or, without one, loads it here. ahead: the ranges' logs are settled on
+ * both threads meanwhile (the worker once its loads are done), and all
+ * settled before this returns. */
+static void finish_loads(struct model_loader *l, bool ahead)
 {
     ntl_lock_take(l->lock);
-    /* Only beside a thread: alone, settling ranges the report may never
-     * read would be work added, not moved. */
-    if (settle && l->th)
-        l->settle_end = l->p->nranges;
     for (size_t i = l->next; i < l->njobs; i++)
         if (!l->jobs[i].wanted)
             l->jobs[i].state = JOB_SKIP;
+    /* Only beside a thread: alone, settling ranges the report may never
+     * read would be work added, not moved. */
+    if (ahead && l->th)
+        l->settle_end = l->p->nranges;
     l->stop = true;
     ntl_lock_wake(l->lock);
     ntl_lock_drop(l->lock);
-    if (l->th) {
-        struct model_settle_count c = {0};
-        settle_share(l, &l->p->scratch, &c);
-        ntl_threads_join(l->th);
-        model_hits_count(l->p, &c);
-        model_hits_count(l->p, &l->counts);
-    } else {
+    if (!l->th) {
         drain(l);
+        return;
     }
+    struct model_settle_count c = {0};
+    settle_share(l, &l->p->scratch, &c);
+    model_hits_count(l->p, &c);
+    ntl_lock_take(l->lock);
+    while (!l->loads_done || l->settling)
+        ntl_lock_wait(l->lock);
+    ntl_lock_drop(l->lock);
+}
+
+/* Names the ranges' rows on both threads (name_end 0: none), then joins
+ * the worker. The tables are the ranges' by now. */
+static void finish_names(struct model_loader *l, size_t name_end)
+{
+    if (!l->th)
+        return;
+    for (size_t i = 0; i < name_end; i++)
+        if (l->p->ranges[i].syms)
+            model_symtab_sort(l->p->ranges[i].syms);
+    ntl_lock_take(l->lock);
+    l->name_end = name_end;
+    l->naming = true;
+    ntl_lock_wake(l->lock);
+    ntl_lock_drop(l->lock);
+    name_share(l);
+    ntl_threads_join(l->th);
     l->th = NULL;
+    model_hits_count(l->p, &l->counts);
 }
 
 void model_loader_free(struct model_loader *l)
 {
     if (!l)
         return;
-    finish(l, false);
+    finish_loads(l, false);
+    finish_names(l, 0);
     for (size_t i = 0; i < l->njobs; i++) {
         free(l->jobs[i].name);
         free(l->jobs[i].path);
@@ -284,9 +360,10 @@ int ntl_profile_symbols_join(struct ntl_profile *p, ntl_profile_symtab_failed fa
         if (k)
             l->jobs[k - 1].wanted = true;
     }
-    finish(l, true);
+    finish_loads(l, rc >= 0);
     if (rc >= 0)
         rc = use_tables(p, l, rows, n, failed, ctx, err);
+    finish_names(l, rc >= 0 ? p->nranges : 0);
     free(rows);
     model_loader_free(l);
     return rc;
