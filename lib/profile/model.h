@@ -13,6 +13,7 @@
 #define MODEL_MAX_IDS (1u << 24)
 #define MODEL_MAX_STACK_BYTES ((size_t)8 << 30)
 #define MODEL_MAX_SAMPLES ((size_t)1 << 30)
+#define MODEL_THREAD_HINTS 256u
 /* A space's grid (struct model_space). */
 #define MODEL_GRID_CELLS 4096u
 #define MODEL_GRID_AFTER 4096u
@@ -169,6 +170,10 @@ struct ntl_profile {
     size_t nthreads, cap_threads;
     struct u64map thread_of;   /* tid -> index in threads */
     size_t last_thread;        /* the index thread_of gave last */
+    /* 1 + the index of a thread by the low bits of its id, in front of
+     * thread_of (samples of many threads interleave: a live profile's, the
+     * bench's 64; the map's probe was 5% of adding a sample); 0: none. */
+    uint32_t thread_hint[MODEL_THREAD_HINTS];
     struct model_symtab *symtabs;
     size_t nsymtabs, cap_symtabs;
     uint64_t total, unknown;
