@@ -37,22 +37,17 @@ struct model_loader {
     size_t next;              /* the first job no thread has taken */
     bool stop;                /* no more jobs come: drain and return */
     struct u64map by_hash;    /* the adding thread's: hash -> 1 + first job */
-    /* The join's: with the samples in, both threads settle the ranges'
-     * logs (what the report would do on one), taking SETTLE_CHUNK ranges
-     * at a time under the lock, below settle_end. */
-    struct ntl_profile *p;
-    size_t next_range, settle_end;
-    size_t settling;          /* chunks being settled */
     bool loads_done;          /* the worker's queue is empty for good */
-    /* Then, with the tables given to the ranges, both name the rows of
-     * ranges below name_end (model_hits.names), from next_name. */
-    bool naming;
-    size_t next_name, name_end;
+    /* The join's: with the samples in and the tables the ranges', both
+     * threads settle each range's log and name its rows (what the report
+     * would do on one), a range at a time from next_range, below
+     * ahead_end, once ahead is set. */
+    struct ntl_profile *p;
+    bool ahead;
+    size_t next_range, ahead_end;
     struct model_scratch scratch;       /* the worker's */
     struct model_settle_count counts;   /* the worker's, applied after its join */
 };
-
-#define SETTLE_CHUNK 1u
 
 static int nomem(struct ntl_error *err)
 {
@@ -112,57 +107,33 @@ static void drain(struct model_loader *l)
     ntl_lock_drop(l->lock);
 }
 
-/* Takes the next chunk of ranges below *end from *next (under the lock):
- * false when none is left. */
-static bool take_chunk(size_t *next, size_t end, size_t *from, size_t *to)
-{
-    *from = *next;
-    *next = *from < end && end - *from > SETTLE_CHUNK ? *from + SETTLE_CHUNK : end;
-    *to = *next;
-    return *from < *to;
-}
-
-/* Settles ranges until none is left below settle_end; counts into c. A
- * range that runs out of memory is left as it was (the report settles it
- * again, and says so). */
-static void settle_share(struct model_loader *l, struct model_scratch *s,
-                         struct model_settle_count *c)
-{
-    size_t i, to;
-    ntl_lock_take(l->lock);
-    while (take_chunk(&l->next_range, l->settle_end, &i, &to)) {
-        l->settling++;
-        ntl_lock_drop(l->lock);
-        for (; i < to; i++)
-            model_hits_settle_in(s, &l->p->ranges[i].hits, c);
-        ntl_lock_take(l->lock);
-        l->settling--;
-        ntl_lock_wake(l->lock);
-    }
-    ntl_lock_drop(l->lock);
-}
-
-/* Names the rows of range i ahead of the report (a range left unsettled
- * or out of memory is named by the report itself). The tables are sorted
- * before naming starts, so two threads may read one table. */
-static void name_range(struct model_range *r)
+/* Settles range r's log and names its rows ahead of the report, on this
+ * thread (the rows are in its cache then), counting into c. A range left
+ * unsettled (out of memory) is settled and named by the report itself.
+ * The tables are sorted before this starts, so two threads may read one. */
+static void settle_and_name(struct model_range *r, struct model_scratch *s,
+                            struct model_settle_count *c)
 {
     struct model_hits *h = &r->hits;
-    if (!r->syms || !h->nrows || h->nlog || h->nwlog || !(h->names = malloc(h->nrows * 4)))
+    if (model_hits_settle_in(s, h, c) < 0 || !r->syms || !h->nrows)
+        return;
+    free(h->names);   /* a former join's, for rows that did not change */
+    if (!(h->names = malloc(h->nrows * sizeof *h->names)))
         return;
     model_symtab_name(r->syms, h->rows, h->nrows, r->pub.bucket_shift, h->names);
     h->names_by = r->syms;
     h->names_gen = r->syms->gen;
 }
 
-static void name_share(struct model_loader *l)
+/* Takes ranges below ahead_end until none is left. */
+static void ahead_share(struct model_loader *l, struct model_scratch *s,
+                        struct model_settle_count *c)
 {
-    size_t i, to;
     ntl_lock_take(l->lock);
-    while (take_chunk(&l->next_name, l->name_end, &i, &to)) {
+    while (l->next_range < l->ahead_end) {
+        size_t i = l->next_range++;
         ntl_lock_drop(l->lock);
-        for (; i < to; i++)
-            name_range(&l->p->ranges[i]);
+        settle_and_name(&l->p->ranges[i], s, c);
         ntl_lock_take(l->lock);
     }
     ntl_lock_drop(l->lock);
@@ -176,13 +147,10 @@ static void worker(void *arg)
     ntl_lock_take(l->lock);
     l->loads_done = true;
     ntl_lock_wake(l->lock);
-    ntl_lock_drop(l->lock);
-    settle_share(l, &l->scratch, &l->counts);
-    ntl_lock_take(l->lock);
-    while (!l->naming)
+    while (!l->ahead)
         ntl_lock_wait(l->lock);
     ntl_lock_drop(l->lock);
-    name_share(l);
+    ahead_share(l, &l->scratch, &l->counts);
 }
 
 int model_loader_note(struct ntl_profile *p, const struct model_range *r, struct ntl_error *err)
@@ -244,52 +212,43 @@ bool ntl_profile_symbols_threaded(const struct ntl_profile *p)
 /* Ends the queue; jobs not begun are skipped unless wanted. Then waits
  * for the worker to load what is left (loads never run on two threads at
  * once: a loader need not be thread-safe, libelf's elf_version is not),
- * or, without one, loads it here. ahead: the ranges' logs are settled on
- * both threads meanwhile (the worker once its loads are done), and all
- * settled before this returns. */
-static void finish_loads(struct model_loader *l, bool ahead)
+ * or, without one, loads it here. */
+static void finish_loads(struct model_loader *l)
 {
     ntl_lock_take(l->lock);
     for (size_t i = l->next; i < l->njobs; i++)
         if (!l->jobs[i].wanted)
             l->jobs[i].state = JOB_SKIP;
-    /* Only beside a thread: alone, settling ranges the report may never
-     * read would be work added, not moved. */
-    if (ahead && l->th)
-        l->settle_end = l->p->nranges;
     l->stop = true;
     ntl_lock_wake(l->lock);
+    if (l->th)
+        while (!l->loads_done)
+            ntl_lock_wait(l->lock);
     ntl_lock_drop(l->lock);
-    if (!l->th) {
+    if (!l->th)
         drain(l);
-        return;
-    }
-    struct model_settle_count c = {0};
-    settle_share(l, &l->p->scratch, &c);
-    model_hits_count(l->p, &c);
-    ntl_lock_take(l->lock);
-    while (!l->loads_done || l->settling)
-        ntl_lock_wait(l->lock);
-    ntl_lock_drop(l->lock);
 }
 
-/* Names the ranges' rows on both threads (name_end 0: none), then joins
- * the worker. The tables are the ranges' by now. */
-static void finish_names(struct model_loader *l, size_t name_end)
+/* Settles and names the ranges below end on both threads (end 0: none),
+ * then joins the worker. Only beside a thread: alone, settling ranges the
+ * report may never read would be work added, not moved. */
+static void finish_ahead(struct model_loader *l, size_t end)
 {
     if (!l->th)
         return;
-    for (size_t i = 0; i < name_end; i++)
+    for (size_t i = 0; i < end; i++)
         if (l->p->ranges[i].syms)
             model_symtab_sort(l->p->ranges[i].syms);
     ntl_lock_take(l->lock);
-    l->name_end = name_end;
-    l->naming = true;
+    l->ahead_end = end;
+    l->ahead = true;
     ntl_lock_wake(l->lock);
     ntl_lock_drop(l->lock);
-    name_share(l);
+    struct model_settle_count c = {0};
+    ahead_share(l, &l->p->scratch, &c);
     ntl_threads_join(l->th);
     l->th = NULL;
+    model_hits_count(l->p, &c);
     model_hits_count(l->p, &l->counts);
 }
 
@@ -297,8 +256,8 @@ void model_loader_free(struct model_loader *l)
 {
     if (!l)
         return;
-    finish_loads(l, false);
-    finish_names(l, 0);
+    finish_loads(l);
+    finish_ahead(l, 0);
     for (size_t i = 0; i < l->njobs; i++) {
         free(l->jobs[i].name);
         free(l->jobs[i].path);
@@ -360,10 +319,10 @@ int ntl_profile_symbols_join(struct ntl_profile *p, ntl_profile_symtab_failed fa
         if (k)
             l->jobs[k - 1].wanted = true;
     }
-    finish_loads(l, rc >= 0);
+    finish_loads(l);
     if (rc >= 0)
         rc = use_tables(p, l, rows, n, failed, ctx, err);
-    finish_names(l, rc >= 0 ? p->nranges : 0);
+    finish_ahead(l, rc >= 0 ? p->nranges : 0);
     free(rows);
     model_loader_free(l);
     return rc;
