@@ -1,10 +1,11 @@
 /* Symbol tables loaded on a second thread while samples are added
- * (ntl_profile_symbols_start): reading and sorting the tables of hundreds
- * of modules took as long as adding a million samples, and the two share
- * nothing until the report. Each range's file is queued once as it is
- * added; the join keeps the tables of the modules with hits, in the order
- * the one-thread CLI loaded them, so the report does not depend on which
- * thread loaded what or when. */
+ * (ntl_profile_symbols_start): making and sorting the bench's 300 tables
+ * took 22-25 ms beside 37 ms of adding a million samples, and the two
+ * share nothing until the report. Each range's file is queued once as it
+ * is added; the join keeps the tables of the modules with hits, in the
+ * order the one-thread CLI loaded them, so the report does not depend on
+ * which thread loaded what or when. Then both threads settle and name the
+ * ranges' hits, the first work of the report, each range on one thread. */
 #include <stdlib.h>
 #include <string.h>
 
