@@ -12,10 +12,10 @@
  * the symbol names are made before the clock starts; the checksums (of
  * every report row, and of every frame's name) tell whether two builds
  * report the same, and the report's are summed with the clock paused.
- * With --threads, only the report, in wall time: the symbol tables are
- * built (and sorted) on a second thread while the samples are added, as a
- * caller with two cores may do (each table is its own; the profile is the
- * adding thread's alone); report_vs_perf.sh --wall reads its "total".
+ * With --threads, only the report, in wall time: lib/profile's loader
+ * (ntl_profile_symbols_start) builds and sorts the symbol tables on a
+ * second thread while the samples are added, as `ntlens profile` loads
+ * them; report_vs_perf.sh --wall reads its "total".
  *   bench_profile [SAMPLES [MODULES [--no-frames | --threads]]] */
 #include <inttypes.h>
 #include <stdio.h>
@@ -146,26 +146,30 @@ static void add_modules(struct ntl_profile *p, unsigned nmod, const char *names)
     }
 }
 
-/* --threads: the tables made on a second thread, each sorted there too
- * (its first lookup sorts it), while the first adds the samples. */
+/* --threads: lib/profile's loader makes the tables (and sorts them) on a
+ * second thread while the first adds the samples, as `ntlens profile`
+ * loads ELF or PE symbols. */
 struct tables {
-    struct ntl_profile_symtab **t;
-    unsigned nmod;
     const char *names;
-    double cpu;            /* the thread's CPU time */
+    double cpu;            /* the loads' CPU time (one at a time) */
 };
 
-static void make_tables(void *arg)
+static int load_table(void *ctx, const char *name, const char *path,
+                      struct ntl_profile_symtab **out, struct ntl_error *err)
 {
-    struct tables *tt = arg;
+    struct tables *tt = ctx;
     struct ntl_profile_symbol sym;
     uint64_t disp;
+    unsigned m;
+    (void)name;
+    (void)err;
     double c0 = ntl_thread_cpu();
-    for (unsigned m = 0; m < tt->nmod; m++) {
-        tt->t[m] = make_table(m, tt->names);
-        ntl_profile_symtab_lookup(tt->t[m], 0, &sym, &disp);
-    }
-    tt->cpu = ntl_thread_cpu() - c0;
+    if (sscanf(path, "/usr/lib/bench/lib%u.so", &m) != 1)
+        return 0;
+    *out = make_table(m, tt->names);
+    ntl_profile_symtab_lookup(*out, 0, &sym, &disp);
+    tt->cpu += ntl_thread_cpu() - c0;
+    return 0;
 }
 
 /* The input: every sample's ip, thread and stack, drawn before the clock
@@ -309,25 +313,23 @@ static uint64_t name_frames(struct ntl_profile *p)
 static int threaded(struct input *in, unsigned long nsamples, unsigned nmod, char *names)
 {
     struct ntl_profile *p;
-    struct ntl_threads *th;
     struct ntl_error err = {0};
-    struct tables tt = {calloc(nmod, sizeof *tt.t), nmod, names, 0};
+    struct tables tt = {names, 0};
     clock_id = CLOCK_MONOTONIC;
-    if (!tt.t || ntl_profile_new(&p, &err) < 0)
+    if (ntl_profile_new(&p, &err) < 0)
         die("profile", &err);
     ntl_profile_keep_stacks(p, false);
     double t0 = now(), c0 = ntl_thread_cpu();
-    if (ntl_threads_start(&th, 1, make_tables, &tt) < 0) {
-        fprintf(stderr, "bench_profile: no thread\n");
-        return 1;
-    }
+    if (ntl_profile_symbols_start(p, load_table, &tt, true, &err) < 0)
+        die("loader", &err);
+    if (!ntl_profile_symbols_threaded(p))
+        fprintf(stderr, "bench_profile: no thread; the tables load at the join\n");
     for (unsigned m = 0; m < nmod; m++)
         add_range(p, m);
     add_samples(p, in, nsamples);
     double t1 = now(), c1 = ntl_thread_cpu();
-    ntl_threads_join(th);
-    for (unsigned m = 0; m < nmod; m++)
-        use_table(p, m, tt.t[m]);
+    if (ntl_profile_symbols_join(p, NULL, NULL, &err) < 0)
+        die("symbols", &err);
     double t2 = now(), c2 = ntl_thread_cpu();
     size_t rows = report(p);
     double t3 = now() - paused;
@@ -336,11 +338,11 @@ static int threaded(struct input *in, unsigned long nsamples, unsigned nmod, cha
     printf("%lu samples (depth %u) over %u modules of %u functions, wall time, tables on a "
            "second thread\n", nsamples, DEPTH, nmod, FUNCTIONS);
     printf("add samples    %8.3f s  CPU %.3f s (ranges, then the samples)\n", t1 - t0, c1 - c0);
-    printf("tables         CPU %.3f s on the second thread, waited for %.3f s\n", tt.cpu, t2 - t1);
+    printf("tables         CPU %.3f s in the loader; join %.3f s, CPU %.3f s (with the logs "
+           "settled and named on both threads)\n", tt.cpu, t2 - t1, c2 - c1);
     printf("report         %8.3f s  CPU %.3f s, %zu rows\n", t3 - t2, c3 - c2, rows);
     printf("total          %8.3f s  wall, %.3f s CPU of the adding thread\n", t3 - t0, c3 - c0);
     printf("checksums      report %016" PRIx64 "\n", sum);
-    free(tt.t);
     free(in->addrs);
     free(in->tids);
     free(names);

@@ -6,6 +6,7 @@
 #ifndef NTLENS_PROFILE_SYMBOLS_H
 #define NTLENS_PROFILE_SYMBOLS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,6 +17,7 @@ extern "C" {
 #endif
 
 struct ntl_profile;
+struct ntl_profile_range;
 struct ntl_profile_symtab;
 
 /* A symbol as ntl_profile_symtab_lookup gives it (a copy: the table keeps
@@ -66,6 +68,45 @@ int ntl_profile_symtab_from_pe(const void *data, size_t size, struct ntl_profile
  * whose path is path (exact). 0, or NTL_ERR_NOMEM (t is then freed). */
 int ntl_profile_use_symbols(struct ntl_profile *p, const char *path,
                             struct ntl_profile_symtab *t, struct ntl_error *err);
+
+/* Loads the table of a range's file (name and path as the range has
+ * them): 0 with *out set, or NULL when there is none for that file; or a
+ * negative status with err set. It runs on the loader's thread, so it
+ * must not touch the profile; ctx is the caller's. */
+typedef int (*ntl_profile_symtab_loader)(void *ctx, const char *name, const char *path,
+                                         struct ntl_profile_symtab **out,
+                                         struct ntl_error *err);
+
+/* Loads the tables of p's ranges (each distinct name and path once, those
+ * added before and after this call) on a second thread while samples are
+ * added, sorted there too. thread false, or a thread that cannot start:
+ * nothing until ntl_profile_symbols_join, which loads them then on the
+ * calling thread (what a caller without the thread would do). The report
+ * is the same either way. 0, or NTL_ERR_ARGUMENT (already started),
+ * NTL_ERR_NOMEM. */
+int ntl_profile_symbols_start(struct ntl_profile *p, ntl_profile_symtab_loader load, void *ctx,
+                              bool thread, struct ntl_error *err);
+
+/* Whether the loader runs on a thread of its own (false before start, on
+ * the fallback and after the join). */
+bool ntl_profile_symbols_threaded(const struct ntl_profile *p);
+
+/* Called by ntl_profile_symbols_join for a table that failed to load,
+ * with the range it was for and the loader's error. */
+typedef void (*ntl_profile_symtab_failed)(void *ctx, const struct ntl_profile_range *r,
+                                          const struct ntl_error *e);
+
+/* Waits for the loader and gives p the tables of the modules with hits
+ * (ntl_profile_use_symbols), each path once, in the order of
+ * ntl_profile_modules, calling failed (may be NULL) for those whose load
+ * failed; the tables of modules without hits are dropped (a load not yet
+ * begun is skipped). Ranges added after it get no table from the loader.
+ * With the thread, the join also sorts the hits of every range on both
+ * threads (what reading a range's functions or buckets does first): the
+ * report is the same, and its thread does half that work.
+ * 0 (also when nothing was started), or NTL_ERR_NOMEM. */
+int ntl_profile_symbols_join(struct ntl_profile *p, ntl_profile_symtab_failed failed, void *ctx,
+                             struct ntl_error *err);
 
 #ifdef __cplusplus
 }

@@ -133,17 +133,23 @@ static int scratch(void **v, size_t *cap, size_t n, size_t elem)
 }
 
 /* The log's hits (both kinds, the weighted ones collapsed already)
- * sorted and collapsed, in p's scratch rows: sets *out to them and returns
+ * sorted and collapsed, in the scratch rows: sets *out to them and returns
  * how many. The log keeps the same hits, in another order. */
-static size_t sorted_log(struct ntl_profile *p, struct model_hits *h, struct model_wide **out)
+static size_t sorted_log(struct model_scratch *s, struct model_hits *h, struct model_wide **out)
 {
-    uint32_t *v = sort_buckets(h->log, p->scratch_log, h->nlog);
-    size_t n = collapse_log(v, h->nlog, p->scratch_rows);
-    *out = p->scratch_rows;
+    uint32_t *v = sort_buckets(h->log, s->log, h->nlog);
+    size_t n = collapse_log(v, h->nlog, s->rows);
+    *out = s->rows;
     if (!h->nwlog)
         return n;
-    *out = p->scratch_rows + n;
-    return merge(p->scratch_rows, n, h->wlog, h->nwlog, *out);
+    *out = s->rows + n;
+    return merge(s->rows, n, h->wlog, h->nwlog, *out);
+}
+
+void model_scratch_free(struct model_scratch *s)
+{
+    free(s->log);
+    free(s->rows);
 }
 
 /* Settled rows being written, and their big counts. */
@@ -192,23 +198,22 @@ static int merge_settled(const struct model_hits *h, const struct model_wide *y,
     return 0;
 }
 
-/* Merges h's log into its rows. 0, or -1 out of memory (h's hits
- * unchanged). */
-static int settle(struct ntl_profile *p, struct model_hits *h)
+/* Merges h's log into its rows, with scratch s, counting into c. 0, or -1
+ * out of memory (h's hits unchanged). */
+static int settle_log(struct model_scratch *s, struct model_hits *h,
+                      struct model_settle_count *c)
 {
     size_t nw = collapse_weighted(h->wlog, h->nwlog);
-    p->nlogged -= h->nwlog - nw;
+    c->unlogged += h->nwlog - nw;
     h->nwlog = nw;
     size_t logged = h->nlog + nw;
     if (!logged)
         return 0;
     struct model_wide *add;
-    if (scratch((void **)&p->scratch_log, &p->cap_scratch_log, h->nlog, sizeof *p->scratch_log) <
-            0 ||
-        scratch((void **)&p->scratch_rows, &p->cap_scratch_rows, 2 * logged,
-                sizeof *p->scratch_rows) < 0)
+    if (scratch((void **)&s->log, &s->cap_log, h->nlog, sizeof *s->log) < 0 ||
+        scratch((void **)&s->rows, &s->cap_rows, 2 * logged, sizeof *s->rows) < 0)
         return -1;
-    size_t nadd = sorted_log(p, h, &add);
+    size_t nadd = sorted_log(s, h, &add);
     struct settled o = {malloc((h->nrows + nadd) * sizeof *o.rows), 0, NULL, 0, 0};
     if (!o.rows || merge_settled(h, add, nadd, &o) < 0) {
         free(o.rows);
@@ -217,21 +222,23 @@ static int settle(struct ntl_profile *p, struct model_hits *h)
     }
     free(h->rows);
     free(h->big);
+    free(h->names);
+    h->names = NULL;
     h->rows = o.rows;
     h->big = o.big;
     h->nbig = o.nbig;
-    p->named_by = NULL;
-    p->nbuckets += o.n - h->nrows;
+    c->changed = true;
+    c->buckets += o.n - h->nrows;
     h->nrows = o.n;
-    p->nlogged -= logged;
+    c->unlogged += logged;
     h->nlog = h->nwlog = 0;
     return 0;
 }
 
-int model_hits_settle(struct ntl_profile *p, size_t range)
+int model_hits_settle_in(struct model_scratch *s, struct model_hits *h,
+                         struct model_settle_count *c)
 {
-    struct model_hits *h = &p->ranges[range].hits;
-    if (settle(p, h) < 0)
+    if (settle_log(s, h, c) < 0)
         return -1;
     /* A range is read when its hits are in, as a rule: its log's memory
      * goes back for the next ranges' rows (fresh pages otherwise: 1,200
@@ -240,6 +247,32 @@ int model_hits_settle(struct ntl_profile *p, size_t range)
     h->log = NULL;
     h->cap_log = 0;
     return 0;
+}
+
+void model_hits_count(struct ntl_profile *p, const struct model_settle_count *c)
+{
+    p->nbuckets += c->buckets;
+    p->nlogged -= c->unlogged;
+    if (c->changed)
+        p->named_by = NULL;
+}
+
+/* Merges h's log into its rows. 0, or -1 out of memory (h's hits
+ * unchanged). */
+static int settle(struct ntl_profile *p, struct model_hits *h)
+{
+    struct model_settle_count c = {0};
+    int rc = settle_log(&p->scratch, h, &c);
+    model_hits_count(p, &c);
+    return rc;
+}
+
+int model_hits_settle(struct ntl_profile *p, size_t range)
+{
+    struct model_settle_count c = {0};
+    int rc = model_hits_settle_in(&p->scratch, &p->ranges[range].hits, &c);
+    model_hits_count(p, &c);
+    return rc;
 }
 
 /* Every range's log merged, so p->nbuckets is exact. 0, or -1. */
@@ -335,4 +368,5 @@ void model_hits_free(struct model_hits *h)
     free(h->big);
     free(h->log);
     free(h->wlog);
+    free(h->names);
 }

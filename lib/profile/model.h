@@ -13,6 +13,7 @@
 #define MODEL_MAX_IDS (1u << 24)
 #define MODEL_MAX_STACK_BYTES ((size_t)8 << 30)
 #define MODEL_MAX_SAMPLES ((size_t)1 << 30)
+#define MODEL_THREAD_HINTS 256u
 /* A space's grid (struct model_space). */
 #define MODEL_GRID_CELLS 4096u
 #define MODEL_GRID_AFTER 4096u
@@ -48,6 +49,29 @@ struct model_hits {
     size_t nlog, cap_log;
     struct model_wide *wlog;
     size_t nwlog, cap_wlog;
+    /* The symbol index of each row (model_symtab_name), made ahead on two
+     * threads by the loader's join: current while names_by is the range's
+     * table at generation names_gen (a settle that changes the rows frees
+     * it); NULL when none was made. */
+    uint32_t *names;
+    const struct ntl_profile_symtab *names_by;
+    uint64_t names_gen;
+};
+
+/* Sorting a log: room reused from range to range (hits.c), one per
+ * thread settling logs. */
+struct model_scratch {
+    uint32_t *log;
+    size_t cap_log;
+    struct model_wide *rows;
+    size_t cap_rows;
+};
+
+/* What settling logs changed in the profile's counts (model_hits_settle_in). */
+struct model_settle_count {
+    size_t buckets;            /* distinct buckets added to the rows */
+    size_t unlogged;           /* entries gone from the logs */
+    bool changed;              /* some rows changed */
 };
 
 struct model_range {
@@ -128,11 +152,7 @@ struct ntl_profile {
     size_t kernel_space;       /* 1 + the kernel's index in spaces, once known; 0 before */
     size_t nbuckets;           /* distinct buckets in the ranges' rows */
     size_t nlogged;            /* hits in the ranges' logs */
-    /* Sorting a log: room reused from range to range (hits.c). */
-    uint32_t *scratch_log;
-    size_t cap_scratch_log;
-    struct model_wide *scratch_rows;
-    size_t cap_scratch_rows;
+    struct model_scratch scratch;
     /* The symbol index of each row of range named_range (report.c), in
      * room reused from range to range: current while that range's table
      * is named_by at generation named_gen and its rows unchanged (a
@@ -150,6 +170,10 @@ struct ntl_profile {
     size_t nthreads, cap_threads;
     struct u64map thread_of;   /* tid -> index in threads */
     size_t last_thread;        /* the index thread_of gave last */
+    /* 1 + the index of a thread by the low bits of its id, in front of
+     * thread_of (samples of many threads interleave: a live profile's, the
+     * bench's 64; the map's probe was 5% of adding a sample); 0: none. */
+    uint32_t thread_hint[MODEL_THREAD_HINTS];
     struct model_symtab *symtabs;
     size_t nsymtabs, cap_symtabs;
     uint64_t total, unknown;
@@ -158,6 +182,7 @@ struct ntl_profile {
     size_t ndropped;           /* samples added and not kept (model_keep_sample) */
     struct ntl_buf frames;     /* the samples' stacks, u64 addresses */
     bool no_stacks;            /* ntl_profile_keep_stacks(p, false) */
+    struct model_loader *loader;  /* ntl_profile_symbols_start (symload.c); NULL */
 };
 
 /* The index of the active range of s holding addr, or -1. */
@@ -226,6 +251,14 @@ static inline int model_hit(struct ntl_profile *p, size_t range, uint32_t bucket
 /* Merges the hits logged for range into its rows (before reading them). 0,
  * or -1 out of memory. */
 int model_hits_settle(struct ntl_profile *p, size_t range);
+/* The same with the caller's scratch, adding to *c what the profile's
+ * counts must take (for another thread: it touches nothing else of the
+ * profile). 0, or -1 out of memory (h unchanged). */
+int model_hits_settle_in(struct model_scratch *s, struct model_hits *h,
+                         struct model_settle_count *c);
+/* Applies c to p's counts. */
+void model_hits_count(struct ntl_profile *p, const struct model_settle_count *c);
+void model_scratch_free(struct model_scratch *s);
 
 /* The hits of bucket, a row of h whose hits are MODEL_BIG_HITS. */
 uint64_t model_big_hits(const struct model_hits *h, uint32_t bucket);
@@ -271,6 +304,11 @@ static inline const char *model_symbol_name(const struct ntl_profile_symtab *t,
  * unknown sizes; the rows' and lookups' indices are into t->v then. */
 void model_symtab_sort(struct ntl_profile_symtab *t);
 
+/* Queues the file of range r (just added) for the loader, when one runs
+ * and it is new. 0, or NTL_ERR_NOMEM. */
+int model_loader_note(struct ntl_profile *p, const struct model_range *r, struct ntl_error *err);
+/* Stops the loader (skipping what it has not begun) and frees it. */
+void model_loader_free(struct model_loader *l);
 /* Grows an array of elem-sized items to hold n + 1. 0, or -1 out of memory. */
 int model_reserve(void **v, size_t *cap, size_t n, size_t elem);
 

@@ -35,6 +35,7 @@ void ntl_profile_free(struct ntl_profile *p)
 {
     if (!p)
         return;
+    model_loader_free(p->loader);
     for (size_t i = 0; i < p->nranges; i++) {
         free(p->ranges[i].name);
         free(p->ranges[i].path);
@@ -58,8 +59,7 @@ void ntl_profile_free(struct ntl_profile *p)
     free(p->threads);
     free(p->symtabs);
     u64map_free(&p->space_of);
-    free(p->scratch_log);
-    free(p->scratch_rows);
+    model_scratch_free(&p->scratch);
     free(p->syms);
     u64map_free(&p->proc_of);
     u64map_free(&p->thread_of);
@@ -274,7 +274,7 @@ int ntl_profile_add_range(struct ntl_profile *p, uint32_t pid, const char *name,
     for (size_t i = 0; i < p->nsymtabs; i++)
         if (!strcmp(p->symtabs[i].path, r->path))
             r->syms = p->symtabs[i].syms;
-    long at = space_cut(p, s, base, base + (size - 1));
+    long at = model_loader_note(p, r, err) < 0 ? -1 : space_cut(p, s, base, base + (size - 1));
     if (at < 0) {
         free(r->name);
         free(r->path);

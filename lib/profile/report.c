@@ -124,6 +124,10 @@ static int name_rows(struct ntl_profile *p, size_t range, const struct ntl_profi
     *sym = NULL;
     if (!r->syms)
         return 0;
+    if (r->hits.names && r->hits.names_by == r->syms && r->hits.names_gen == r->syms->gen) {
+        *sym = r->hits.names;   /* made by the loader's join */
+        return 0;
+    }
     if (p->named_range != range || p->named_by != r->syms || p->named_gen != r->syms->gen) {
         if (r->hits.nrows > p->cap_syms) {
             uint32_t *v = realloc(p->syms, r->hits.nrows * sizeof *v);

@@ -41,8 +41,13 @@ static struct model_thread *thread_get(struct ntl_profile *p, uint32_t tid, stru
     /* A trace's samples often come in runs of one thread (an idle CPU's). */
     if (p->last_thread < p->nthreads && p->threads[p->last_thread].tid == tid)
         return &p->threads[p->last_thread];
+    uint32_t *hint = &p->thread_hint[tid % MODEL_THREAD_HINTS];
+    if (*hint && p->threads[*hint - 1].tid == tid)
+        return &p->threads[p->last_thread = *hint - 1];
     const uint64_t *i = u64map_get(&p->thread_of, tid);
     int limited = 0;
+    if (i && *i < UINT32_MAX)
+        *hint = (uint32_t)*i + 1;
     if (i)
         return &p->threads[p->last_thread = *i];
     if (model_reserve((void **)&p->threads, &p->cap_threads, p->nthreads, sizeof *p->threads) <

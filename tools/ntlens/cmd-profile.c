@@ -195,61 +195,50 @@ static char *find_module_file(const char *dir, const char *name)
     return found;
 }
 
-/* The range of row i when it is the first row with hits for its file (a
- * module seen in several processes is loaded once), else NULL. */
-static const struct ntl_profile_range *first_of_path(const struct ntl_profile_module_row *rows,
-                                                     size_t i)
+/* --modules DIR's loader (on lib/profile's thread): the exports of the
+ * file in DIR named as the module. */
+static int load_exports(void *ctx, const char *name, const char *path,
+                        struct ntl_profile_symtab **out, struct ntl_error *err)
 {
-    const struct ntl_profile_range *g = rows[i].r;
-    for (size_t k = 0; g && k < i; k++)
-        if (rows[k].r && !strcmp(rows[k].r->path, g->path))
-            return NULL;
-    return g;
+    char *file = find_module_file(ctx, name);
+    struct ntl_buf b;
+    int rc;
+    (void)path;
+    if (!file)
+        return 0;
+    ntl_buf_init(&b, 1u << 30);
+    if ((rc = ntl_file_read(file, 1u << 30, &b, err)) >= 0)
+        rc = ntl_profile_symtab_from_pe(b.data, b.len, out, err);
+    ntl_buf_free(&b);
+    free(file);
+    return rc;
 }
 
-/* Symbols from --modules DIR for every module with hits, each path once. */
-static void load_exports(const char *cmd, struct ntl_profile *p, const char *dir)
+struct load_ctx {
+    const char *cmd, *dir;
+};
+
+/* A module with hits whose file would not load (the join's, in the order
+ * of the modules table): named again, only then. */
+static void load_failed(void *ctx, const struct ntl_profile_range *r, const struct ntl_error *e)
 {
-    struct ntl_profile_module_row *rows;
-    struct ntl_error err = {0};
-    size_t n;
-    if (ntl_profile_modules(p, &rows, &n, &err) < 0)
-        return;
-    for (size_t i = 0; i < n; i++) {
-        const struct ntl_profile_range *g = first_of_path(rows, i);
-        char *file = g ? find_module_file(dir, g->name) : NULL;
-        if (!file)
-            continue;
-        struct ntl_buf b;
-        struct ntl_profile_symtab *t;
-        ntl_buf_init(&b, 1u << 30);
-        if (ntl_file_read(file, 1u << 30, &b, &err) < 0 ||
-            ntl_profile_symtab_from_pe(b.data, b.len, &t, &err) < 0)
-            cli_warn(cmd, "%s: %s; its functions are offsets", file, err.message);
-        else if (ntl_profile_use_symbols(p, g->path, t, &err) < 0)
-            cli_warn(cmd, "%s", err.message);
-        ntl_buf_free(&b);
-        free(file);
-    }
-    free(rows);
+    const struct load_ctx *lc = ctx;
+    char *file = find_module_file(lc->dir, r->name);
+    cli_warn(lc->cmd, "%s: %s; its functions are offsets", file ? file : r->name, e->message);
+    free(file);
 }
 
-/* ELF symbols for every range with hits whose path is a file, each once. */
-static void load_elf_symbols(struct ntl_profile *p)
+/* Live sampling's loader: the ELF symbols of a range whose path is a file
+ * ("[vdso]", "[kernel.kallsyms]" are not); a file without them is left
+ * unnamed, as before. */
+static int load_elf(void *ctx, const char *name, const char *path,
+                    struct ntl_profile_symtab **out, struct ntl_error *err)
 {
-    struct ntl_profile_module_row *rows;
-    struct ntl_error err = {0};
-    size_t n;
-    if (ntl_profile_modules(p, &rows, &n, &err) < 0)
-        return;
-    for (size_t i = 0; i < n; i++) {
-        const struct ntl_profile_range *g = first_of_path(rows, i);
-        struct ntl_profile_symtab *t;
-        /* Files only: "[vdso]", "[kernel.kallsyms]" are not. */
-        if (g && g->path[0] == '/' && ntl_profile_symtab_from_elf(g->path, &t, &err) == 0)
-            ntl_profile_use_symbols(p, g->path, t, &err);
-    }
-    free(rows);
+    (void)ctx;
+    (void)name;
+    if (path[0] != '/' || ntl_profile_symtab_from_elf(path, out, err) < 0)
+        *out = NULL;
+    return 0;
 }
 
 /* The raw timestamp secs after the trace's start (its header event), in
@@ -321,13 +310,18 @@ static int from_trace(struct etl_cli *c, struct ntl_profile *p, const struct pro
      * the modules and threads of its time. Decompressing is the largest
      * part of reading: a second thread does it ahead. */
     c->decompress_ahead = true;
+    struct ntl_error err = {0};
+    /* --modules: the exports load on a second thread while the samples
+     * are placed. */
+    if (po->modules_dir &&
+        ntl_profile_symbols_start(p, load_exports, (void *)po->modules_dir, true, &err) < 0)
+        return cli_fail(c->cmd, &err, NULL);
     int rc = etl_cli_open(c, po->etl);
     if (rc)
         return rc;
     struct ntl_profile_etl_stacks *stacks = NULL;
     struct ntl_profile_etl_log *log = NULL;
     struct ntl_profile_etl_stack_counts counts;
-    struct ntl_error err = {0};
     if (ntl_profile_etl_stacks_new(&stacks, &err) < 0 || ntl_profile_etl_log_new(&log, &err) < 0) {
         ntl_profile_etl_stacks_free(stacks);
         etl_cli_close(c);
@@ -348,8 +342,9 @@ static int from_trace(struct etl_cli *c, struct ntl_profile *p, const struct pro
         cli_warn(c->cmd, "%" PRIu64 " stack keys were never defined; those stacks are partial",
                  counts.keys_undefined);
     ntl_profile_etl_stacks_free(stacks);
-    if (rc == EXIT_OK && po->modules_dir)
-        load_exports(c->cmd, p, po->modules_dir);
+    struct load_ctx lc = {c->cmd, po->modules_dir};
+    if (rc == EXIT_OK && ntl_profile_symbols_join(p, load_failed, &lc, &err) < 0)
+        cli_warn(c->cmd, "%s", err.message);
     return rc;
 }
 
@@ -361,6 +356,10 @@ static int from_live(const char *cmd, struct ntl_profile *p, struct profile_opts
     po->live.bucket_shift = po->bucket_size ? log2u(po->bucket_size) : 2;
     if (!po->live.freq)
         po->live.freq = 4000;
+    struct ntl_error err = {0};
+    /* The modules' ELF symbols load on a second thread while sampling. */
+    if (ntl_profile_symbols_start(p, load_elf, NULL, true, &err) < 0)
+        return cli_fail(cmd, &err, NULL);
     int rc = profile_live(cmd, p, &po->live, &st);
     if (rc)
         return rc;
@@ -369,7 +368,8 @@ static int from_live(const char *cmd, struct ntl_profile *p, struct profile_opts
     if (st.throttled)
         cli_warn(cmd, "sampling was throttled %" PRIu64 " times (perf_event_max_sample_rate); "
                       "lower -F", st.throttled);
-    load_elf_symbols(p);
+    if (ntl_profile_symbols_join(p, NULL, NULL, &err) < 0)
+        cli_warn(cmd, "%s", err.message);
     return 0;
 }
 
