@@ -13,7 +13,7 @@
 #include "ntlens/ipt_flow.h"
 #include "ntlens/ipt_sync.h"
 
-#define QUEUE 16
+#define QUEUE 64
 /* What a held power event waits for. */
 #define PW_ANY 0
 #define PW_EXSTOP 1
