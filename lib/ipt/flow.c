@@ -1617,7 +1617,7 @@ static bool fast_pge(struct ntl_ipt_flow *f)
 {
     struct ntl_ipt_decoder *p = &f->evd.pkt;
     const uint8_t *c = p->cur;
-    if (f->pending_tsx >= 0 || f->have_ev)
+    if (f->pending_tsx >= 0 || f->have_ev || f->evd.pending || f->evd.in_psb)
         return false;
     while (c < p->fast_end && *c == 0) {
         uint64_t w = ntl_ipt_load64_(c); /* 8 at a time, as the event layer passes them */
@@ -1629,7 +1629,7 @@ static bool fast_pge(struct ntl_ipt_flow *f)
     if (!e->ip_kind || e->pkt.type != NTL_IPT_TIP_PGE || e->pkt.count == NTL_IPT_IPC_SUPPRESSED)
         return false;
     p->cur = c;
-    ntl_ipt_evd_next_ip(&f->evd, &f->ev); /* reads it: pending and in_psb are clear */
+    ntl_ipt_evd_next_ip(&f->evd, &f->ev); /* reads it: the tests above are its own */
     if (f->cfg.times)
         f->ev_timed = ntl_ipt_evd_tsc(&f->evd, &f->ev_tsc) == 0;
     consume(f);
