@@ -13,7 +13,7 @@
 #include "ntlens/ipt_flow.h"
 #include "ntlens/ipt_sync.h"
 
-#define QUEUE 16
+#define QUEUE 64
 /* What a held power event waits for. */
 #define PW_ANY 0
 #define PW_EXSTOP 1
@@ -593,6 +593,18 @@ static struct ntl_ipt_flow_item *disable(struct ntl_ipt_flow *f, uint8_t kind, u
     it->flags = suppressed ? NTL_IPT_FL_IP_SUPPRESSED : 0;
     flush_pending(f);
     return it;
+}
+
+/* Tracing resumes at ip (a TIP.PGE read): ENABLED, RESUMED where tracing
+ * stopped there. */
+static void enable(struct ntl_ipt_flow *f, uint64_t ip)
+{
+    struct ntl_ipt_flow_item *it = push(f, NTL_IPT_FL_ENABLED, ip);
+    if (f->can_resume && f->ip == ip)
+        it->flags |= NTL_IPT_FL_RESUMED;
+    f->enabled = true;
+    f->ip = ip;
+    flush_pending(f);
 }
 
 /* Whether the next packet that reports anything, past status and timing
@@ -1543,8 +1555,9 @@ static int fast_pgd(struct ntl_ipt_flow *f, const struct flow_fast *fs, struct n
 }
 
 /* The fast loop (flow-fast.h) from here, its state then taken back as
- * decide would have left it. Returns 0, or an error. */
-static int fast(struct ntl_ipt_flow *f, struct ntl_error *err)
+ * decide would have left it. Returns 1 when it stopped at a TIP.PGD that
+ * is now bound (tracing disabled), else 0, or an error. */
+static int fast_once(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
     /* Field by field: an initializer would clear the rest (rep stos, a
      * seventh of the walk's time on mruby); flow_fast_run sets them. */
@@ -1582,7 +1595,7 @@ static int fast(struct ntl_ipt_flow *f, struct ntl_error *err)
     if (fs.took)
         took_packets(f, fs.after);
     if (fs.pgd && (rc = fast_pgd(f, &fs, err)) != 0)
-        return rc < 0 ? rc : 0;
+        return rc;
     if (!fs.left)
         return 0;
     /* TNT-8s partly taken: read as one again, the bits taken gone. */
@@ -1594,6 +1607,51 @@ static int fast(struct ntl_ipt_flow *f, struct ntl_error *err)
     return 0;
 }
 
+/* After a TIP.PGD bound by the fast loop: the TIP.PGE right after it (PADs
+ * between) read and told as advance and while_disabled would, when nothing
+ * else could be read or bind between (no MODE.TSX waits for it; fast_ready
+ * held before, and disable left nothing pending). Returns whether it did:
+ * tracing is then enabled at a packet boundary, and fast_ready holds but
+ * for the queue. */
+static bool fast_pge(struct ntl_ipt_flow *f)
+{
+    struct ntl_ipt_decoder *p = &f->evd.pkt;
+    const uint8_t *c = p->cur;
+    if (f->pending_tsx >= 0 || f->have_ev || f->evd.pending || f->evd.in_psb)
+        return false;
+    while (c < p->fast_end && *c == 0) {
+        uint64_t w = ntl_ipt_load64_(c); /* 8 at a time, as the event layer passes them */
+        c += w ? (unsigned)__builtin_ctzll(w) >> 3 : 8;
+    }
+    if (c >= p->fast_end)
+        return false;
+    const struct ntl_ipt_fast_ *e = &ntl_ipt_fast_table_[*c];
+    if (!e->ip_kind || e->pkt.type != NTL_IPT_TIP_PGE || e->pkt.count == NTL_IPT_IPC_SUPPRESSED)
+        return false;
+    p->cur = c;
+    ntl_ipt_evd_next_ip(&f->evd, &f->ev); /* reads it: the tests above are its own */
+    if (f->cfg.times)
+        f->ev_timed = ntl_ipt_evd_tsc(&f->evd, &f->ev_tsc) == 0;
+    consume(f);
+    enable(f, f->ev.ip);
+    return true;
+}
+
+/* The fast loop from here; with pairs, on past each TIP.PGD it binds and
+ * the TIP.PGE after it while the queue has room for another pair's RUN,
+ * DISABLED and ENABLED (and a RUN cut at FLOW_TRAIL_RUN): kAFL's filter
+ * leaves and enters every few branches (mruby: 14.3 k pairs), and each
+ * pair through advance cost ~800 instructions. Only where advance returns
+ * right after it: what the walk would do next is done once the queue is
+ * told, as it would have been. Returns 0, or an error. */
+static int fast(struct ntl_ipt_flow *f, bool pairs, struct ntl_error *err)
+{
+    int rc;
+    while ((rc = fast_once(f, err)) > 0 && pairs && f->qn <= QUEUE - 4 && fast_pge(f))
+        ;
+    return rc < 0 ? rc : 0;
+}
+
 /* With cfg.runs: cached decisions and whole blocks while nothing binds
  * between instructions, each one lookup; a block whose last instruction
  * needs more than fast_branch does goes through execute for that
@@ -1602,7 +1660,7 @@ static int walk(struct ntl_ipt_flow *f, struct ntl_error *err)
 {
     for (;;) {
         if (fast_ready(f)) {
-            int rc = fast(f, err);
+            int rc = fast(f, false, err);
             if (rc < 0)
                 return rc;
         }
@@ -1664,12 +1722,7 @@ static int while_disabled(struct ntl_ipt_flow *f, struct ntl_error *err)
             f->q[(f->qh + f->qn - 1) % QUEUE].flags = NTL_IPT_FL_IP_SUPPRESSED;
             f->pending_tsx = -1;
         }
-        it = push(f, NTL_IPT_FL_ENABLED, e->ip);
-        if (f->can_resume && f->ip == e->ip)
-            it->flags |= NTL_IPT_FL_RESUMED;
-        f->enabled = true;
-        f->ip = e->ip;
-        flush_pending(f);
+        enable(f, e->ip);
         return 0;
     case NTL_IPT_PIP:
         consume(f);
@@ -2023,7 +2076,7 @@ static int advance(struct ntl_ipt_flow *f, struct ntl_error *err)
      * walk's: the fast loop takes them before one is read ahead. Items
      * it queued (a TIP.PGD bound) are told first, as walk tells them. */
     if (f->cfg.runs && fast_ready(f)) {
-        int rc = fast(f, err);
+        int rc = fast(f, true, err);
         if (rc < 0 || f->qn)
             return rc < 0 ? rc : 1;
     }
@@ -2232,7 +2285,25 @@ static __attribute__((noinline)) int trail_lost(struct ntl_ipt_flow *f, struct n
     return ntl_error_set(err, NTL_ERR_NOMEM, "flow", 0, "out of memory");
 }
 
-int ntl_ipt_flow_next(struct ntl_ipt_flow *f, struct ntl_ipt_flow_item *it, struct ntl_error *err)
+/* The item at the queue's head handed out. */
+static inline int hand_out(struct ntl_ipt_flow *f, struct ntl_ipt_flow_item *it)
+{
+    *it = f->q[f->qh];
+    if (f->trail_on)
+        trail_tell(f, it);
+    f->qh = (f->qh + 1) % QUEUE;
+    f->qn--;
+    f->n_told++;
+    return 1;
+}
+
+/* ntl_ipt_flow_next with an empty queue (or a lost trail): the decoder
+ * goes on. Out of line: most items are handed out of the queue, without
+ * the frame that advance inlined here needs (kAFL's pairs queue three
+ * items each). */
+static __attribute__((noinline)) int next_decoded(struct ntl_ipt_flow *f,
+                                                  struct ntl_ipt_flow_item *it,
+                                                  struct ntl_error *err)
 {
     if (f->trail.nomem)
         return trail_lost(f, err);
@@ -2259,13 +2330,14 @@ int ntl_ipt_flow_next(struct ntl_ipt_flow *f, struct ntl_ipt_flow_item *it, stru
             f->saved_err = *err;
         }
     }
-    *it = f->q[f->qh];
-    if (f->trail_on)
-        trail_tell(f, it);
-    f->qh = (f->qh + 1) % QUEUE;
-    f->qn--;
-    f->n_told++;
-    return 1;
+    return hand_out(f, it);
+}
+
+int ntl_ipt_flow_next(struct ntl_ipt_flow *f, struct ntl_ipt_flow_item *it, struct ntl_error *err)
+{
+    if (f->qn == 0 || f->trail.nomem)
+        return next_decoded(f, it, err);
+    return hand_out(f, it);
 }
 
 /* The state at a PSB: reset, then its PSB+ applied. */

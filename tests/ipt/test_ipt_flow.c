@@ -35,12 +35,17 @@ static int read_at(const uint8_t *at, size_t len, uint64_t base, uint8_t *buf, s
     return (int)n;
 }
 
+/* 0x4000: call rax; jmp rax */
+static const uint8_t calls[] = {0xff, 0xd0, 0xff, 0xe0};
+
 static int read_code(uint8_t *buf, size_t size, uint64_t addr, void *ctx)
 {
     (void)ctx;
     int n = read_at(code, sizeof code, 0x1000, buf, size, addr);
     if (n < 0)
         n = read_at(nops, sizeof nops, 0x3000, buf, size, addr);
+    if (n < 0)
+        n = read_at(calls, sizeof calls, 0x4000, buf, size, addr);
     return n >= 0 ? n : read_at(rec, sizeof rec, 0x2000, buf, size, addr);
 }
 
@@ -288,11 +293,129 @@ static void test_run_ips(void)
     same_stream(t, n + 24, 2 * sizeof bits + 1 + 3);
 }
 
+/* An event of a decode: its item, after insns instructions. */
+struct told {
+    struct ntl_ipt_flow_item it;
+    uint64_t insns;
+};
+
+/* Trace t's events in order into v (at most max), each after the
+ * instructions before it: one instruction at a time, in runs, or runs
+ * told by address. Returns how many. */
+static size_t events(const uint8_t *t, size_t n, int way, struct told *v, size_t max)
+{
+    struct ntl_ipt_flow_config cfg;
+    struct ntl_ipt_flow *f;
+    struct ntl_ipt_flow_item it;
+    struct ntl_error err;
+    uint64_t insns = 0, ips[64];
+    size_t k = 0;
+    int rc, got;
+    flow_config(&cfg, t, n, way > 0);
+    cfg.run_ips = way > 1;
+    CHECK_EQ_INT(ntl_ipt_flow_new(&f, &cfg, &err), 0);
+    CHECK_EQ_INT(ntl_ipt_flow_sync(f, &err), 0);
+    while ((rc = ntl_ipt_flow_next(f, &it, &err)) > 0) {
+        if (it.kind == NTL_IPT_FL_INSN || it.kind == NTL_IPT_FL_RUN) {
+            insns += it.kind == NTL_IPT_FL_RUN ? it.b : 1;
+            uint64_t told = 0;
+            while (way > 1 && (got = ntl_ipt_flow_run_ips(f, ips, 64, &err)) > 0)
+                told += (uint64_t)got;
+            CHECK(way < 2 || (told == it.b && ips[(told - 1) % 64] == it.ip));
+            continue;
+        }
+        if (k < max) {
+            memset(&v[k], 0, sizeof v[k]);
+            v[k].it.kind = it.kind;
+            v[k].it.ip = it.ip;
+            v[k].it.flags = it.flags;
+            v[k].it.mode = it.mode;
+            v[k++].insns = insns;
+        }
+    }
+    CHECK_EQ_INT(rc, 0);
+    ntl_ipt_flow_free(f);
+    return k;
+}
+
+/* A TIP.PGD or TIP.PGE (op) with a full IP into t. */
+static size_t ip_packet(uint8_t *t, uint8_t op, uint64_t ip)
+{
+    t[0] = op;
+    for (int i = 0; i < 8; i++)
+        t[1 + i] = (uint8_t)(ip >> 8 * i);
+    return 9;
+}
+
+/* kAFL's shape: the filter left and entered again every few branches,
+ * each TIP.PGD followed by its TIP.PGE (PADs between), more pairs in a
+ * row than the queue holds; the runs path takes them in its fast loop.
+ * Its events (DISABLED at the branch, ENABLED, RESUMED after an indirect
+ * call) and the instructions between them must be those of the
+ * per-instruction walk, and where the trace says. A pair with a VMCS
+ * between goes the slow way. */
+static void test_pairs(void)
+{
+    static const uint8_t four[] = {1, 1, 1, 0};
+    static uint8_t t[8192];
+    static struct told one[400], runs[400], ips[400];
+    size_t n = trace_start(t, 0x1000), pairs = 0, resumed = 0;
+    for (int i = 0; i < 60; i++) {
+        /* The loop at 0x1000 four rounds, left at its jmp rax. */
+        n += tnt_bytes(t + n, four, sizeof four);
+        n += i % 3 ? ip_packet(t + n, 0xc1, 0x9000) : (t[n] = 0x01, 1);
+        memset(t + n, 0, (size_t)(i % 11));
+        n += (size_t)(i % 11);
+        if (i == 40) {
+            static const uint8_t vmcs[] = {0x02, 0xc8, 0x01, 0x00, 0x00, 0x00, 0x00};
+            memcpy(t + n, vmcs, sizeof vmcs);
+            n += sizeof vmcs;
+        }
+        /* In at 0x4000: left at the call rax, back after it, left again
+         * at the jmp rax after no bits; then in at the loop. */
+        n += ip_packet(t + n, 0xd1, 0x4000);
+        n += ip_packet(t + n, 0xc1, 0x9000);
+        n += ip_packet(t + n, 0xd1, 0x4002);
+        n += ip_packet(t + n, 0xc1, 0x9000);
+        n += ip_packet(t + n, 0xd1, 0x1000);
+        pairs += 3;
+        resumed++;
+    }
+    memset(t + n, 0, 24);
+    n += 24;
+    size_t k = events(t, n, 0, one, 400);
+    CHECK_EQ_U64(k, 1 + 1 + 2 * pairs + 1 + 1); /* ENABLED, EXEC_MODE, pairs, VMCS, END */
+    CHECK_EQ_U64(events(t, n, 1, runs, 400), k);
+    CHECK_EQ_U64(events(t, n, 2, ips, 400), k);
+    CHECK(memcmp(one, runs, k * sizeof one[0]) == 0);
+    CHECK(memcmp(one, ips, k * sizeof one[0]) == 0);
+    size_t en = 0, res = 0, dis = 0;
+    for (size_t i = 0; i < k; i++) {
+        const struct ntl_ipt_flow_item *it = &runs[i].it;
+        if (it->kind == NTL_IPT_FL_ENABLED) {
+            CHECK(it->ip == 0x1000 || it->ip == 0x4000 || it->ip == 0x4002);
+            CHECK_EQ_INT(!!(it->flags & NTL_IPT_FL_RESUMED), it->ip == 0x4002);
+            res += it->ip == 0x4002;
+            en++;
+        }
+        if (it->kind == NTL_IPT_FL_DISABLED) {
+            CHECK(it->ip == 0 || it->ip == 0x9000);
+            dis++;
+        }
+    }
+    CHECK_EQ_U64(en, pairs + 1);
+    CHECK_EQ_U64(dis, pairs);
+    CHECK_EQ_U64(res, resumed);
+    /* 4 x (dec, jnz), jmp; call; jmp a round */
+    CHECK_EQ_U64(runs[k - 1].insns, 60 * (9 + 2));
+}
+
 int main(void)
 {
     test_paths();
     test_run_ips();
     test_full_stack();
     test_pending_at_tip();
+    test_pairs();
     return check_exit();
 }
