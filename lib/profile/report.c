@@ -182,7 +182,9 @@ int ntl_profile_buckets(struct ntl_profile *p, size_t range, struct ntl_profile_
  * symbol holding an offset only moves up the table as the offset grows),
  * so a stable sort by hits alone gives the report's order, ties by
  * offset: an LSD radix sort, most hits first, over the digits the most
- * hits need. */
+ * hits need, each as narrow as they allow (a range's rows are a few
+ * thousand: clearing and summing 2,048 counts a pass cost more than the
+ * rows did). */
 static void sort_functions(struct ntl_profile_function_row *v,
                            struct ntl_profile_function_row *tmp, size_t n)
 {
@@ -190,17 +192,21 @@ static void sort_functions(struct ntl_profile_function_row *v,
     uint64_t all = 0;
     for (size_t i = 0; i < n; i++)
         all |= v[i].hits;
-    for (unsigned shift = 0; shift < 64 && all >> shift; shift += 11) {
-        memset(count, 0, sizeof count);
+    unsigned bits = all ? 64u - (unsigned)__builtin_clzll(all) : 0, passes = (bits + 10) / 11;
+    unsigned width = passes ? (bits + passes - 1) / passes : 0;
+    size_t digits = (size_t)1 << width;
+    for (unsigned pass = 0, shift = 0; pass < passes; pass++, shift += width) {
+        uint64_t mask = digits - 1;
+        memset(count, 0, digits * sizeof *count);
         for (size_t i = 0; i < n; i++)
-            count[(v[i].hits >> shift) & 2047]++;
-        for (size_t d = 2048, sum = 0; d-- > 0;) {
+            count[(v[i].hits >> shift) & mask]++;
+        for (size_t d = digits, sum = 0; d-- > 0;) {
             size_t k = count[d];
             count[d] = sum;
             sum += k;
         }
         for (size_t i = 0; i < n; i++)
-            tmp[count[(v[i].hits >> shift) & 2047]++] = v[i];
+            tmp[count[(v[i].hits >> shift) & mask]++] = v[i];
         memcpy(v, tmp, n * sizeof *v);
     }
 }
