@@ -255,8 +255,9 @@ int ntl_profile_add_range(struct ntl_profile *p, uint32_t pid, const char *name,
     r->pub = (struct ntl_profile_range){.name = r->name, .path = r->path, .pid = pid, .base = base,
                                         .size = size, .bucket_shift = bucket_shift,
                                         .active = true};
+    r->path_hash = model_path_hash(r->path);
     for (size_t i = 0; i < p->nsymtabs; i++)
-        if (!strcmp(p->symtabs[i].path, r->path))
+        if (p->symtabs[i].path_hash == r->path_hash && !strcmp(p->symtabs[i].path, r->path))
             r->syms = p->symtabs[i].syms;
     long at = model_loader_note(p, r, err) < 0 ? -1 : space_cut(p, s, base, base + (size - 1));
     if (at < 0) {
