@@ -2,8 +2,10 @@
 # Sampling overhead at 4 kHz, interleaved in one run: ROUNDS times, spin's
 # own CPU and wall time bare, under `perf record -F 4000 -g` and under
 # `ntlens profile -F 4000` of each build given; then the median of each
-# and its slowdown against bare. Wall time shows a profiler's threads
-# taking a core from the program (2 cores here), CPU time does not.
+# and its slowdown against bare, and the median of each round's ratio to
+# that round's bare run (paired: drifts in load cancel). Wall time shows
+# a profiler's threads taking a core from the program (2 cores here), CPU
+# time does not.
 #   bench/profile/overhead.sh ROUNDS SPIN NTLENS [NTLENS...]
 set -uo pipefail
 if [ $# -lt 3 ]; then
@@ -35,10 +37,15 @@ median() { # FILE COLUMN
 bc=$(median "$tmp/bare" 1)
 bw=$(median "$tmp/bare" 2)
 printf 'spin 8000, median of %d: bare CPU %.3f s, wall %.3f s\n' "$rounds" "$bc" "$bw"
+paired() { # FILE COLUMN -> median over rounds of (this run / the same round's bare run)
+    paste "$1" "$tmp/bare" | awk -v c="$2" '{ print $c / $(c + 2) }' | sort -n |
+        awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
 row() { # LABEL FILE
-    awk -v l="$1" -v c="$(median "$2" 1)" -v w="$(median "$2" 2)" -v bc="$bc" -v bw="$bw" 'BEGIN {
-        printf "%s: CPU %.3f s (+%.1f%%), wall %.3f s (+%.1f%%)\n", l, c, (c/bc - 1) * 100,
-               w, (w/bw - 1) * 100 }'
+    awk -v l="$1" -v c="$(median "$2" 1)" -v w="$(median "$2" 2)" -v bc="$bc" -v bw="$bw" \
+        -v pc="$(paired "$2" 1)" -v pw="$(paired "$2" 2)" 'BEGIN {
+        printf "%s: CPU %.3f s (+%.1f%%; paired +%.1f%%), wall %.3f s (+%.1f%%; paired +%.1f%%)\n",
+               l, c, (c/bc - 1) * 100, (pc - 1) * 100, w, (w/bw - 1) * 100, (pw - 1) * 100 }'
 }
 row "perf record -F 4000 -g" "$tmp/perf"
 i=0
