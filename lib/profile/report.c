@@ -166,15 +166,20 @@ int ntl_profile_buckets(struct ntl_profile *p, size_t range, struct ntl_profile_
         free(v);
         return nomem(err);
     }
-    for (size_t i = 0; i < h->nrows; i++) {
-        uint64_t off = (uint64_t)h->rows[i].bucket << r->pub.bucket_shift;
+    /* In locals: the rows' stores may alias the profile's fields, so each
+     * row loaded them again. */
+    const struct model_bucket *b = h->rows;
+    const unsigned shift = r->pub.bucket_shift;
+    const size_t nrows = h->nrows;
+    for (size_t i = 0; i < nrows; i++) {
+        uint64_t off = (uint64_t)b[i].bucket << shift;
         const struct model_symbol *s = row_symbol(t, sym, i);
-        v[i] = (struct ntl_profile_bucket_row){off, model_row_hits(h, &h->rows[i]),
+        v[i] = (struct ntl_profile_bucket_row){off, model_row_hits(h, &b[i]),
                                                s ? model_symbol_name(t, s) : NULL,
                                                s ? off - s->offset : 0};
     }
     *rows = v;
-    *n = h->nrows;
+    *n = nrows;
     return 0;
 }
 
@@ -218,17 +223,20 @@ static size_t function_rows(const struct model_range *r, const struct ntl_profil
                             const uint32_t *sym, struct ntl_profile_function_row *v)
 {
     const struct model_hits *h = &r->hits;
+    const struct model_bucket *b = h->rows;   /* locals, as in ntl_profile_buckets */
+    const unsigned shift = r->pub.bucket_shift;
+    const size_t nrows = h->nrows;
     size_t k = 0;
-    for (size_t i = 0; i < h->nrows; i++) {
+    for (size_t i = 0; i < nrows; i++) {
         const struct model_symbol *s = row_symbol(t, sym, i);
         if (k && s && sym[i - 1] == sym[i]) {
-            v[k - 1].hits += model_row_hits(h, &h->rows[i]);
+            v[k - 1].hits += model_row_hits(h, &b[i]);
             continue;
         }
-        uint64_t off = (uint64_t)h->rows[i].bucket << r->pub.bucket_shift;
+        uint64_t off = (uint64_t)b[i].bucket << shift;
         v[k++] = (struct ntl_profile_function_row){s ? model_symbol_name(t, s) : NULL,
                                                    s ? s->offset : off,
-                                                   model_row_hits(h, &h->rows[i])};
+                                                   model_row_hits(h, &b[i])};
     }
     return k;
 }
