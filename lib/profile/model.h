@@ -78,9 +78,21 @@ struct model_range {
     struct ntl_profile_range pub;
     struct model_hits hits;
     char *name, *path;
+    uint32_t path_hash;        /* model_path_hash(path) */
     struct ntl_profile_symtab *syms;
     bool since_start;          /* there before the first sample (ntl_profile_range_since_start) */
 };
+
+/* FNV-1a of a path: the ranges of a file are found by comparing these
+ * first (a strcmp with each of 300 ranges for each of 300 tables was an
+ * eighth of the loader's join). */
+static inline uint32_t model_path_hash(const char *s)
+{
+    uint32_t h = 0x811c9dc5u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x01000193u;
+    return h;
+}
 
 /* An active range of a space: its first address and index. */
 struct model_slot {
@@ -139,6 +151,7 @@ struct model_sample {
 
 struct model_symtab {
     char *path;
+    uint32_t path_hash;        /* model_path_hash(path) */
     struct ntl_profile_symtab *syms;
 };
 
@@ -188,7 +201,35 @@ struct ntl_profile {
 /* The index of the active range of s holding addr, or -1. */
 long model_space_range(const struct model_space *s, uint64_t addr);
 /* The same through s's grid (building it when due): for samples. */
-long model_space_find(struct model_space *s, uint64_t addr);
+long model_space_find_slow(struct model_space *s, uint64_t addr);
+
+/* The first index in [lo, lo + n) whose range ends at or above addr
+ * (last[i] its last address), or lo + n. Branch-free (whether a sample's
+ * range lies left or right is a coin toss at every step), over the last
+ * addresses alone, where a load waits on the one before. */
+static inline size_t model_search_last(const uint64_t *last, size_t lo, size_t n,
+                                       uint64_t addr)
+{
+    if (!n)
+        return lo;
+    while (n > 1) {
+        size_t half = n / 2;
+        lo = last[lo + half - 1] < addr ? lo + half : lo;
+        n -= half;
+    }
+    return lo + (last[lo] < addr);
+}
+
+/* model_space_find_slow with s's grid built and addr in its span, inline
+ * (the calls were a quarter of adding a sample's instructions). */
+static inline long model_space_find(struct model_space *s, uint64_t addr)
+{
+    uint64_t k = (addr - s->grid_lo) >> s->grid_shift;
+    if (!s->grid_cells || addr < s->grid_lo || k >= s->grid_cells)
+        return model_space_find_slow(s, addr);
+    size_t at = model_search_last(s->last, s->grid[k], s->grid[k + 1] - s->grid[k], addr);
+    return at < s->n && s->act[at].base <= addr ? (long)s->act[at].range : -1;
+}
 /* The same, trying first the range this found last: for the kernel's
  * space, where most of a trace's samples land in one module (ntoskrnl.exe
  * held 92% of net.4.5.2's) and the grid's cells, over a span from the

@@ -109,27 +109,11 @@ static struct model_space *space_get(struct ntl_profile *p, uint32_t pid, struct
     return s;
 }
 
-/* The first index in [lo, lo + n) whose range ends at or above addr, or
- * lo + n. Branch-free (whether a sample's range lies left or right is a
- * coin toss at every step), over the last addresses alone, where a load
- * waits on the one before. */
-static size_t search_last(const uint64_t *last, size_t lo, size_t n, uint64_t addr)
-{
-    if (!n)
-        return lo;
-    while (n > 1) {
-        size_t half = n / 2;
-        lo = last[lo + half - 1] < addr ? lo + half : lo;
-        n -= half;
-    }
-    return lo + (last[lo] < addr);
-}
-
 /* The index in s's active ranges of the first one that ends at or above
  * addr (s->n when none does). */
 static size_t space_search(const struct model_space *s, uint64_t addr)
 {
-    return search_last(s->last, 0, s->n, addr);
+    return model_search_last(s->last, 0, s->n, addr);
 }
 
 long model_space_range(const struct model_space *s, uint64_t addr)
@@ -171,11 +155,11 @@ static size_t space_index(struct model_space *s, uint64_t addr)
         return 0;
     uint64_t k = (addr - s->grid_lo) >> s->grid_shift;
     return k >= s->grid_cells ? s->n
-                              : search_last(s->last, s->grid[k], s->grid[k + 1] - s->grid[k],
-                                            addr);
+                              : model_search_last(s->last, s->grid[k],
+                                                  s->grid[k + 1] - s->grid[k], addr);
 }
 
-long model_space_find(struct model_space *s, uint64_t addr)
+long model_space_find_slow(struct model_space *s, uint64_t addr)
 {
     size_t at = space_index(s, addr);
     return at < s->n && s->act[at].base <= addr ? (long)s->act[at].range : -1;
@@ -271,8 +255,9 @@ int ntl_profile_add_range(struct ntl_profile *p, uint32_t pid, const char *name,
     r->pub = (struct ntl_profile_range){.name = r->name, .path = r->path, .pid = pid, .base = base,
                                         .size = size, .bucket_shift = bucket_shift,
                                         .active = true};
+    r->path_hash = model_path_hash(r->path);
     for (size_t i = 0; i < p->nsymtabs; i++)
-        if (!strcmp(p->symtabs[i].path, r->path))
+        if (p->symtabs[i].path_hash == r->path_hash && !strcmp(p->symtabs[i].path, r->path))
             r->syms = p->symtabs[i].syms;
     long at = model_loader_note(p, r, err) < 0 ? -1 : space_cut(p, s, base, base + (size - 1));
     if (at < 0) {

@@ -166,15 +166,20 @@ int ntl_profile_buckets(struct ntl_profile *p, size_t range, struct ntl_profile_
         free(v);
         return nomem(err);
     }
-    for (size_t i = 0; i < h->nrows; i++) {
-        uint64_t off = (uint64_t)h->rows[i].bucket << r->pub.bucket_shift;
+    /* In locals: the rows' stores may alias the profile's fields, so each
+     * row loaded them again. */
+    const struct model_bucket *b = h->rows;
+    const unsigned shift = r->pub.bucket_shift;
+    const size_t nrows = h->nrows;
+    for (size_t i = 0; i < nrows; i++) {
+        uint64_t off = (uint64_t)b[i].bucket << shift;
         const struct model_symbol *s = row_symbol(t, sym, i);
-        v[i] = (struct ntl_profile_bucket_row){off, model_row_hits(h, &h->rows[i]),
+        v[i] = (struct ntl_profile_bucket_row){off, model_row_hits(h, &b[i]),
                                                s ? model_symbol_name(t, s) : NULL,
                                                s ? off - s->offset : 0};
     }
     *rows = v;
-    *n = h->nrows;
+    *n = nrows;
     return 0;
 }
 
@@ -182,7 +187,9 @@ int ntl_profile_buckets(struct ntl_profile *p, size_t range, struct ntl_profile_
  * symbol holding an offset only moves up the table as the offset grows),
  * so a stable sort by hits alone gives the report's order, ties by
  * offset: an LSD radix sort, most hits first, over the digits the most
- * hits need. */
+ * hits need, each as narrow as they allow (a range's rows are a few
+ * thousand: clearing and summing 2,048 counts a pass cost more than the
+ * rows did). */
 static void sort_functions(struct ntl_profile_function_row *v,
                            struct ntl_profile_function_row *tmp, size_t n)
 {
@@ -190,17 +197,21 @@ static void sort_functions(struct ntl_profile_function_row *v,
     uint64_t all = 0;
     for (size_t i = 0; i < n; i++)
         all |= v[i].hits;
-    for (unsigned shift = 0; shift < 64 && all >> shift; shift += 11) {
-        memset(count, 0, sizeof count);
+    unsigned bits = all ? 64u - (unsigned)__builtin_clzll(all) : 0, passes = (bits + 10) / 11;
+    unsigned width = passes ? (bits + passes - 1) / passes : 0;
+    size_t digits = (size_t)1 << width;
+    for (unsigned pass = 0, shift = 0; pass < passes; pass++, shift += width) {
+        uint64_t mask = digits - 1;
+        memset(count, 0, digits * sizeof *count);
         for (size_t i = 0; i < n; i++)
-            count[(v[i].hits >> shift) & 2047]++;
-        for (size_t d = 2048, sum = 0; d-- > 0;) {
+            count[(v[i].hits >> shift) & mask]++;
+        for (size_t d = digits, sum = 0; d-- > 0;) {
             size_t k = count[d];
             count[d] = sum;
             sum += k;
         }
         for (size_t i = 0; i < n; i++)
-            tmp[count[(v[i].hits >> shift) & 2047]++] = v[i];
+            tmp[count[(v[i].hits >> shift) & mask]++] = v[i];
         memcpy(v, tmp, n * sizeof *v);
     }
 }
@@ -212,17 +223,20 @@ static size_t function_rows(const struct model_range *r, const struct ntl_profil
                             const uint32_t *sym, struct ntl_profile_function_row *v)
 {
     const struct model_hits *h = &r->hits;
+    const struct model_bucket *b = h->rows;   /* locals, as in ntl_profile_buckets */
+    const unsigned shift = r->pub.bucket_shift;
+    const size_t nrows = h->nrows;
     size_t k = 0;
-    for (size_t i = 0; i < h->nrows; i++) {
+    for (size_t i = 0; i < nrows; i++) {
         const struct model_symbol *s = row_symbol(t, sym, i);
         if (k && s && sym[i - 1] == sym[i]) {
-            v[k - 1].hits += model_row_hits(h, &h->rows[i]);
+            v[k - 1].hits += model_row_hits(h, &b[i]);
             continue;
         }
-        uint64_t off = (uint64_t)h->rows[i].bucket << r->pub.bucket_shift;
+        uint64_t off = (uint64_t)b[i].bucket << shift;
         v[k++] = (struct ntl_profile_function_row){s ? model_symbol_name(t, s) : NULL,
                                                    s ? s->offset : off,
-                                                   model_row_hits(h, &h->rows[i])};
+                                                   model_row_hits(h, &b[i])};
     }
     return k;
 }

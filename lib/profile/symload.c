@@ -271,25 +271,51 @@ void model_loader_free(struct model_loader *l)
     free(l);
 }
 
-/* The range of row i when it is the first row with hits for its file (a
- * module seen in several processes is loaded once), else NULL. */
-static const struct ntl_profile_range *first_of_path(const struct ntl_profile_module_row *rows,
-                                                     size_t i)
+struct path_row {
+    const char *path;
+    size_t row;
+};
+
+static int by_path_then_row(const void *a, const void *b)
 {
-    const struct ntl_profile_range *g = rows[i].r;
-    for (size_t k = 0; g && k < i; k++)
-        if (rows[k].r && !strcmp(rows[k].r->path, g->path))
-            return NULL;
-    return g;
+    const struct path_row *x = a, *y = b;
+    int c = strcmp(x->path, y->path);
+    return c ? c : (x->row > y->row) - (x->row < y->row);
+}
+
+/* For each row, its range when it is the first row for its file (a module
+ * seen in several processes is loaded once), else NULL: by a sort of the
+ * rows by path (comparing each row with all before it was 45,000 strcmp
+ * for 300 modules). NULL when out of memory. */
+static const struct ntl_profile_range **first_of_paths(const struct ntl_profile_module_row *rows,
+                                                       size_t n)
+{
+    const struct ntl_profile_range **first = calloc(n ? n : 1, sizeof *first);
+    struct path_row *v = malloc((n ? n : 1) * sizeof *v);
+    size_t k = 0;
+    if (!first || !v) {
+        free(v);
+        free(first);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].r)
+            v[k++] = (struct path_row){rows[i].r->path, i};
+    qsort(v, k, sizeof *v, by_path_then_row);
+    for (size_t i = 0; i < k; i++)
+        if (!i || strcmp(v[i - 1].path, v[i].path))
+            first[v[i].row] = rows[v[i].row].r;
+    free(v);
+    return first;
 }
 
 /* Hands the tables of rows' modules to p, in row order. */
 static int use_tables(struct ntl_profile *p, struct model_loader *l,
-                      const struct ntl_profile_module_row *rows, size_t n,
+                      const struct ntl_profile_range **first, size_t n,
                       ntl_profile_symtab_failed failed, void *ctx, struct ntl_error *err)
 {
     for (size_t i = 0; i < n; i++) {
-        const struct ntl_profile_range *g = first_of_path(rows, i);
+        const struct ntl_profile_range *g = first[i];
         size_t k = g ? job_find(l, g->name, g->path) : 0;
         struct load_job *j = k ? &l->jobs[k - 1] : NULL;
         if (j && j->rc < 0 && failed)
@@ -309,21 +335,25 @@ int ntl_profile_symbols_join(struct ntl_profile *p, ntl_profile_symtab_failed fa
 {
     struct model_loader *l = p->loader;
     struct ntl_profile_module_row *rows = NULL;
+    const struct ntl_profile_range **first = NULL;
     size_t n = 0;
     if (!l)
         return 0;
     p->loader = NULL;
     int rc = ntl_profile_modules(p, &rows, &n, err);
+    if (rc >= 0 && !(first = first_of_paths(rows, n)))
+        rc = nomem(err);
     for (size_t i = 0; rc >= 0 && i < n; i++) {
-        const struct ntl_profile_range *g = first_of_path(rows, i);
+        const struct ntl_profile_range *g = first[i];
         size_t k = g ? job_find(l, g->name, g->path) : 0;
         if (k)
             l->jobs[k - 1].wanted = true;
     }
     finish_loads(l);
     if (rc >= 0)
-        rc = use_tables(p, l, rows, n, failed, ctx, err);
+        rc = use_tables(p, l, first, n, failed, ctx, err);
     finish_ahead(l, rc >= 0 ? p->nranges : 0);
+    free(first);
     free(rows);
     model_loader_free(l);
     return rc;

@@ -255,9 +255,10 @@ int ntl_profile_use_symbols(struct ntl_profile *p, const char *path,
         ntl_profile_symtab_free(t);
         return ntl_error_set(err, NTL_ERR_NOMEM, "symbol table", NTL_NO_OFFSET, "out of memory");
     }
-    p->symtabs[p->nsymtabs++] = (struct model_symtab){.path = copy, .syms = t};
+    uint32_t h = model_path_hash(copy);
+    p->symtabs[p->nsymtabs++] = (struct model_symtab){.path = copy, .path_hash = h, .syms = t};
     for (size_t i = 0; i < p->nranges; i++)
-        if (!strcmp(p->ranges[i].path, path))
+        if (p->ranges[i].path_hash == h && !strcmp(p->ranges[i].path, path))
             p->ranges[i].syms = t;
     return 0;
 }
