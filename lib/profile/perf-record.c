@@ -147,6 +147,18 @@ static int sample(struct ntl_profile *p, const struct ntl_profile_perf_record *r
     return 0;
 }
 
+/* The bucket shift for a range of SIZE bytes: the one asked for, or the
+ * smallest larger one that keeps its buckets within 2^32. Any process may map
+ * a huge executable region (a JIT's reserve, a runtime's 64 GiB code space);
+ * a system-wide profile widens that range's buckets rather than fail. */
+static unsigned fitting_shift(uint64_t size, unsigned shift)
+{
+    while (shift < NTL_PROFILE_MAX_BUCKET_SHIFT &&
+           ntl_profile_bucket_count(size, shift) > UINT32_MAX)
+        shift++;
+    return shift;
+}
+
 /* The range an executable mapping of a file adds: from where the file's
  * offset 0 lies to the mapping's end, so symbols' file offsets apply. */
 static int mapping(struct ntl_profile *p, uint32_t pid, uint64_t addr, uint64_t end,
@@ -158,7 +170,8 @@ static int mapping(struct ntl_profile *p, uint32_t pid, uint64_t addr, uint64_t 
         return ntl_error_set(err, NTL_ERR_ARGUMENT, "perf mapping", NTL_NO_OFFSET,
                              "mapping of %s at 0x%llx with offset 0x%llx has no base", path,
                              (unsigned long long)addr, (unsigned long long)pgoff);
-    int rc = ntl_profile_add_range(p, pid, name, path, addr - pgoff, end - (addr - pgoff), shift,
+    uint64_t base = addr - pgoff, size = end - base;
+    int rc = ntl_profile_add_range(p, pid, name, path, base, size, fitting_shift(size, shift),
                                    err);
     return rc < 0 ? rc : 0;
 }

@@ -180,6 +180,14 @@ static void test_maps(void)
     CHECK_EQ_INT(ntl_profile_maps_parse(p, 9, "garbage\n", 8, 2, &err), NTL_ERR_FORMAT);
     CHECK_EQ_INT(ntl_profile_maps_parse(p, 9, "1000-2000 r-xp 5000 0 0 /x\n", 27, 2, &err),
                  NTL_ERR_ARGUMENT);   /* offset past the address: no base */
+    /* A 64 GiB executable reserve (seen from an ASan process during a
+     * system-wide run): 2^34 buckets of 4 bytes, so its buckets widen. */
+    static const char huge[] = "7e0000000000-7e1002401000 r-xp 00000000 00:01 7 /memfd:jit\n";
+    CHECK_EQ_INT(ntl_profile_maps_parse(p, 9, huge, sizeof huge - 1, 2, &err), 1);
+    const struct ntl_profile_range *r = ntl_profile_range(p, 3);
+    CHECK_EQ_U64(r->size, 0x1002401000);
+    CHECK_EQ_INT((int)r->bucket_shift, 5);
+    CHECK_EQ_INT((int)ntl_profile_range(p, 0)->bucket_shift, 2);
     ntl_profile_free(p);
 }
 
