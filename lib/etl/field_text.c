@@ -164,6 +164,27 @@ static size_t copy_text(const char *s, size_t n, char *buf, size_t size)
     return n;
 }
 
+/* An IPv6 address as snprintf's "%x" a group joined by ':' (no "::")
+ * writes it, without snprintf: TcpIp's IPv6 events carry two, and nine
+ * snprintf calls each were 1.4% of `etl events` on net.4.5.2.x64.etl. */
+static size_t ipv6_text(const uint8_t *p, char *buf, size_t size)
+{
+    static const char hex[] = "0123456789abcdef";
+    char tmp[40];
+    size_t n = 0;
+    for (int i = 0; i < 16; i += 2) {
+        unsigned g = (unsigned)(p[i] << 8 | p[i + 1]);
+        int shift = 12;
+        while (shift > 0 && !(g >> shift))
+            shift -= 4;
+        if (i)
+            tmp[n++] = ':';
+        for (; shift >= 0; shift -= 4)
+            tmp[n++] = hex[(g >> shift) & 15];
+    }
+    return copy_text(tmp, n, buf, size);
+}
+
 /* Integers in decimal or as 0x and `digits` hex digits, without printf,
  * whose general machinery costs more than the rest of a field. */
 static size_t integer_text(uint64_t v, bool negative, int hex_digits, char *buf, size_t size)
@@ -227,13 +248,8 @@ size_t ntl_etl_field_text(const struct ntl_etl_field *f, char *buf, size_t size)
     case NTL_ETL_IN_ANSISTRING: case NTL_ETL_IN_COUNTEDANSISTRING:
         return ansi_text(f->data, f->size, buf, size);
     case NTL_ETL_IN_BINARY: case NTL_ETL_IN_COUNTEDBINARY:
-        if (f->out_type == NTL_ETL_OUT_IPV6 && f->size == 16) {
-            size_t n = 0;
-            for (int i = 0; i < 16; i += 2)
-                n += (size_t)snprintf(tmp + n, sizeof tmp - n, "%s%x", i ? ":" : "",
-                                      (unsigned)(f->data[i] << 8 | f->data[i + 1]));
-            return (size_t)snprintf(buf, size, "%s", tmp);
-        }
+        if (f->out_type == NTL_ETL_OUT_IPV6 && f->size == 16)
+            return ipv6_text(f->data, buf, size);
         return hex_text(f->data, f->size, buf, size);
     case NTL_ETL_IN_GUID:
         return (size_t)snprintf(buf, size, "%s",

@@ -195,6 +195,30 @@ static void test_every_intype(void)
                        "|st{|x:UINT8=3|y[1|y:UINT8=4|]|}|sa[2|sa{|z:INT8=7|}|sa{|z:INT8=8|}|]");
 }
 
+/* IPv6 addresses as "%x" groups would print them: no leading zeros, a
+ * zero group as "0", no "::"; cut as snprintf cuts, the full length returned. */
+static void test_ipv6(void)
+{
+    static const uint8_t a[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0,
+                                  0, 0x0f, 0xff, 0, 0x10, 0x00, 0xab, 0xcd};
+    static const uint8_t ff[16] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                   0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    struct ntl_etl_field f = {.item = NTL_ETL_ITEM_VALUE, .in_type = NTL_ETL_IN_BINARY,
+                              .out_type = NTL_ETL_OUT_IPV6, .size = 16, .data = a};
+    char buf[64];
+    CHECK_EQ_INT(ntl_etl_field_text(&f, buf, sizeof buf), 29);
+    CHECK_EQ_STR(buf, "2001:db8:0:0:f:ff00:1000:abcd");
+    CHECK_EQ_INT(ntl_etl_field_text(&f, buf, 10), 29);
+    CHECK_EQ_STR(buf, "2001:db8:");
+    f.data = ff;
+    CHECK_EQ_INT(ntl_etl_field_text(&f, buf, sizeof buf), 39);
+    CHECK_EQ_STR(buf, "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff");
+    uint8_t z[16] = {0};
+    f.data = z;
+    ntl_etl_field_text(&f, buf, sizeof buf);
+    CHECK_EQ_STR(buf, "0:0:0:0:0:0:0:0");
+}
+
 static int decode_status(const void *meta, size_t meta_n, const void *pay, size_t pay_n)
 {
     struct built b;
@@ -252,5 +276,6 @@ int main(void)
                 sizeof self_describing / sizeof self_describing[0]);
     test_every_intype();
     test_lies();
+    test_ipv6();
     return check_exit();
 }

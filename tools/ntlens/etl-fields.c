@@ -291,6 +291,24 @@ static char *ascii_to(char *d, const uint8_t *s, size_t n)
     return d;
 }
 
+/* Each byte's two hex digits, so a value takes one lookup and one 2-byte
+ * store per byte (a digit at a time was a third of etl_fields_decode). */
+#define HEXD(n) (char)((n) < 10 ? '0' + (n) : 'a' + (n) - 10)
+#define HEX2(b) HEXD((b) >> 4), HEXD((b) & 15)
+#define HEX8(b) HEX2(b), HEX2(b + 1), HEX2(b + 2), HEX2(b + 3), HEX2(b + 4), HEX2(b + 5), \
+                HEX2(b + 6), HEX2(b + 7)
+#define HEX32(b) HEX8(b), HEX8(b + 8), HEX8(b + 16), HEX8(b + 24)
+static const char hex_pairs[512] = {HEX32(0), HEX32(32), HEX32(64), HEX32(96),
+                                    HEX32(128), HEX32(160), HEX32(192), HEX32(224)};
+
+/* The n little-endian bytes at p in hex at d, the last byte first; the end. */
+static inline char *hex_bytes(char *d, const uint8_t *p, size_t n)
+{
+    for (size_t k = n; k--; d += 2)
+        memcpy(d, hex_pairs + 2 * p[k], 2);
+    return d;
+}
+
 /* The common values of JSON-only output written straight into the object,
  * as json_value would write them: integers, and UTF-16 strings of printable
  * ASCII (file and image names, their backslashes escaped). false when v must take the general path. */
@@ -317,7 +335,15 @@ static bool json_direct(struct walk *w, const struct ntl_etl_field *f)
         if (!(d = json_member(w, f, 48)))
             return true;
         *d++ = '"';
-        d += ntl_etl_field_text(f, d, 45);
+        if (f->out_type != NTL_ETL_OUT_IPV4 && f->out_type != NTL_ETL_OUT_PORT &&
+            (f->size == 8 || f->size == 4 || f->size == 2 || f->size == 1)) {
+            /* What ntl_etl_field_text writes, 0x and 2 * size digits, without
+             * its digit-at-a-time loop (StackWalk's addresses, 10% of a trace). */
+            memcpy(d, "0x", 2);
+            d = hex_bytes(d + 2, f->data, f->size);
+        } else {
+            d += ntl_etl_field_text(f, d, 45);
+        }
         *d++ = '"';
         done(&w->out->json, d);
         return true;
@@ -530,24 +556,6 @@ static void prepare(struct etl_mof_tpl *t)
         m->key_len = (uint8_t)(len + 1);
         t->direct_max += 1 + m->key_len + 24;
     }
-}
-
-/* Each byte's two hex digits, so a value takes one lookup and one 2-byte
- * store per byte (a digit at a time was a third of etl_fields_decode). */
-#define HEXD(n) (char)((n) < 10 ? '0' + (n) : 'a' + (n) - 10)
-#define HEX2(b) HEXD((b) >> 4), HEXD((b) & 15)
-#define HEX8(b) HEX2(b), HEX2(b + 1), HEX2(b + 2), HEX2(b + 3), HEX2(b + 4), HEX2(b + 5), \
-                HEX2(b + 6), HEX2(b + 7)
-#define HEX32(b) HEX8(b), HEX8(b + 8), HEX8(b + 16), HEX8(b + 24)
-static const char hex_pairs[512] = {HEX32(0), HEX32(32), HEX32(64), HEX32(96),
-                                    HEX32(128), HEX32(160), HEX32(192), HEX32(224)};
-
-/* The n little-endian bytes at p in hex at d, the last byte first; the end. */
-static inline char *hex_bytes(char *d, const uint8_t *p, size_t n)
-{
-    for (size_t k = n; k--; d += 2)
-        memcpy(d, hex_pairs + 2 * p[k], 2);
-    return d;
 }
 
 /* One fixed member's value at d, as json_direct writes it; the end. */
