@@ -18,6 +18,9 @@
 ledger=fuzz/ledger.tsv
 ledger_cap_kib=512
 ledger_stop=build-fuzz/ledger-stop
+# Made by a slice that found something; the stop file alone is an early end
+# asked for by hand (touch build-fuzz/ledger-stop).
+ledger_found=build-fuzz/ledger-found
 # Wall time kept at the end of the budget for the last merges.
 ledger_reserve=180
 
@@ -123,6 +126,7 @@ ledger_slice() {
     found=$(( $(ledger_artifacts "$name") - before ))
     # A fuzzer that failed without leaving an artifact still found something.
     [ "$found" -gt 0 ] || ! grep -q "fuzz $name: exit" "build-fuzz/$name.err" || found=1
+    [ "$found" -eq 0 ] || touch "$ledger_stop" "$ledger_found"
     ledger_merge "$name"
     printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$(date -u +%Y-%m-%dT%H:%MZ)" "$cpu" \
         "${runs:-0}" "${cov:-0}" "$found" >> "$ledger"
@@ -135,7 +139,7 @@ ledger_main() {
     local budget=$1 slice=$2 end name
     end=$(( $(date +%s) + budget - ledger_reserve ))
     [ -f "$ledger" ] || printf 'harness\tdate\tcpu_seconds\texecs\tedges\tfindings\n' > "$ledger"
-    rm -f "$ledger_stop"
+    rm -f "$ledger_stop" "$ledger_found"
     declare -A pids=()
     # A slice starts only with some of it left to run (5 minutes, or all of a short one).
     # Checked after each wait for a free job, not before it.
@@ -153,7 +157,8 @@ ledger_main() {
     done
     wait
     ledger_table
-    [ ! -e "$ledger_stop" ] || { echo "fuzz: a slice found something, see build-fuzz/artifacts/"; return 1; }
+    [ ! -e "$ledger_found" ] || { echo "fuzz: a slice found something, see build-fuzz/artifacts/"; return 1; }
+    [ ! -e "$ledger_stop" ] || echo "fuzz: ended early by $ledger_stop, nothing found"
 }
 
 # Rewrites the table between the markers in docs/fuzzing.md from the ledger.
