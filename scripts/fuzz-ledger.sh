@@ -121,7 +121,7 @@ ledger_slice() {
     before=$(ledger_artifacts "$name")
     mapfile -t extra < <(options "$name")
     cpu=$(ledger_fuzz "$name" "$slice" "$deadline" 2> "build-fuzz/$name.err")
-    runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "build-fuzz/$name.log" | grep -o '[0-9]*$')
+    runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "build-fuzz/$name.log" | tail -1 | grep -o '[0-9]*$')
     cov=$(grep -o 'cov: [0-9]*' "build-fuzz/$name.log" | tail -1 | grep -o '[0-9]*')
     found=$(( $(ledger_artifacts "$name") - before ))
     # A fuzzer that failed without leaving an artifact still found something.

@@ -194,7 +194,13 @@ static int add_frames(struct ntl_profile_etl_stacks *s, const uint8_t *b, size_t
     *at = 0;
     if (s->counts_only)
         return 0;
-    if (n && s->nframes + n - 1 >= MAX_ENTRIES)
+    /* No frames: nothing to place (and before the first stack the pool is
+     * NULL, which even an offset of 0 may not be added to). */
+    if (!n) {
+        *at = s->nframes;
+        return 0;
+    }
+    if (s->nframes + n - 1 >= MAX_ENTRIES)
         return too_many(err);
     while (s->nframes + n > s->cap_frames) {
         int rc = grow((void **)&s->frames, &s->cap_frames, s->cap_frames, 8, err);
