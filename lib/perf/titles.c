@@ -413,6 +413,8 @@ int ntl_perf_titles_encode(const struct ntl_perf_titles *t, bool help, struct nt
                            struct ntl_error *err)
 {
     int rc = 0;
+    size_t start = out->len;
+    uint32_t top = 0;
     if (!help) {
         uint32_t last = t->last_index > t->max_index ? t->last_index : t->max_index;
         if ((rc = put_number(out, 1)) < 0 || (rc = put_number(out, last)) < 0)
@@ -430,6 +432,7 @@ int ntl_perf_titles_encode(const struct ntl_perf_titles *t, bool help, struct nt
         const char *s = help ? t->helps[i] : t->names[i];
         if (!s)
             continue;
+        top = i;
         if ((rc = put_number(out, i)) < 0 || (rc = put_string(out, s)) < 0) {
             free(order);
             goto fail;
@@ -438,6 +441,17 @@ int ntl_perf_titles_encode(const struct ntl_perf_titles *t, bool help, struct nt
     free(order);
     if ((rc = ntl_buf_append(out, "\0\0", 2)) < 0)
         goto fail;
+    /* Never write what the reader refuses: a database read from names and
+     * help texts together may hold an index out of proportion to its
+     * names alone (grow_to's bound). */
+    size_t written = out->len - start;
+    if (top >= FREE_INDICES + 4 * (uint64_t)written) {
+        out->len = start;
+        return ntl_error_set(err, NTL_ERR_LIMIT,
+                             help ? "help title database" : "counter title database",
+                             NTL_NO_OFFSET, "index %u is out of proportion to the %zu bytes "
+                             "it would be written in", top, written);
+    }
     return 0;
 fail:
     return ntl_error_set(err, rc, help ? "help title database" : "counter title database",

@@ -152,6 +152,23 @@ static void test_titles_bad(void)
     /* an index out of proportion to the answer is refused, not allocated */
     n = u16s(buf, "4000000|Huge|");
     CHECK_EQ_INT(ntl_perf_titles_add(t, false, buf, n, &err), NTL_ERR_LIMIT);
+    /* ... and never written: help texts allow an index their names alone
+     * would not (the reader's bound counts every answer added). */
+    struct ntl_perf_titles *sparse = ntl_perf_titles_new();
+    static uint8_t help[80000];
+    memset(help, 'x', sizeof help);
+    memcpy(help, "3\0\0\0", 4);
+    memset(help + sizeof help - 4, 0, 4);
+    CHECK_EQ_INT(ntl_perf_titles_add(sparse, true, help, sizeof help, &err), 0);
+    n = u16s(buf, "100000|Far|");
+    CHECK_EQ_INT(ntl_perf_titles_add(sparse, false, buf, n, &err), 0);
+    struct ntl_buf enc;
+    ntl_buf_init(&enc, 1u << 20);
+    CHECK_EQ_INT(ntl_perf_titles_encode(sparse, false, &enc, &err), NTL_ERR_LIMIT);
+    CHECK_EQ_U64(enc.len, 0);
+    CHECK_EQ_INT(ntl_perf_titles_encode(sparse, true, &enc, &err), 0); /* 80 KB: in proportion */
+    ntl_buf_free(&enc);
+    ntl_perf_titles_free(sparse);
     n = u16s(buf, "99999999999|Huge|");
     CHECK_EQ_INT(ntl_perf_titles_add(t, false, buf, n, &err), NTL_ERR_FORMAT);
     /* a last string without terminator is tolerated */
