@@ -106,7 +106,9 @@ size_t ntl_perf_titles_count(const struct ntl_perf_titles *t, bool help);
 /* Serialises the names (help = false) or help texts as a Windows answer
  * would be: UTF-16LE MULTI_SZ, ascending indices, the (1, last index) pair
  * first for names, and a final empty string. out must be initialised
- * (ntlens/buf.h); bytes are appended. */
+ * (ntlens/buf.h); bytes are appended. 0; NTL_ERR_LIMIT (nothing appended)
+ * when an index is out of proportion to the encoding's size, which
+ * ntl_perf_titles_add would refuse; NTL_ERR_NOMEM. */
 struct ntl_buf;
 int ntl_perf_titles_encode(const struct ntl_perf_titles *t, bool help, struct ntl_buf *out,
                            struct ntl_error *err);
