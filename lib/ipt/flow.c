@@ -645,6 +645,9 @@ static int read_psb(struct ntl_ipt_flow *f, struct ntl_error *err)
     memset(s, 0, sizeof *s);
     s->tsx = -1;
     s->at = f->cfg.trace.origin + f->ev.offset;
+    /* Where an error in it is told: its PSBEND, where the PSB+ is cut
+     * short, or the PSB itself when the trace ends inside it. */
+    s->end = f->ev.offset;
     consume(f);
     for (;;) {
         int rc = peek(f, err);
@@ -680,6 +683,7 @@ static int read_psb(struct ntl_ipt_flow *f, struct ntl_error *err)
             s->mnt = true;
         } else if (e->pkt.type == NTL_IPT_OVF || e->pkt.type == NTL_IPT_PSB) {
             /* PSB+ cut short: what follows is no status. */
+            s->end = e->offset;
             s->pending = true;
             return 1;
         }
@@ -702,7 +706,9 @@ static void note_seam(struct ntl_ipt_flow *f)
     m->psb = f->psb.at;
     m->items = f->n_told + f->qn;
     m->clean = !f->psb.mnt;
-    m->state[0] = f->enabled ? f->ip : 0;
+    /* The IP even while tracing is disabled: an error told before tracing
+     * is enabled again names it (libipt's decoder keeps it there too). */
+    m->state[0] = f->ip;
     bool tnt = next && (f->ev.pkt.type == NTL_IPT_TNT_8 || f->ev.pkt.type == NTL_IPT_TNT_64);
     m->state[1] = (next ? f->ev.offset : ntl_ipt_flow_offset(f)) << 8 | (tnt ? f->tnt_left : 0);
     m->state[2] = (uint64_t)f->mode | (uint64_t)f->told_mode << 8 |

@@ -2,6 +2,8 @@
  * and 4 threads it hands out the records one decoder gives, field by field
  * (offsets included), on a trace made to test the seams and on the kAFL
  * recordings; and the seams are really taken or really decoded again. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -147,6 +149,53 @@ static void test_seams(void)
     }
 }
 
+/* fuzz_ipt_flow_split's finding: after errors, a seam where tracing is
+ * disabled (its PSB+'s FUP has no IP), then a PSB+ that says it is enabled.
+ * The error names the IP the decoder last knew, which a decoder
+ * synchronised at the seam does not know: the seam must not be taken (the
+ * error named IP 0 on three threads, 0x100006 on one). Which worker takes
+ * which part varies, so a few rounds. */
+static void test_disabled_seam(void)
+{
+    static uint8_t in[4096];
+    char path[512];
+    const char *root = getenv("NTLENS_SOURCE_ROOT");
+    snprintf(path, sizeof path, "%s/fuzz/corpus/ipt_flow_split/recover-error-ip-disabled-seam",
+             root ? root : ".");
+    FILE *fp = fopen(path, "rb");
+    CHECK(fp != NULL);
+    if (!fp)
+        return;
+    size_t size = fread(in, 1, sizeof in, fp), code = (size_t)in[0] * 16;
+    fclose(fp);
+    CHECK(size > code + 1);
+    struct ntl_ipt_image *img;
+    struct ntl_error err;
+    CHECK_EQ_INT(ntl_ipt_image_new(&img, &err), 0);
+    CHECK_EQ_INT(ntl_ipt_image_add(img, in + 1, code, 0x1000, &err), 0);
+    CHECK_EQ_INT(ntl_ipt_image_add(img, in + 1, code, 0x100000, &err), 0);
+    struct ntl_ipt_flow_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.trace.buf = in + 1 + code;
+    cfg.trace.size = size - 1 - code;
+    cfg.read = ntl_ipt_image_read;
+    cfg.read_ctx = img;
+    cfg.runs = true;
+    static struct recs one, many;
+    struct ntl_ipt_split_config sc = {.jobs = 1, .recover = true, .parts_per_job = 4};
+    CHECK_EQ_INT(ntl_ipt_flow_split(&cfg, &sc, keep, &one, &err), 0);
+    CHECK(one.n > 0 && one.v[one.n - 1].status == NTL_IPT_BAD_STATUS);
+    CHECK_EQ_U64(one.v[one.n - 1].ip, 0x100006);
+    for (int round = 0; round < 20; round++) {
+        memset(&many, 0, sizeof many);
+        sc.jobs = 3;
+        CHECK_EQ_INT(ntl_ipt_flow_split(&cfg, &sc, keep, &many, &err), 0);
+        CHECK_EQ_U64(many.n, one.n);
+        CHECK(many.n == one.n && same_rec(&many.v[many.n - 1], &one.v[one.n - 1]));
+    }
+    ntl_ipt_image_free(img);
+}
+
 /* The kAFL recordings: seams taken, the same records. */
 static void test_recordings(void)
 {
@@ -181,6 +230,7 @@ static void test_recordings(void)
 int main(void)
 {
     test_seams();
+    test_disabled_seam();
     test_recordings();
     return check_exit();
 }
