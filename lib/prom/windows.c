@@ -379,6 +379,10 @@ static bool instance_labels(const struct ntl_prom_page *pg, const struct collect
     ls->n = pg->nlabels;
     if (!col->label)
         return true;
+    /* An object these series need instances of, sent without (a hostile
+     * or broken server): no series rather than a read past its instances. */
+    if (i >= o->ninstances)
+        return false;
     const struct ntl_perf_instance *in = &o->instances[i];
     if (strstr(in->name, "_Total") || (pg->keep && !pg->keep(pg->keep_arg, o, in)))
         return false;

@@ -284,6 +284,33 @@ static void test_keep(struct ntl_prom_page pg)
     ntl_buf_free(&b);
 }
 
+/* A Process object sent without instances (fuzz finding prom_writer: the
+ * writer read instance 0 of none): written without series, not a crash. */
+static void test_no_instances(const struct ntl_perf_titles *t)
+{
+    struct ntl_buf raw, b;
+    struct ntl_perf_builder pb;
+    struct ntl_perf_block *blk;
+    struct ntl_error err;
+    struct ntl_perf_build_header h = {.perf_freq = 1000, .system_name = "HOST"};
+    struct ntl_perf_build_object proc = {230, 231, 100, -1, false, 0, 0, 0, proc_counters, 6};
+    ntl_buf_init(&raw, 0);
+    CHECK_EQ_INT(ntl_perf_build_begin(&pb, &raw, &h, &err), 0);
+    CHECK_EQ_INT(ntl_perf_build_object(&pb, &proc, &err), 0);
+    CHECK_EQ_INT(ntl_perf_build_counters(&pb, (const uint64_t[]){10, 1, 2, 3, 4, 5}, &err), 0);
+    CHECK_EQ_INT(ntl_perf_build_end_object(&pb, &err), 0);
+    CHECK(ntl_perf_build_finish(&pb, &err) > 0);
+    CHECK_EQ_INT(ntl_perf_block_parse(raw.data, raw.len, &blk, &err), 0);
+    struct ntl_prom_page pg = {.block = blk, .titles = t};
+    ntl_buf_init(&b, 0);
+    CHECK_EQ_INT(ntl_prom_write_windows(&pg, NTL_PROM_PROCESS, &b, &err), 0);
+    ntl_buf_append(&b, "", 1);
+    CHECK(!has(&b, "windows_process_cpu_time_total{"));
+    ntl_buf_free(&b);
+    ntl_perf_block_free(blk);
+    ntl_buf_free(&raw);
+}
+
 static void write_pages(const struct ntl_prom_page *pg, const char *path)
 {
     struct ntl_buf b;
@@ -317,6 +344,7 @@ int main(int argc, char **argv)
         test_windows(&pg);
         test_keep(pg);
         test_os(pg);
+        test_no_instances(t);
         if (argc > 1)
             write_pages(&pg, argv[1]);
     }
