@@ -586,13 +586,13 @@ static int compressed_events(struct ntl_etl *t, const uint8_t *raw, long n, stru
 {
     struct ntl_etl_buffer *b = &t->buf;
     uint32_t usize = b->saved_offset;
-    int rc;
     if (usize < NTL_ETL_BUFFER_HEADER_SIZE || usize > NTL_ETL_MAX_BUFFER_SIZE)
         return ntl_error_set(err, NTL_ERR_FORMAT, "WMI_BUFFER_HEADER", b->offset + 4,
                              "compressed buffer %u: SavedOffset %u out of range", b->index, usize);
-    if (n < 0 && (rc = grow(&t->dec, &t->dec_cap, usize, err)) < 0)
-        return rc;
     if (n < 0) {
+        if (!etl_block_reserve(&t->dec, &t->dec_cap, usize))
+            return ntl_error_set(err, NTL_ERR_NOMEM, "WMI_BUFFER_HEADER", NTL_NO_OFFSET,
+                                 "out of memory for a %u-byte buffer", usize);
         memcpy(t->dec, raw, NTL_ETL_BUFFER_HEADER_SIZE);
         n = ntl_decompress(t->format, raw + NTL_ETL_BUFFER_HEADER_SIZE,
                            b->size - NTL_ETL_BUFFER_HEADER_SIZE, t->dec + NTL_ETL_BUFFER_HEADER_SIZE,
