@@ -116,7 +116,7 @@ static int sorted_load(struct ntl_etl *t, struct ntl_error *err)
     return 0;
 }
 
-/* A block of at least need bytes for k: a spare one, grown if short. */
+/* A block of at least need bytes for k: a spare one, replaced if short. */
 static int take_block(struct ntl_etl *t, struct etl_kept *k, size_t need, struct ntl_error *err)
 {
     if (!k->data && t->spare_n) {
