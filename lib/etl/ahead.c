@@ -65,6 +65,21 @@ static bool reserve(uint8_t **p, size_t *cap, size_t need)
     return true;
 }
 
+bool etl_block_reserve(uint8_t **p, size_t *cap, size_t need)
+{
+    if (*cap >= need)
+        return true;
+    size_t c = 4096;
+    while (c < need)
+        c *= 2;
+    free(*p);
+    *cap = 0;
+    if (!(*p = malloc(c)))
+        return false;
+    *cap = c;
+    return true;
+}
+
 /* n bytes at off, after the `have` already in a->raw; NULL on a read error. */
 static const uint8_t *input(struct etl_ahead *a, uint64_t off, size_t have, size_t n)
 {
@@ -110,7 +125,7 @@ static void decompress(struct etl_ahead *a, struct slot *s, const uint8_t *raw, 
 {
     struct ntl_error err;
     s->n = -1;
-    if (!reserve(&s->data, &s->cap, usize))
+    if (!etl_block_reserve(&s->data, &s->cap, usize))
         return;
     memcpy(s->data, raw, HDR);
     s->n = ntl_decompress(a->format, raw + HDR, bsize - HDR, s->data + HDR, usize - HDR,

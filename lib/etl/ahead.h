@@ -9,6 +9,7 @@
 #ifndef NTLENS_ETL_AHEAD_H
 #define NTLENS_ETL_AHEAD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,12 @@ int etl_ahead_follow(struct etl_ahead *a, uint64_t *list, size_t n);
  * lays it out: swapped into *buf (capacity *cap; the old one goes to the
  * thread). Its length after the header, or -1 when the thread has none. */
 long etl_ahead_take(struct etl_ahead *a, uint64_t off, uint8_t **buf, size_t *cap);
+/* A block of at least need bytes for a buffer's decompressed bytes: its
+ * old bytes are not kept (it is refilled whole; realloc copied them), and
+ * its size is rounded up to a power of two, so the blocks the reader and
+ * the thread swap fit every buffer of a trace (64 KiB ones all) and are
+ * not grown again. false when out of memory (*p then NULL, *cap 0). */
+bool etl_block_reserve(uint8_t **p, size_t *cap, size_t need);
 /* Stops and joins the thread, frees everything. */
 void etl_ahead_stop(struct etl_ahead *a);
 

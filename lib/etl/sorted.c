@@ -116,7 +116,7 @@ static int sorted_load(struct ntl_etl *t, struct ntl_error *err)
     return 0;
 }
 
-/* A block of at least need bytes for k: a spare one, grown if short. */
+/* A block of at least need bytes for k: a spare one, replaced if short. */
 static int take_block(struct ntl_etl *t, struct etl_kept *k, size_t need, struct ntl_error *err)
 {
     if (!k->data && t->spare_n) {
@@ -124,14 +124,7 @@ static int take_block(struct ntl_etl *t, struct etl_kept *k, size_t need, struct
         k->data = t->spare[t->spare_n].p;
         k->cap = t->spare[t->spare_n].cap;
     }
-    if (k->cap < need) {
-        uint8_t *p = realloc(k->data, need);
-        if (!p)
-            return nomem(err); /* k->data stays k's, freed at close */
-        k->data = p;
-        k->cap = need;
-    }
-    return 0;
+    return etl_block_reserve(&k->data, &k->cap, need) ? 0 : nomem(err);
 }
 
 /* k's events are all returned: its block goes back to the spares. */
