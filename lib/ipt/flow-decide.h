@@ -177,25 +177,31 @@ int flow_decide_miss(struct flow_dcache *c, struct flow_bcache *bc, struct flow_
                      ntl_ipt_read_fn read, void *ctx, uint64_t ip, unsigned mode, unsigned bits,
                      unsigned n, const struct flow_decision **out);
 
+/* The decision for ip, mode and n bits in its first slot, or NULL: the
+ * hit path alone (the fast loop keeps the caches flow_decide_miss needs
+ * out of its own). */
+static inline __attribute__((always_inline)) const struct flow_decision *
+flow_decide_hit(const struct flow_dcache *c, uint64_t ip, unsigned mode, unsigned bits, unsigned n)
+{
+    if (!c->slot)
+        return NULL;
+    const struct flow_decision *d = &c->slot[flow_decide_hash(ip, mode, bits, n) & c->mask];
+    return flow_decide_same(d, ip, mode, bits, n) ? d : NULL;
+}
+
 /* The decision for ip, mode and the n (0..FLOW_DECIDE_BITS, or'd with
- * FLOW_DECIDE_TIP when a TIP follows them) bits into
- * *out (a cache slot, valid until the next call). Returns 0, or
- * NTL_ERR_NOMEM. Inline: the walk looks one up per TNT and per TIP, and
- * most are in their first slot. Two ways: a decision is in its slot or the
- * one next to it, so two hot decisions whose hashes meet do not rebuild
- * each other forever. */
+ * FLOW_DECIDE_TIP when a TIP follows them) bits into *out (a cache slot,
+ * valid until the next call). Returns 0, or NTL_ERR_NOMEM. Inline: the
+ * walk looks one up per TNT and per TIP, and most are in their first
+ * slot. Two ways: a decision is in its slot or the one next to it, so two
+ * hot decisions whose hashes meet do not rebuild each other forever. */
 static inline __attribute__((always_inline)) int
 flow_decide(struct flow_dcache *c, struct flow_bcache *bc, struct flow_cache *ic,
             ntl_ipt_read_fn read, void *ctx, uint64_t ip, unsigned mode, unsigned bits, unsigned n,
             const struct flow_decision **out)
 {
-    if (c->slot) {
-        const struct flow_decision *d = &c->slot[flow_decide_hash(ip, mode, bits, n) & c->mask];
-        if (flow_decide_same(d, ip, mode, bits, n)) {
-            *out = d;
-            return 0;
-        }
-    }
+    if ((*out = flow_decide_hit(c, ip, mode, bits, n)))
+        return 0;
     return flow_decide_miss(c, bc, ic, read, ctx, ip, mode, bits, n, out);
 }
 
