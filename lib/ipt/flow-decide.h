@@ -10,6 +10,9 @@
 #ifndef NTLENS_LIB_IPT_FLOW_DECIDE_H
 #define NTLENS_LIB_IPT_FLOW_DECIDE_H
 
+#include <stddef.h>
+#include <string.h>
+
 #include "flow-block.h"
 
 /* Most calls a decision follows without their return. */
@@ -148,37 +151,57 @@ static inline size_t flow_decide_hash(uint64_t ip, unsigned mode, unsigned bits,
     return (size_t)(h >> 40);
 }
 
+/* A decision's bits, n and mode, one word: a key compared in two. */
+_Static_assert(offsetof(struct flow_decision, n) == offsetof(struct flow_decision, bits) + 2 &&
+                   offsetof(struct flow_decision, mode) == offsetof(struct flow_decision, bits) + 3,
+               "bits, n and mode are one word");
+struct flow_decide_tag {
+    uint16_t bits;
+    uint8_t n, mode;
+};
+
 static inline bool flow_decide_same(const struct flow_decision *d, uint64_t ip, unsigned mode,
                                     unsigned bits, unsigned n)
 {
-    return d->n == n + 1 && d->ip == ip && d->bits == bits && d->mode == mode;
+    struct flow_decide_tag t = {(uint16_t)bits, (uint8_t)(n + 1), (uint8_t)mode};
+    uint32_t want, have;
+    memcpy(&want, &t, sizeof want);
+    memcpy(&have, (const char *)d + offsetof(struct flow_decision, bits), sizeof have);
+    return have == want && d->ip == ip;
 }
 
-/* flow_decide's way when the decision is not in its first slot, or the
- * table is to be made or doubled: the second slot, else a new decision. */
+/* flow_decide's way when the decision is not in its first slot: the table
+ * made, or doubled when it is to grow (checked here, not on every hit),
+ * then the second slot, else a new decision. */
 int flow_decide_miss(struct flow_dcache *c, struct flow_bcache *bc, struct flow_cache *ic,
                      ntl_ipt_read_fn read, void *ctx, uint64_t ip, unsigned mode, unsigned bits,
                      unsigned n, const struct flow_decision **out);
 
-/* The decision for ip, mode and the n (0..FLOW_DECIDE_BITS, or'd with
- * FLOW_DECIDE_TIP when a TIP follows them) bits into
- * *out (a cache slot, valid until the next call). Returns 0, or
- * NTL_ERR_NOMEM. Inline: the walk looks one up per TNT and per TIP, and
- * most are in their first slot. Two ways: a decision is in its slot or the
- * one next to it, so two hot decisions whose hashes meet do not rebuild
- * each other forever. */
-static inline int flow_decide(struct flow_dcache *c, struct flow_bcache *bc,
-                              struct flow_cache *ic, ntl_ipt_read_fn read, void *ctx,
-                              uint64_t ip, unsigned mode, unsigned bits, unsigned n,
-                              const struct flow_decision **out)
+/* The decision for ip, mode and n bits in its first slot, or NULL: the
+ * hit path alone (the fast loop keeps the caches flow_decide_miss needs
+ * out of its own). */
+static inline __attribute__((always_inline)) const struct flow_decision *
+flow_decide_hit(const struct flow_dcache *c, uint64_t ip, unsigned mode, unsigned bits, unsigned n)
 {
-    if (c->slot && !flow_dcache_grows(c)) {
-        const struct flow_decision *d = &c->slot[flow_decide_hash(ip, mode, bits, n) & c->mask];
-        if (flow_decide_same(d, ip, mode, bits, n)) {
-            *out = d;
-            return 0;
-        }
-    }
+    if (!c->slot)
+        return NULL;
+    const struct flow_decision *d = &c->slot[flow_decide_hash(ip, mode, bits, n) & c->mask];
+    return flow_decide_same(d, ip, mode, bits, n) ? d : NULL;
+}
+
+/* The decision for ip, mode and the n (0..FLOW_DECIDE_BITS, or'd with
+ * FLOW_DECIDE_TIP when a TIP follows them) bits into *out (a cache slot,
+ * valid until the next call). Returns 0, or NTL_ERR_NOMEM. Inline: the
+ * walk looks one up per TNT and per TIP, and most are in their first
+ * slot. Two ways: a decision is in its slot or the one next to it, so two
+ * hot decisions whose hashes meet do not rebuild each other forever. */
+static inline __attribute__((always_inline)) int
+flow_decide(struct flow_dcache *c, struct flow_bcache *bc, struct flow_cache *ic,
+            ntl_ipt_read_fn read, void *ctx, uint64_t ip, unsigned mode, unsigned bits, unsigned n,
+            const struct flow_decision **out)
+{
+    if ((*out = flow_decide_hit(c, ip, mode, bits, n)))
+        return 0;
     return flow_decide_miss(c, bc, ic, read, ctx, ip, mode, bits, n, out);
 }
 

@@ -96,6 +96,24 @@ static inline void took(struct flow_fast *fs)
     fs->after = 0;
 }
 
+/* flow_decide from fs's state, its miss path out of line with the caches
+ * and the image it takes: the hit path loads none of them (callgrind: 3.4%
+ * of warm mruby's instructions, foo 3.7%). */
+static __attribute__((noinline)) int decide_miss(struct flow_fast *fs, unsigned bits, unsigned n,
+                                                 const struct flow_decision **d)
+{
+    return flow_decide_miss(fs->dc, fs->bc, fs->ic, fs->read, fs->ctx, fs->ip, fs->mode, bits, n,
+                            d);
+}
+
+static inline int decide(struct flow_fast *fs, unsigned bits, unsigned n,
+                         const struct flow_decision **d)
+{
+    if ((*d = flow_decide_hit(fs->dc, fs->ip, fs->mode, bits, n)))
+        return 0;
+    return decide_miss(fs, bits, n, d);
+}
+
 /* The decision for the next bits, or NULL when the walk should take them
  * itself (it stops short of them, or past the step limit). *rc: 0 or
  * NTL_ERR_NOMEM. */
@@ -103,7 +121,7 @@ static inline const struct flow_decision *lookup(struct flow_fast *fs, unsigned 
                                                  unsigned n, int *rc)
 {
     const struct flow_decision *d;
-    *rc = flow_decide(fs->dc, fs->bc, fs->ic, fs->read, fs->ctx, fs->ip, fs->mode, bits, n, &d);
+    *rc = decide(fs, bits, n, &d);
     if (*rc < 0 || !d->used || fs->steps + d->ninsn > NTL_IPT_FLOW_MAX_STEPS)
         return NULL;
     return d;
@@ -142,8 +160,7 @@ group_run(struct flow_fast *fs, uint64_t payload, unsigned count,
              * binds there is flow.c's (decide_pgd). */
             if (!tip && t < end && ntl_ipt_fast_table_[*t].ip_kind &&
                 ntl_ipt_fast_table_[*t].pkt.type == NTL_IPT_TIP_PGD) {
-                *rc = flow_decide(fs->dc, fs->bc, fs->ic, fs->read, fs->ctx, fs->ip, fs->mode,
-                                  bits, n | FLOW_DECIDE_TIP, &fs->pgd);
+                *rc = decide(fs, bits, n | FLOW_DECIDE_TIP, &fs->pgd);
                 break;
             }
         }
@@ -223,8 +240,7 @@ static inline __attribute__((always_inline)) int fast_loop(struct flow_fast *fs,
         if (!tip) {
             /* A TIP.PGD after no bits: as for one after bits. */
             if (ntl_ipt_fast_table_[b].ip_kind && ntl_ipt_fast_table_[b].pkt.type == NTL_IPT_TIP_PGD)
-                rc = flow_decide(fs->dc, fs->bc, fs->ic, fs->read, fs->ctx, fs->ip, fs->mode, 0,
-                                 FLOW_DECIDE_TIP, &fs->pgd);
+                rc = decide(fs, 0, FLOW_DECIDE_TIP, &fs->pgd);
             break;
         }
         /* A TIP after no bits: the way to the branch that takes it. */

@@ -1,6 +1,7 @@
 /* Unit tests for the flow decoder's TNT decision cache (lib/ipt/flow-decide.h,
- * internal): every bit of a key moves its slot, and a table that doubles
- * keeps its decisions and their paths, each where a lookup finds it. */
+ * internal): every bit of a key moves its slot, a slot matches its own key
+ * only, and a table that doubles keeps its decisions and their paths, each
+ * where a lookup finds it. */
 #include <stdbool.h>
 #include <string.h>
 
@@ -54,6 +55,30 @@ static const struct flow_decision *find(const struct flow_dcache *c, unsigned bi
         if (flow_decide_same(&c->slot[i], 0x1000, NTL_IPT_MODE_64, bits, CONDS))
             return &c->slot[i];
     return NULL;
+}
+
+/* A slot matches its own key only: the bits, the bit count (with or
+ * without FLOW_DECIDE_TIP), the mode and the IP each compared, the first
+ * three as one word (flow_decide_same). */
+static void test_same_key(void)
+{
+    struct flow_decision d = {.ip = 0x1000, .bits = 0xa5c3, .n = 16 + 1, .mode = NTL_IPT_MODE_64};
+    CHECK(flow_decide_same(&d, 0x1000, NTL_IPT_MODE_64, 0xa5c3, 16));
+    CHECK(!flow_decide_same(&d, 0x1001, NTL_IPT_MODE_64, 0xa5c3, 16));
+    CHECK(!flow_decide_same(&d, 0x1000 + (1ull << 47), NTL_IPT_MODE_64, 0xa5c3, 16));
+    CHECK(!flow_decide_same(&d, 0x1000, NTL_IPT_MODE_32, 0xa5c3, 16));
+    CHECK(!flow_decide_same(&d, 0x1000, NTL_IPT_MODE_64, 0xa5c2, 16));
+    CHECK(!flow_decide_same(&d, 0x1000, NTL_IPT_MODE_64, 0x25c3, 16));
+    CHECK(!flow_decide_same(&d, 0x1000, NTL_IPT_MODE_64, 0xa5c3, 15));
+    CHECK(!flow_decide_same(&d, 0x1000, NTL_IPT_MODE_64, 0xa5c3, 16 | FLOW_DECIDE_TIP));
+    d.n = 16 + 1 + FLOW_DECIDE_TIP;
+    CHECK(flow_decide_same(&d, 0x1000, NTL_IPT_MODE_64, 0xa5c3, 16 | FLOW_DECIDE_TIP));
+    /* An empty slot (n 0) matches no key, not even one of all zeros. */
+    struct flow_decision e = {0};
+    CHECK(!flow_decide_same(&e, 0, 0, 0, 0));
+    /* The rest of the line is not part of the key. */
+    d.used = 7, d.npush = 2, d.ninsn = 99, d.end = 12;
+    CHECK(flow_decide_same(&d, 0x1000, NTL_IPT_MODE_64, 0xa5c3, 16 | FLOW_DECIDE_TIP));
 }
 
 #define KEYS 1500
@@ -114,6 +139,7 @@ static void test_growth_keeps(void)
 int main(void)
 {
     test_hash_spreads();
+    test_same_key();
     test_growth_keeps();
     return check_exit();
 }
