@@ -244,14 +244,10 @@ int etl_item_apply(struct ntl_profile *p, struct ntl_profile_etl_stacks *stacks,
     }
 }
 
-int etl_bucket_shift(const struct ntl_profile_etl_options *opt, unsigned *shift,
-                     struct ntl_error *err)
+int etl_bucket_shift_bad(unsigned shift, struct ntl_error *err)
 {
-    *shift = opt->bucket_shift ? opt->bucket_shift : NTL_PROFILE_MIN_BUCKET_SHIFT;
-    if (*shift < NTL_PROFILE_MIN_BUCKET_SHIFT || *shift > NTL_PROFILE_MAX_BUCKET_SHIFT)
-        return ntl_error_set(err, NTL_ERR_ARGUMENT, "profile", NTL_NO_OFFSET,
-                             "bucket size 2^%u is outside 2^2..2^31", *shift);
-    return 0;
+    return ntl_error_set(err, NTL_ERR_ARGUMENT, "profile", NTL_NO_OFFSET,
+                         "bucket size 2^%u is outside 2^2..2^31", shift);
 }
 
 int ntl_profile_etl_feed(struct ntl_profile *p, struct ntl_profile_etl_stacks *stacks,
