@@ -21,6 +21,10 @@ struct etl_item {
     /* process: a DCEnd event's error, told only when the process has no
      * name by the event's time (a named one is passed over unread) */
     const struct ntl_error *error;
+    /* sample, when grouped: the stack references it would claim
+     * (etl_stacks_group), found ahead by the log's merger */
+    bool grouped;
+    uint32_t group;
 };
 
 /* Room for the names an item points to. */

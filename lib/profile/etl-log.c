@@ -35,6 +35,11 @@ struct log_image {
 struct run;
 struct head;
 
+/* A record as merged ahead: its index, and a sample's stack group. */
+struct merged {
+    uint32_t rec, group;
+};
+
 struct ntl_profile_etl_log {
     struct rec *recs;
     size_t n, cap;
@@ -47,7 +52,10 @@ struct ntl_profile_etl_log {
     /* The merge's order (indices into recs), made ahead on a second
      * thread (merge_ahead) while the records are applied: order[..ready)
      * is made; fed records have been handed out. */
-    uint32_t *order;
+    struct merged *order;
+    /* The stacks the merger found samples' groups in (frozen before it
+     * started); NULL: none. */
+    const struct ntl_profile_etl_stacks *grouped_by;
     size_t ready, fed;
     size_t seen;               /* ready as the feed last read it */
     bool stop;                 /* the log is freed: the merger ends */
@@ -331,7 +339,11 @@ static void merge_ahead(void *arg)
     struct ntl_profile_etl_log *log = arg;
     size_t k = 0;
     for (const struct rec *r; (r = next_rec(log));) {
-        log->order[k++] = (uint32_t)(r - log->recs);
+        struct merged *m = &log->order[k++];
+        m->rec = (uint32_t)(r - log->recs);
+        m->group = log->grouped_by && r->type == ITEM_SAMPLE
+                       ? etl_stacks_group(log->grouped_by, r->ts, r->b)
+                       : ETL_STACKS_NO_GROUP;
         if (k % MERGE_CHUNK && k != log->n)
             continue;
         ntl_lock_take(log->lock);
@@ -343,10 +355,13 @@ static void merge_ahead(void *arg)
     }
 }
 
-/* Starts the merger for a large log; on a failure to start the feed
- * merges itself (the same order). */
-static void start_merger(struct ntl_profile_etl_log *log)
+/* Starts the merger for a large log, finding the samples' groups in
+ * stacks (frozen) too; on a failure to start the feed merges itself (the
+ * same order). */
+static void start_merger(struct ntl_profile_etl_log *log,
+                         const struct ntl_profile_etl_stacks *stacks)
 {
+    log->grouped_by = stacks;
     if (log->n < MERGE_AHEAD_MIN || !(log->order = malloc(log->n * sizeof *log->order)) ||
         !(log->lock = ntl_lock_new()) ||
         ntl_threads_start(&log->merger, 1, merge_ahead, log) < 0) {
@@ -355,12 +370,14 @@ static void start_merger(struct ntl_profile_etl_log *log)
         log->order = NULL;
         log->lock = NULL;
         log->merger = NULL;
+        log->grouped_by = NULL;
     }
 }
 
 /* The next record in time order from the merger (waiting for its next
- * chunk), or NULL after the last; without one, from the heap. */
-static const struct rec *next_fed(struct ntl_profile_etl_log *log)
+ * chunk), with its group in *group, or NULL after the last; without a
+ * merger, from the heap (*group untouched). */
+static const struct rec *next_fed(struct ntl_profile_etl_log *log, uint32_t *group)
 {
     if (!log->merger)
         return next_rec(log);
@@ -377,8 +394,10 @@ static const struct rec *next_fed(struct ntl_profile_etl_log *log)
         log->seen = ready;
     }
     if (log->fed + 16 < log->seen)
-        __builtin_prefetch(&log->recs[log->order[log->fed + 16]]);
-    return &log->recs[log->order[log->fed++]];
+        __builtin_prefetch(&log->recs[log->order[log->fed + 16].rec]);
+    const struct merged *m = &log->order[log->fed++];
+    *group = m->group;
+    return &log->recs[m->rec];
 }
 
 /* The item a record other than an error's stands for. */
@@ -421,9 +440,10 @@ int ntl_profile_etl_log_feed(struct ntl_profile_etl_log *log, struct ntl_profile
         if ((stacks && etl_stacks_freeze(stacks) < 0) || find_runs(log) < 0)
             return nomem(err);
         log->sorted = true;
-        start_merger(log);
+        start_merger(log, stacks);
     }
-    const struct rec *r = next_fed(log);
+    uint32_t group = ETL_STACKS_NO_GROUP;
+    const struct rec *r = next_fed(log, &group);
     if (!r)
         return 0;
     fed->timestamp = r->ts;
@@ -434,6 +454,11 @@ int ntl_profile_etl_log_feed(struct ntl_profile_etl_log *log, struct ntl_profile
     }
     struct etl_item it;
     item_of(log, r, &it);
+    /* The merger's group is for the stacks it was started with. */
+    if (log->grouped_by && stacks == log->grouped_by) {
+        it.grouped = true;
+        it.group = group;
+    }
     fed->kind = etl_item_apply(p, stacks, &it, opt, err);
     return 1;
 }

@@ -168,16 +168,15 @@ static uint32_t sample_group(const struct ntl_profile_etl_stacks *s, const struc
     return group_of(s, g, tid, ts, k, &slot);
 }
 
-int etl_stacks_sample(struct ntl_profile_etl_stacks *s, uint64_t ts, uint32_t tid, size_t sample,
-                      struct ntl_error *err)
+uint32_t etl_stacks_group(const struct ntl_profile_etl_stacks *s, uint64_t ts, uint32_t tid)
 {
-    uint32_t *claim = NULL;
-    if (s->frozen) {
-        uint32_t k = sample_group(s, &s->g, tid, ts);
-        if (k == UINT32_MAX || s->g.claim[k] != UINT32_MAX)
-            return 0;  /* no reference of its pair, or an earlier sample has them */
-        claim = &s->g.claim[k];
-    }
+    return s->frozen ? sample_group(s, &s->g, tid, ts) : ETL_STACKS_NO_GROUP;
+}
+
+/* Keeps a sample; it claims *claim (its group's) when not NULL. */
+static int keep_sample(struct ntl_profile_etl_stacks *s, uint32_t *claim, uint64_t ts,
+                       uint32_t tid, size_t sample, struct ntl_error *err)
+{
     int rc = grow((void **)&s->samples, &s->cap_samples, s->nsamples, sizeof *s->samples, err);
     if (rc < 0)
         return rc;
@@ -185,6 +184,22 @@ int etl_stacks_sample(struct ntl_profile_etl_stacks *s, uint64_t ts, uint32_t ti
         *claim = (uint32_t)s->nsamples;
     s->samples[s->nsamples++] = (struct smp){ts, tid, (uint32_t)sample};
     return 0;
+}
+
+int etl_stacks_sample_in(struct ntl_profile_etl_stacks *s, uint32_t group, uint64_t ts,
+                         uint32_t tid, size_t sample, struct ntl_error *err)
+{
+    if (group == ETL_STACKS_NO_GROUP || s->g.claim[group] != UINT32_MAX)
+        return 0;  /* no reference of its pair, or an earlier sample has them */
+    return keep_sample(s, &s->g.claim[group], ts, tid, sample, err);
+}
+
+int etl_stacks_sample(struct ntl_profile_etl_stacks *s, uint64_t ts, uint32_t tid, size_t sample,
+                      struct ntl_error *err)
+{
+    if (s->frozen)
+        return etl_stacks_sample_in(s, sample_group(s, &s->g, tid, ts), ts, tid, sample, err);
+    return keep_sample(s, NULL, ts, tid, sample, err);
 }
 
 /* Appends n pointers of psz bytes from b to the frame pool. */

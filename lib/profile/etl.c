@@ -67,7 +67,8 @@ static int sample(struct ntl_profile *p, struct ntl_profile_etl_stacks *stacks,
     size_t index = ntl_profile_sample_count(p);
     int rc = ntl_profile_add_sample(p, &s, err);
     if (rc >= 0 && stacks)
-        rc = etl_stacks_sample(stacks, it->ts, s.tid, index, err);
+        rc = it->grouped ? etl_stacks_sample_in(stacks, it->group, it->ts, s.tid, index, err)
+                         : etl_stacks_sample(stacks, it->ts, s.tid, index, err);
     return rc < 0 ? rc : NTL_PROFILE_ETL_SAMPLE;
 }
 
@@ -200,6 +201,7 @@ int etl_item_decode(const struct ntl_etl *t, const struct ntl_etl_event *ev,
     it->ts = ev->timestamp;
     it->dcend = ev->opcode == OP_DCEND;
     it->error = NULL;
+    it->grouped = false;
     bool kernel = ev->kind == NTL_ETL_KIND_SYSTEM || ev->kind == NTL_ETL_KIND_COMPACT ||
                   ev->kind == NTL_ETL_KIND_PERFINFO;
     /* Samples and stacks first, most of a profile's events: these groups

@@ -518,11 +518,13 @@ struct fed_all {
     int kind[AHEAD_SAMPLES + 64];
     uint64_t ts[AHEAD_SAMPLES + 64];
     size_t n;
+    uint64_t with_stack, stack_sum; /* samples with a stack; their stacks hashed */
 };
 
 /* Feeds data through a sorted reader (log false) or the log, into *f, or
  * (stop > 0) only its first stop records of the log's feed, then frees the
- * log with its merge unfinished. The profile's totals in *total, *unknown. */
+ * log with its merge unfinished. The profile's totals in *total, *unknown;
+ * after a whole feed, its stacks in f. */
 static void feed_all(const uint8_t *data, size_t size, bool log, size_t stop, struct fed_all *f,
                      uint64_t *total, uint64_t *unknown)
 {
@@ -545,7 +547,7 @@ static void feed_all(const uint8_t *data, size_t size, bool log, size_t stop, st
         if (log)
             CHECK_EQ_INT(ntl_profile_etl_log_add(lg, st, t, &ev, &po, &err), 0);
         else if ((k = ntl_profile_etl_feed(p, st, t, &ev, &po, &err)) != NTL_PROFILE_ETL_OTHER &&
-                 f->n < AHEAD_SAMPLES + 64) {
+                 k != NTL_PROFILE_ETL_STACK && f->n < AHEAD_SAMPLES + 64) {
             f->kind[f->n] = k;
             f->ts[f->n++] = ev.timestamp;
         }
@@ -557,6 +559,17 @@ static void feed_all(const uint8_t *data, size_t size, bool log, size_t stop, st
         }
     *total = ntl_profile_total(p);
     *unknown = ntl_profile_unknown(p);
+    f->with_stack = f->stack_sum = 0;
+    if (!stop) {
+        struct ntl_profile_etl_stack_counts counts;
+        struct ntl_profile_sample s;
+        size_t pos = 0;
+        CHECK_EQ_INT(ntl_profile_etl_stacks_finish(p, st, &counts, &err), 0);
+        f->with_stack = counts.samples_with_stack;
+        while (ntl_profile_stack_next(p, &pos, &s) > 0)
+            for (size_t i = 0; i < s.depth; i++)
+                f->stack_sum = (f->stack_sum ^ s.ip ^ s.stack[i] ^ pos) * 0x100000001b3ull;
+    }
     ntl_profile_etl_log_free(lg);
     ntl_profile_etl_stacks_free(st);
     ntl_profile_free(p);
@@ -564,10 +577,12 @@ static void feed_all(const uint8_t *data, size_t size, bool log, size_t stop, st
 }
 
 /* A log past the size merged on a second thread (8,192 records): 12,000
- * samples in buffers of four CPUs whose times interleave and tie, and an
- * image loaded and unloaded among them. The log's feed gives every result
- * and time a sorted reader's feed gives, in its order; a log freed with
- * its feed half done ends its merge (no hang, nothing leaked). */
+ * samples in buffers of four CPUs whose times interleave and tie, an image
+ * loaded and unloaded among them, and full stacks for some samples (those
+ * of a tie go to the first sample of the pair, which the merger's order
+ * decides). The log's feed gives every result and time a sorted reader's
+ * feed gives, in its order, and the same stacks; a log freed with its feed
+ * half done ends its merge (no hang, nothing leaked). */
 static void check_merge_ahead(bool is64)
 {
     static struct fed_all a, b;
@@ -586,7 +601,11 @@ static void check_merge_ahead(bool is64)
                 gen_image(&g, false, false, is64, (n / 4) % 2 ? 2 : 10, t0 + 4 * i, 0x400000,
                           0x10000, 100, 1, 2, 0x400000, "C:\\app\\app.exe");
             /* CPU 3 ties with CPU 0 at every sample. */
-            sample(&g, is64, t0 + 4 * i + (cpu == 3 ? 0 : cpu), 0x400000 + 16 * i, 101 + i % 2);
+            uint64_t ts = t0 + 4 * i + (cpu == 3 ? 0 : cpu);
+            const uint64_t frames[] = {0x400800 + n, 0x400900 + i};
+            sample(&g, is64, ts, 0x400000 + 16 * i, 101 + i % 2);
+            if ((cpu == 2 && i % 10 == 0) || (cpu == 3 && i % 10 == 5))
+                stack(&g, is64, 32, ts, ts, 101 + i % 2, frames, 2);
         }
     }
     gen_finish(&g);
@@ -601,6 +620,9 @@ static void check_merge_ahead(bool is64)
     CHECK_EQ_U64(tb, ta);
     CHECK_EQ_U64(ub, ua);
     CHECK(ua > 0 && ua < ta);
+    CHECK_EQ_U64(a.with_stack, 2 * AHEAD_SAMPLES / 400 * 10);
+    CHECK_EQ_U64(b.with_stack, a.with_stack);
+    CHECK_EQ_U64(b.stack_sum, a.stack_sum);
     feed_all(g.file.data, g.file.len, true, 100, &b, &tb, &ub);
     CHECK_EQ_U64(b.n, 100);
     gen_free(&g);
