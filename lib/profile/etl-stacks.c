@@ -75,6 +75,7 @@ struct ntl_profile_etl_stacks {
     size_t nsamples, cap_samples, nrefs, cap_refs;
     struct def *defs;
     size_t ndefs, cap_defs;
+    bool defs_sorted;     /* etl_stacks_sort_defs ran, and no key was defined since */
     uint64_t *frames;
     size_t nframes, cap_frames;
     uint32_t events;      /* StackWalk events so far */
@@ -261,6 +262,7 @@ int etl_stacks_event(struct ntl_profile_etl_stacks *s, const struct ntl_etl_even
         if ((rc = grow((void **)&s->defs, &s->cap_defs, s->ndefs, sizeof *s->defs, err)) < 0 ||
             (rc = add_frames(s, b + psz, (n - psz) / psz, psz, &at, err)) < 0)
             return rc;
+        s->defs_sorted = false;
         s->defs[s->ndefs++] = (struct def){le(b, psz), ev->timestamp, at,
                                            (uint32_t)((n - psz) / psz), s->events++};
         return 0;
@@ -426,6 +428,14 @@ static int groups_collect(const struct ntl_profile_etl_stacks *s, struct groups 
     return 0;
 }
 
+void etl_stacks_sort_defs(struct ntl_profile_etl_stacks *s)
+{
+    /* qsort wants an array even for none. */
+    if (s->ndefs && !s->defs_sorted)
+        qsort(s->defs, s->ndefs, sizeof *s->defs, def_cmp);
+    s->defs_sorted = true;
+}
+
 int etl_stacks_freeze(struct ntl_profile_etl_stacks *s)
 {
     if (s->frozen)
@@ -521,9 +531,7 @@ int ntl_profile_etl_stacks_finish(struct ntl_profile *p, struct ntl_profile_etl_
     }
     if (groups_collect(s, g, &counts->stacks_unmatched) < 0 || claimed_order(s, g, &order, &n) < 0)
         goto nomem;
-    /* qsort wants an array even for none. */
-    if (s->ndefs)
-        qsort(s->defs, s->ndefs, sizeof *s->defs, def_cmp);
+    etl_stacks_sort_defs(s);
     for (size_t i = 0; i < n && rc >= 0; i++) {
         uint32_t k = order[i], *refs = g->by + g->first[k];
         size_t nk = g->first[k + 1] - g->first[k];

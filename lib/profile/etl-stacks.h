@@ -26,5 +26,9 @@ int etl_stacks_event(struct ntl_profile_etl_stacks *s, const struct ntl_etl_even
  * the references now, so that etl_stacks_sample keeps only the samples
  * that claim some. 0, or -1 out of memory. */
 int etl_stacks_freeze(struct ntl_profile_etl_stacks *s);
+/* Sorts the key definitions for the stacks' finish (which does it when
+ * this has not): for the log's merger, once it is done, while the feed
+ * goes on (nothing the feed does reads or adds a definition). */
+void etl_stacks_sort_defs(struct ntl_profile_etl_stacks *s);
 
 #endif

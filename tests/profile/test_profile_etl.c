@@ -578,9 +578,10 @@ static void feed_all(const uint8_t *data, size_t size, bool log, size_t stop, st
 
 /* A log past the size merged on a second thread (8,192 records): 12,000
  * samples in buffers of four CPUs whose times interleave and tie, an image
- * loaded and unloaded among them, and full stacks for some samples (those
- * of a tie go to the first sample of the pair, which the merger's order
- * decides). The log's feed gives every result and time a sorted reader's
+ * loaded and unloaded among them, full stacks for some samples (those of
+ * a tie go to the first sample of the pair, which the merger's order
+ * decides) and kernel keys for others, defined out of key order (the
+ * merger sorts the definitions). The log's feed gives every result and time a sorted reader's
  * feed gives, in its order, and the same stacks; a log freed with its feed
  * half done ends its merge (no hang, nothing leaked). */
 static void check_merge_ahead(bool is64)
@@ -604,9 +605,17 @@ static void check_merge_ahead(bool is64)
             uint64_t ts = t0 + 4 * i + (cpu == 3 ? 0 : cpu);
             const uint64_t frames[] = {0x400800 + n, 0x400900 + i};
             sample(&g, is64, ts, 0x400000 + 16 * i, 101 + i % 2);
+            const uint64_t key = 0x7000 + i % 5;
             if ((cpu == 2 && i % 10 == 0) || (cpu == 3 && i % 10 == 5))
                 stack(&g, is64, 32, ts, ts, 101 + i % 2, frames, 2);
+            if (cpu == 1 && i % 20 == 3)
+                stack(&g, is64, 37, ts, ts, 101 + i % 2, &key, 1);
         }
+    }
+    /* The keys' definitions at the rundown, in descending key order. */
+    for (unsigned k = 5; k-- > 0;) {
+        const uint64_t def[] = {0x7000 + k, kernel_base(is64) + 0x100 * k, 0x400a00 + k};
+        stack(&g, is64, 36, 2000 + AHEAD_SAMPLES + 1 + k, 0, 0, def, 3);
     }
     gen_finish(&g);
     feed_all(g.file.data, g.file.len, false, 0, &a, &ta, &ua);
@@ -620,7 +629,7 @@ static void check_merge_ahead(bool is64)
     CHECK_EQ_U64(tb, ta);
     CHECK_EQ_U64(ub, ua);
     CHECK(ua > 0 && ua < ta);
-    CHECK_EQ_U64(a.with_stack, 2 * AHEAD_SAMPLES / 400 * 10);
+    CHECK_EQ_U64(a.with_stack, 2 * AHEAD_SAMPLES / 400 * 10 + AHEAD_SAMPLES / 400 * 5);
     CHECK_EQ_U64(b.with_stack, a.with_stack);
     CHECK_EQ_U64(b.stack_sum, a.stack_sum);
     feed_all(g.file.data, g.file.len, true, 100, &b, &tb, &ub);
