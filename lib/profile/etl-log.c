@@ -328,6 +328,10 @@ static const struct rec *next_rec(struct ntl_profile_etl_log *log)
 
 /* Records merged before the feed is told (a lock and a wake each). */
 #define MERGE_CHUNK 512
+#define MERGE_FIRST 64
+/* Times the feed looks again before it sleeps on the lock: a sleep and a
+ * wake cost more than the merger's next chunk takes on a free core. */
+#define MERGE_SPINS 1024
 /* A smaller log is merged as it is fed: a thread's start costs more. */
 #define MERGE_AHEAD_MIN 8192
 
@@ -344,7 +348,8 @@ static void merge_ahead(void *arg)
         m->group = log->grouped_by && r->type == ITEM_SAMPLE
                        ? etl_stacks_group(log->grouped_by, r->ts, r->b)
                        : ETL_STACKS_NO_GROUP;
-        if (k % MERGE_CHUNK && k != log->n)
+        /* A first small chunk: the feed starts waiting at once. */
+        if (k % MERGE_CHUNK && k != log->n && k != MERGE_FIRST)
             continue;
         ntl_lock_take(log->lock);
         __atomic_store_n(&log->ready, k, __ATOMIC_RELEASE);
@@ -392,6 +397,12 @@ static const struct rec *next_fed(struct ntl_profile_etl_log *log, uint32_t *gro
     }
     if (log->fed >= log->seen) {
         size_t ready = __atomic_load_n(&log->ready, __ATOMIC_ACQUIRE);
+        for (int i = 0; i < MERGE_SPINS && ready <= log->fed; i++) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+            ready = __atomic_load_n(&log->ready, __ATOMIC_ACQUIRE);
+        }
         if (ready <= log->fed) {
             ntl_lock_take(log->lock);
             while ((ready = __atomic_load_n(&log->ready, __ATOMIC_ACQUIRE)) <= log->fed)
