@@ -50,16 +50,19 @@ struct ntl_profile_etl_log {
     struct head *firsts;       /* every run by its first record */
     size_t nruns, up;          /* firsts[up..] have not come up yet */
     /* The merge's order (indices into recs), made ahead on a second
-     * thread (merge_ahead) while the records are applied: order[..ready)
-     * is made; fed records have been handed out. */
+     * thread (merge_ahead) while the records are applied, or by the feed
+     * when that thread is behind: order[..ready) is made; fed records
+     * have been handed out. */
     struct merged *order;
     /* The stacks the merger found samples' groups in (frozen before it
      * started); NULL: none. */
     struct ntl_profile_etl_stacks *grouped_by;
     size_t ready, fed;
     size_t seen;               /* ready as the feed last read it */
-    bool stop;                 /* the log is freed: the merger ends */
-    struct ntl_lock *lock;     /* wakes the feed waiting for ready */
+    /* Under the lock: the log is freed (the merger ends), the feed has
+     * ended, the merger sorts the stacks' key definitions. */
+    bool stop, ended, sorting;
+    struct ntl_lock *lock;     /* taken to merge a chunk */
     struct ntl_threads *merger;
     struct log_image *images;
     size_t nimages, cap_images;
@@ -81,7 +84,9 @@ void ntl_profile_etl_log_free(struct ntl_profile_etl_log *log)
     if (!log)
         return;
     if (log->merger) {
-        __atomic_store_n(&log->stop, true, __ATOMIC_RELAXED);
+        ntl_lock_take(log->lock);
+        log->stop = true;
+        ntl_lock_drop(log->lock);
         ntl_threads_join(log->merger);
     }
     ntl_lock_free(log->lock);
@@ -326,41 +331,51 @@ static const struct rec *next_rec(struct ntl_profile_etl_log *log)
 
 /* ---- the merge ahead, on a second thread --------------------------- */
 
-/* Records merged before the feed is told (a lock and a wake each). */
+/* Records merged at a time, under the lock. */
 #define MERGE_CHUNK 512
 #define MERGE_FIRST 64
-/* Times the feed looks again before it sleeps on the lock: a sleep and a
- * wake cost more than the merger's next chunk takes on a free core. */
+/* Times the feed looks again before it takes the lock: the merger's next
+ * chunk on a free core comes sooner than a sleep on the lock and a wake. */
 #define MERGE_SPINS 1024
 /* A smaller log is merged as it is fed: a thread's start costs more. */
 #define MERGE_AHEAD_MIN 8192
 
-/* The merger: every record's index in time order into log->order, told
- * a chunk at a time. The heap's sifts were a third of the feed's
- * instructions; here they run beside the model's work. */
-static void merge_ahead(void *arg)
+/* Merges the next chunk of records into log->order, with the samples'
+ * stack groups, and tells the feed (log->ready). The caller holds the
+ * lock: the merger, or the feed when the merger is behind (a machine
+ * whose cores are busy may not run it soon; the feed never waits for it
+ * longer than a chunk it is merging). */
+static void merge_chunk(struct ntl_profile_etl_log *log)
 {
-    struct ntl_profile_etl_log *log = arg;
-    size_t k = 0;
-    for (const struct rec *r; (r = next_rec(log));) {
+    size_t k = log->ready, end = k + (k ? MERGE_CHUNK : MERGE_FIRST);
+    for (const struct rec *r; k < end && (r = next_rec(log));) {
         struct merged *m = &log->order[k++];
         m->rec = (uint32_t)(r - log->recs);
         m->group = log->grouped_by && r->type == ITEM_SAMPLE
                        ? etl_stacks_group(log->grouped_by, r->ts, r->b)
                        : ETL_STACKS_NO_GROUP;
-        /* A first small chunk: the feed starts waiting at once. */
-        if (k % MERGE_CHUNK && k != log->n && k != MERGE_FIRST)
-            continue;
-        ntl_lock_take(log->lock);
-        __atomic_store_n(&log->ready, k, __ATOMIC_RELEASE);
-        ntl_lock_wake(log->lock);
-        ntl_lock_drop(log->lock);
-        if (__atomic_load_n(&log->stop, __ATOMIC_RELAXED))
-            return;
     }
-    /* The feed joins this thread at its end, before the stacks' finish
-     * (a serial 2 M instructions on net.4.5.2 when done there). */
-    if (log->grouped_by)
+    __atomic_store_n(&log->ready, k, __ATOMIC_RELEASE);
+}
+
+/* The merger: the merge a chunk at a time ahead of the feed (the heap's
+ * sifts were a third of the feed's instructions; here they run beside
+ * the model's work), then the stacks' key definitions sorted, unless the
+ * feed has ended (its stacks' finish sorts them then). */
+static void merge_ahead(void *arg)
+{
+    struct ntl_profile_etl_log *log = arg;
+    bool more = true, sort = false;
+    while (more) {
+        ntl_lock_take(log->lock);
+        more = log->ready < log->n && !log->stop;
+        if (more)
+            merge_chunk(log);
+        else
+            sort = log->sorting = log->grouped_by && !log->stop && !log->ended;
+        ntl_lock_drop(log->lock);
+    }
+    if (sort)
         etl_stacks_sort_defs(log->grouped_by);
 }
 
@@ -382,17 +397,31 @@ static void start_merger(struct ntl_profile_etl_log *log, struct ntl_profile_etl
     }
 }
 
-/* The next record in time order from the merger (waiting for its next
- * chunk), with its group in *group, or NULL after the last (the merger
- * joined: what it did is done); without a merger, from the heap (*group
- * untouched). */
-static const struct rec *next_fed(struct ntl_profile_etl_log *log, uint32_t *group)
+/* At the feed's end: the merger's sort of the key definitions, when it
+ * began one, done before the stacks' finish reads them; else none will
+ * begin (the merger is joined when the log is freed). */
+static void end_merge(struct ntl_profile_etl_log *log)
 {
-    if (!log->merger)
-        return next_rec(log);
-    if (log->fed == log->n) {
+    ntl_lock_take(log->lock);
+    log->ended = true;
+    bool sorting = log->sorting;
+    ntl_lock_drop(log->lock);
+    if (sorting) {
         ntl_threads_join(log->merger);
         log->merger = NULL;
+    }
+}
+
+/* The next record in time order from the merge ahead, with its group in
+ * *group, or NULL after the last; without a merger, from the heap
+ * (*group untouched). */
+static const struct rec *next_fed(struct ntl_profile_etl_log *log, uint32_t *group)
+{
+    if (!log->order)
+        return next_rec(log);
+    if (log->fed == log->n) {
+        if (!log->ended)
+            end_merge(log);
         return NULL;
     }
     if (log->fed >= log->seen) {
@@ -405,8 +434,9 @@ static const struct rec *next_fed(struct ntl_profile_etl_log *log, uint32_t *gro
         }
         if (ready <= log->fed) {
             ntl_lock_take(log->lock);
-            while ((ready = __atomic_load_n(&log->ready, __ATOMIC_ACQUIRE)) <= log->fed)
-                ntl_lock_wait(log->lock);
+            if (log->ready <= log->fed)
+                merge_chunk(log);
+            ready = log->ready;
             ntl_lock_drop(log->lock);
         }
         log->seen = ready;
