@@ -64,7 +64,7 @@ static int sample(struct ntl_profile *p, struct ntl_profile_etl_stacks *stacks,
     s.pid = ntl_profile_pid_of(p, s.tid);
     if (!wanted(it, s.pid, opt))
         return NTL_PROFILE_ETL_FILTERED;
-    size_t index = ntl_profile_sample_count(p);
+    size_t index = p->nsamples + p->ndropped; /* ntl_profile_sample_count, inline */
     int rc = ntl_profile_add_sample(p, &s, err);
     if (rc >= 0 && stacks)
         rc = it->grouped ? etl_stacks_sample_in(stacks, it->group, it->ts, s.tid, index, err)
