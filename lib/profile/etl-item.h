@@ -27,6 +27,14 @@ struct etl_item {
     uint32_t group;
 };
 
+/* A sample as etl_sample_apply takes it: the fields of its item. */
+struct etl_sample {
+    uint64_t ts, ip;
+    uint32_t tid;
+    bool grouped;             /* group holds its stack references' group */
+    uint32_t group;
+};
+
 /* Room for the names an item points to. */
 struct etl_item_names {
     struct ntl_etl_image img;
@@ -47,6 +55,12 @@ int etl_item_apply(struct ntl_profile *p, struct ntl_profile_etl_stacks *stacks,
 
 /* NTL_ERR_ARGUMENT for a bucket shift out of range, err set. */
 int etl_bucket_shift_bad(unsigned shift, struct ntl_error *err);
+
+/* etl_item_apply of a sample: the log's feed calls it without making
+ * the item (most of its records are samples). */
+int etl_sample_apply(struct ntl_profile *p, struct ntl_profile_etl_stacks *stacks,
+                     const struct etl_sample *s, const struct ntl_profile_etl_options *opt,
+                     struct ntl_error *err);
 
 /* opt's bucket shift, checked: 0, or NTL_ERR_ARGUMENT. Inline: it is
  * checked for every event (a call each was 1% of the reading thread). */

@@ -442,7 +442,7 @@ static const struct rec *next_fed(struct ntl_profile_etl_log *log, uint32_t *gro
     return &log->recs[m->rec];
 }
 
-/* The item a record other than an error's stands for. */
+/* The item a record other than a sample's or an error's stands for. */
 static void item_of(const struct ntl_profile_etl_log *log, const struct rec *r,
                     struct etl_item *it)
 {
@@ -451,7 +451,6 @@ static void item_of(const struct ntl_profile_etl_log *log, const struct rec *r,
     it->ts = r->ts;
     it->dcend = r->dcend;
     switch (r->type) {
-    case ITEM_SAMPLE: it->ip = r->a; it->tid = r->b; break;
     case ITEM_THREAD: it->pid = (uint32_t)r->a; it->tid = r->b; break;
     case ITEM_PROCESS:
         it->pid = r->b;
@@ -494,13 +493,15 @@ int ntl_profile_etl_log_feed(struct ntl_profile_etl_log *log, struct ntl_profile
         fed->kind = err->status;
         return 1;
     }
+    /* The merger's group is for the stacks it was started with. */
+    bool grouped = log->grouped_by && stacks == log->grouped_by;
+    if (r->type == ITEM_SAMPLE) {
+        struct etl_sample s = {r->ts, r->a, r->b, grouped, group};
+        fed->kind = etl_sample_apply(p, stacks, &s, opt, err);
+        return 1;
+    }
     struct etl_item it;
     item_of(log, r, &it);
-    /* The merger's group is for the stacks it was started with. */
-    if (log->grouped_by && stacks == log->grouped_by) {
-        it.grouped = true;
-        it.group = group;
-    }
     fed->kind = etl_item_apply(p, stacks, &it, opt, err);
     return 1;
 }
