@@ -65,9 +65,7 @@ struct ntl_profile_etl_stack_counts {
 /* Gives every counted sample the stack its StackWalk events make: the
  * kernel key's frames, then the user key's (or a whole stack), innermost
  * first, without a first frame equal to the sample's ip. 0, or
- * NTL_ERR_LIMIT, NTL_ERR_NOMEM. With a log, call it once the log's feed
- * has returned 0 or the log is freed: until then the log's second thread
- * may still be sorting s's key definitions. */
+ * NTL_ERR_LIMIT, NTL_ERR_NOMEM. */
 int ntl_profile_etl_stacks_finish(struct ntl_profile *p, struct ntl_profile_etl_stacks *s,
                                   struct ntl_profile_etl_stack_counts *counts,
                                   struct ntl_error *err);

@@ -21,18 +21,12 @@ struct etl_item {
     /* process: a DCEnd event's error, told only when the process has no
      * name by the event's time (a named one is passed over unread) */
     const struct ntl_error *error;
-    /* sample, when grouped: the stack references it would claim
-     * (etl_stacks_group), found ahead by the log's merger */
-    bool grouped;
-    uint32_t group;
 };
 
 /* A sample as etl_sample_apply takes it: the fields of its item. */
 struct etl_sample {
     uint64_t ts, ip;
     uint32_t tid;
-    bool grouped;             /* group holds its stack references' group */
-    uint32_t group;
 };
 
 /* Room for the names an item points to. */

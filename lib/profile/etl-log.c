@@ -8,7 +8,6 @@
 #include "etl-item.h"
 #include "etl-stacks.h"
 #include "model.h"
-#include "ntlens/thread.h"
 
 #define MAX_RECORDS ((size_t)1 << 31)
 #define MAX_NAME_BYTES ((size_t)1 << 30)
@@ -35,11 +34,6 @@ struct log_image {
 struct run;
 struct head;
 
-/* A record as merged ahead: its index, and a sample's stack group. */
-struct merged {
-    uint32_t rec, group;
-};
-
 struct ntl_profile_etl_log {
     struct rec *recs;
     size_t n, cap;
@@ -49,21 +43,6 @@ struct ntl_profile_etl_log {
     size_t nheap;
     struct head *firsts;       /* every run by its first record */
     size_t nruns, up;          /* firsts[up..] have not come up yet */
-    /* The merge's order (indices into recs), made ahead on a second
-     * thread (merge_ahead) while the records are applied, or by the feed
-     * when that thread is behind: order[..ready) is made; fed records
-     * have been handed out. */
-    struct merged *order;
-    /* The stacks the merger found samples' groups in (frozen before it
-     * started); NULL: none. */
-    struct ntl_profile_etl_stacks *grouped_by;
-    size_t ready, fed;
-    size_t seen;               /* ready as the feed last read it */
-    /* Under the lock: the log is freed (the merger ends), the feed has
-     * ended, the merger sorts the stacks' key definitions. */
-    bool stop, ended, sorting;
-    struct ntl_lock *lock;     /* taken to merge a chunk */
-    struct ntl_threads *merger;
     struct log_image *images;
     size_t nimages, cap_images;
     struct ntl_error *errors;
@@ -83,14 +62,6 @@ void ntl_profile_etl_log_free(struct ntl_profile_etl_log *log)
 {
     if (!log)
         return;
-    if (log->merger) {
-        ntl_lock_take(log->lock);
-        log->stop = true;
-        ntl_lock_drop(log->lock);
-        ntl_threads_join(log->merger);
-    }
-    ntl_lock_free(log->lock);
-    free(log->order);
     free(log->recs);
     free(log->runs);
     free(log->heap);
@@ -329,119 +300,6 @@ static const struct rec *next_rec(struct ntl_profile_etl_log *log)
     return rec;
 }
 
-/* ---- the merge ahead, on a second thread --------------------------- */
-
-/* Records merged at a time, under the lock. */
-#define MERGE_CHUNK 512
-#define MERGE_FIRST 64
-/* A smaller log is merged as it is fed: a thread's start costs more. */
-#define MERGE_AHEAD_MIN 8192
-
-/* Merges the next chunk of records into log->order, with the samples'
- * stack groups, and tells the feed (log->ready). The caller holds the
- * lock: the merger, or the feed when the merger is behind (a machine
- * whose cores are busy may not run it soon; the feed never waits for it
- * longer than a chunk it is merging). */
-static void merge_chunk(struct ntl_profile_etl_log *log)
-{
-    size_t k = log->ready, end = k + (k ? MERGE_CHUNK : MERGE_FIRST);
-    for (const struct rec *r; k < end && (r = next_rec(log));) {
-        struct merged *m = &log->order[k++];
-        m->rec = (uint32_t)(r - log->recs);
-        m->group = log->grouped_by && r->type == ITEM_SAMPLE
-                       ? etl_stacks_group(log->grouped_by, r->ts, r->b)
-                       : ETL_STACKS_NO_GROUP;
-    }
-    __atomic_store_n(&log->ready, k, __ATOMIC_RELEASE);
-}
-
-/* The merger: the merge a chunk at a time ahead of the feed (the heap's
- * sifts were a third of the feed's instructions; here they run beside
- * the model's work), then the stacks' key definitions sorted, unless the
- * feed has ended (its stacks' finish sorts them then). */
-static void merge_ahead(void *arg)
-{
-    struct ntl_profile_etl_log *log = arg;
-    bool more = true, sort = false;
-    while (more) {
-        ntl_lock_take(log->lock);
-        more = log->ready < log->n && !log->stop;
-        if (more)
-            merge_chunk(log);
-        else
-            sort = log->sorting = log->grouped_by && !log->stop && !log->ended;
-        ntl_lock_drop(log->lock);
-    }
-    if (sort)
-        etl_stacks_sort_defs(log->grouped_by);
-}
-
-/* Starts the merger for a large log, finding the samples' groups in
- * stacks (frozen) too; on a failure to start the feed merges itself (the
- * same order). */
-static void start_merger(struct ntl_profile_etl_log *log, struct ntl_profile_etl_stacks *stacks)
-{
-    log->grouped_by = stacks;
-    if (log->n < MERGE_AHEAD_MIN || !(log->order = malloc(log->n * sizeof *log->order)) ||
-        !(log->lock = ntl_lock_new()) ||
-        ntl_threads_start(&log->merger, 1, merge_ahead, log) < 0) {
-        free(log->order);
-        ntl_lock_free(log->lock);
-        log->order = NULL;
-        log->lock = NULL;
-        log->merger = NULL;
-        log->grouped_by = NULL;
-    }
-}
-
-/* At the feed's end: the merger's sort of the key definitions, when it
- * began one, done before the stacks' finish reads them; else none will
- * begin (the merger is joined when the log is freed). */
-static void end_merge(struct ntl_profile_etl_log *log)
-{
-    ntl_lock_take(log->lock);
-    log->ended = true;
-    bool sorting = log->sorting;
-    ntl_lock_drop(log->lock);
-    if (sorting) {
-        ntl_threads_join(log->merger);
-        log->merger = NULL;
-    }
-}
-
-/* The next record in time order from the merge ahead, with its group in
- * *group, or NULL after the last; without a merger, from the heap
- * (*group untouched). */
-static const struct rec *next_fed(struct ntl_profile_etl_log *log, uint32_t *group)
-{
-    if (!log->order)
-        return next_rec(log);
-    if (log->fed == log->n) {
-        if (!log->ended)
-            end_merge(log);
-        return NULL;
-    }
-    if (log->fed >= log->seen) {
-        /* Not merged yet: the lock waits for the chunk the merger is
-         * merging, else the feed merges it (looking again a while first
-         * cost 1.5 ms of CPU a run at load 6, the merger not running). */
-        size_t ready = __atomic_load_n(&log->ready, __ATOMIC_ACQUIRE);
-        if (ready <= log->fed) {
-            ntl_lock_take(log->lock);
-            if (log->ready <= log->fed)
-                merge_chunk(log);
-            ready = log->ready;
-            ntl_lock_drop(log->lock);
-        }
-        log->seen = ready;
-    }
-    if (log->fed + 16 < log->seen)
-        __builtin_prefetch(&log->recs[log->order[log->fed + 16].rec]);
-    const struct merged *m = &log->order[log->fed++];
-    *group = m->group;
-    return &log->recs[m->rec];
-}
-
 /* The item a record other than a sample's or an error's stands for. */
 static void item_of(const struct ntl_profile_etl_log *log, const struct rec *r,
                     struct etl_item *it)
@@ -481,10 +339,8 @@ int ntl_profile_etl_log_feed(struct ntl_profile_etl_log *log, struct ntl_profile
         if ((stacks && etl_stacks_freeze(stacks) < 0) || find_runs(log) < 0)
             return nomem(err);
         log->sorted = true;
-        start_merger(log, stacks);
     }
-    uint32_t group = ETL_STACKS_NO_GROUP;
-    const struct rec *r = next_fed(log, &group);
+    const struct rec *r = next_rec(log);
     if (!r)
         return 0;
     fed->timestamp = r->ts;
@@ -493,10 +349,8 @@ int ntl_profile_etl_log_feed(struct ntl_profile_etl_log *log, struct ntl_profile
         fed->kind = err->status;
         return 1;
     }
-    /* The merger's group is for the stacks it was started with. */
-    bool grouped = log->grouped_by && stacks == log->grouped_by;
     if (r->type == ITEM_SAMPLE) {
-        struct etl_sample s = {r->ts, r->a, r->b, grouped, group};
+        struct etl_sample s = {r->ts, r->a, r->b};
         fed->kind = etl_sample_apply(p, stacks, &s, opt, err);
         return 1;
     }

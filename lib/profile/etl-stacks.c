@@ -75,7 +75,6 @@ struct ntl_profile_etl_stacks {
     size_t nsamples, cap_samples, nrefs, cap_refs;
     struct def *defs;
     size_t ndefs, cap_defs;
-    bool defs_sorted;     /* etl_stacks_sort_defs ran, and no key was defined since */
     uint64_t *frames;
     size_t nframes, cap_frames;
     uint32_t events;      /* StackWalk events so far */
@@ -169,15 +168,16 @@ static uint32_t sample_group(const struct ntl_profile_etl_stacks *s, const struc
     return group_of(s, g, tid, ts, k, &slot);
 }
 
-uint32_t etl_stacks_group(const struct ntl_profile_etl_stacks *s, uint64_t ts, uint32_t tid)
+int etl_stacks_sample(struct ntl_profile_etl_stacks *s, uint64_t ts, uint32_t tid, size_t sample,
+                      struct ntl_error *err)
 {
-    return s->frozen ? sample_group(s, &s->g, tid, ts) : ETL_STACKS_NO_GROUP;
-}
-
-/* Keeps a sample; it claims *claim (its group's) when not NULL. */
-static int keep_sample(struct ntl_profile_etl_stacks *s, uint32_t *claim, uint64_t ts,
-                       uint32_t tid, size_t sample, struct ntl_error *err)
-{
+    uint32_t *claim = NULL;
+    if (s->frozen) {
+        uint32_t k = sample_group(s, &s->g, tid, ts);
+        if (k == UINT32_MAX || s->g.claim[k] != UINT32_MAX)
+            return 0;  /* no reference of its pair, or an earlier sample has them */
+        claim = &s->g.claim[k];
+    }
     int rc = grow((void **)&s->samples, &s->cap_samples, s->nsamples, sizeof *s->samples, err);
     if (rc < 0)
         return rc;
@@ -185,22 +185,6 @@ static int keep_sample(struct ntl_profile_etl_stacks *s, uint32_t *claim, uint64
         *claim = (uint32_t)s->nsamples;
     s->samples[s->nsamples++] = (struct smp){ts, tid, (uint32_t)sample};
     return 0;
-}
-
-int etl_stacks_sample_in(struct ntl_profile_etl_stacks *s, uint32_t group, uint64_t ts,
-                         uint32_t tid, size_t sample, struct ntl_error *err)
-{
-    if (group == ETL_STACKS_NO_GROUP || s->g.claim[group] != UINT32_MAX)
-        return 0;  /* no reference of its pair, or an earlier sample has them */
-    return keep_sample(s, &s->g.claim[group], ts, tid, sample, err);
-}
-
-int etl_stacks_sample(struct ntl_profile_etl_stacks *s, uint64_t ts, uint32_t tid, size_t sample,
-                      struct ntl_error *err)
-{
-    if (s->frozen)
-        return etl_stacks_sample_in(s, sample_group(s, &s->g, tid, ts), ts, tid, sample, err);
-    return keep_sample(s, NULL, ts, tid, sample, err);
 }
 
 /* Appends n pointers of psz bytes from b to the frame pool. */
@@ -262,7 +246,6 @@ int etl_stacks_event(struct ntl_profile_etl_stacks *s, const struct ntl_etl_even
         if ((rc = grow((void **)&s->defs, &s->cap_defs, s->ndefs, sizeof *s->defs, err)) < 0 ||
             (rc = add_frames(s, b + psz, (n - psz) / psz, psz, &at, err)) < 0)
             return rc;
-        s->defs_sorted = false;
         s->defs[s->ndefs++] = (struct def){le(b, psz), ev->timestamp, at,
                                            (uint32_t)((n - psz) / psz), s->events++};
         return 0;
@@ -428,14 +411,6 @@ static int groups_collect(const struct ntl_profile_etl_stacks *s, struct groups 
     return 0;
 }
 
-void etl_stacks_sort_defs(struct ntl_profile_etl_stacks *s)
-{
-    /* qsort wants an array even for none. */
-    if (s->ndefs && !s->defs_sorted)
-        qsort(s->defs, s->ndefs, sizeof *s->defs, def_cmp);
-    s->defs_sorted = true;
-}
-
 int etl_stacks_freeze(struct ntl_profile_etl_stacks *s)
 {
     if (s->frozen)
@@ -531,7 +506,9 @@ int ntl_profile_etl_stacks_finish(struct ntl_profile *p, struct ntl_profile_etl_
     }
     if (groups_collect(s, g, &counts->stacks_unmatched) < 0 || claimed_order(s, g, &order, &n) < 0)
         goto nomem;
-    etl_stacks_sort_defs(s);
+    /* qsort wants an array even for none. */
+    if (s->ndefs)
+        qsort(s->defs, s->ndefs, sizeof *s->defs, def_cmp);
     for (size_t i = 0; i < n && rc >= 0; i++) {
         uint32_t k = order[i], *refs = g->by + g->first[k];
         size_t nk = g->first[k + 1] - g->first[k];

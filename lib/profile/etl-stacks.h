@@ -8,15 +8,6 @@
  * NTL_ERR_LIMIT, NTL_ERR_NOMEM. */
 int etl_stacks_sample(struct ntl_profile_etl_stacks *s, uint64_t ts, uint32_t tid, size_t sample,
                       struct ntl_error *err);
-/* After etl_stacks_freeze: the group of references a sample of (tid, ts)
- * would claim, ETL_STACKS_NO_GROUP when none. It reads only what freezing
- * made, so another thread may ask while samples are added (the log's
- * merger does, ahead of the feed). */
-#define ETL_STACKS_NO_GROUP UINT32_MAX
-uint32_t etl_stacks_group(const struct ntl_profile_etl_stacks *s, uint64_t ts, uint32_t tid);
-/* etl_stacks_sample for a frozen s, with the sample's group given. */
-int etl_stacks_sample_in(struct ntl_profile_etl_stacks *s, uint32_t group, uint64_t ts,
-                         uint32_t tid, size_t sample, struct ntl_error *err);
 /* A StackWalk event (opcodes 32, 34-38). 0, or NTL_ERR_TRUNCATED (at the
  * event's offset), NTL_ERR_LIMIT, NTL_ERR_NOMEM, NTL_ERR_ARGUMENT (after
  * etl_stacks_freeze). */
@@ -26,9 +17,5 @@ int etl_stacks_event(struct ntl_profile_etl_stacks *s, const struct ntl_etl_even
  * the references now, so that etl_stacks_sample keeps only the samples
  * that claim some. 0, or -1 out of memory. */
 int etl_stacks_freeze(struct ntl_profile_etl_stacks *s);
-/* Sorts the key definitions for the stacks' finish (which does it when
- * this has not): for the log's merger, once it is done, while the feed
- * goes on (nothing the feed does reads or adds a definition). */
-void etl_stacks_sort_defs(struct ntl_profile_etl_stacks *s);
 
 #endif

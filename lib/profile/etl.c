@@ -67,8 +67,7 @@ int etl_sample_apply(struct ntl_profile *p, struct ntl_profile_etl_stacks *stack
     size_t index = p->nsamples + p->ndropped; /* ntl_profile_sample_count, inline */
     int rc = ntl_profile_add_sample(p, &s, err);
     if (rc >= 0 && stacks)
-        rc = sm->grouped ? etl_stacks_sample_in(stacks, sm->group, sm->ts, s.tid, index, err)
-                         : etl_stacks_sample(stacks, sm->ts, s.tid, index, err);
+        rc = etl_stacks_sample(stacks, sm->ts, s.tid, index, err);
     return rc < 0 ? rc : NTL_PROFILE_ETL_SAMPLE;
 }
 
@@ -201,7 +200,6 @@ int etl_item_decode(const struct ntl_etl *t, const struct ntl_etl_event *ev,
     it->ts = ev->timestamp;
     it->dcend = ev->opcode == OP_DCEND;
     it->error = NULL;
-    it->grouped = false;
     bool kernel = ev->kind == NTL_ETL_KIND_SYSTEM || ev->kind == NTL_ETL_KIND_COMPACT ||
                   ev->kind == NTL_ETL_KIND_PERFINFO;
     /* Samples and stacks first, most of a profile's events: these groups
@@ -237,9 +235,8 @@ int etl_item_apply(struct ntl_profile *p, struct ntl_profile_etl_stacks *stacks,
 {
     switch (it->type) {
     case ITEM_SAMPLE:
-        return etl_sample_apply(
-            p, stacks, &(struct etl_sample){it->ts, it->ip, it->tid, it->grouped, it->group},
-            opt, err);
+        return etl_sample_apply(p, stacks, &(struct etl_sample){it->ts, it->ip, it->tid}, opt,
+                                err);
     case ITEM_IMAGE:
         return image(p, it, opt->bucket_shift ? opt->bucket_shift : NTL_PROFILE_MIN_BUCKET_SHIFT,
                      err);

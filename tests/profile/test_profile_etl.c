@@ -576,15 +576,14 @@ static void feed_all(const uint8_t *data, size_t size, bool log, size_t stop, st
     ntl_etl_close(t);
 }
 
-/* A log past the size merged on a second thread (8,192 records): 12,000
- * samples in buffers of four CPUs whose times interleave and tie, an image
- * loaded and unloaded among them, full stacks for some samples (those of
- * a tie go to the first sample of the pair, which the merger's order
- * decides) and kernel keys for others, defined out of key order (the
- * merger sorts the definitions). The log's feed gives every result and time a sorted reader's
- * feed gives, in its order, and the same stacks; a log freed with its feed
- * half done ends its merge (no hang, nothing leaked). */
-static void check_merge_ahead(bool is64)
+/* A large log: 12,000 samples in buffers of four CPUs whose times
+ * interleave and tie, an image loaded and unloaded among them, full
+ * stacks for some samples (those of a tie go to the first sample of the
+ * pair, which the merge's order decides) and kernel keys for others,
+ * defined out of key order. The log's feed gives every result and time a
+ * sorted reader's feed gives, in its order, and the same stacks; a log
+ * freed with its feed half done frees all it holds. */
+static void check_large_log(bool is64)
 {
     static struct fed_all a, b;
     uint64_t ta, tb, ua, ub;
@@ -648,7 +647,7 @@ int main(int argc, char **argv)
         check_dcend(is64);
         check_same_time(is64);
         check_late_run(is64);
-        check_merge_ahead(is64);
+        check_large_log(is64);
         if (is64)
             check_filters(g.file.data, g.file.len);
         if (is64 && argc > 1) {
