@@ -300,7 +300,7 @@ static const struct rec *next_rec(struct ntl_profile_etl_log *log)
     return rec;
 }
 
-/* The item a record other than an error's stands for. */
+/* The item a record other than a sample's or an error's stands for. */
 static void item_of(const struct ntl_profile_etl_log *log, const struct rec *r,
                     struct etl_item *it)
 {
@@ -309,7 +309,6 @@ static void item_of(const struct ntl_profile_etl_log *log, const struct rec *r,
     it->ts = r->ts;
     it->dcend = r->dcend;
     switch (r->type) {
-    case ITEM_SAMPLE: it->ip = r->a; it->tid = r->b; break;
     case ITEM_THREAD: it->pid = (uint32_t)r->a; it->tid = r->b; break;
     case ITEM_PROCESS:
         it->pid = r->b;
@@ -348,6 +347,11 @@ int ntl_profile_etl_log_feed(struct ntl_profile_etl_log *log, struct ntl_profile
     if (r->type == REC_ERROR) {
         *err = log->errors[r->a];
         fed->kind = err->status;
+        return 1;
+    }
+    if (r->type == ITEM_SAMPLE) {
+        struct etl_sample s = {r->ts, r->a, r->b};
+        fed->kind = etl_sample_apply(p, stacks, &s, opt, err);
         return 1;
     }
     struct etl_item it;

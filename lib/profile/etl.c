@@ -31,11 +31,11 @@ static int short_payload(const struct ntl_etl_event *ev, const char *what, size_
                          "payload of %zu bytes, %zu needed", ev->payload_size, need);
 }
 
-static bool wanted(const struct etl_item *it, uint32_t pid,
+static bool wanted(uint64_t ts, uint32_t tid, uint32_t pid,
                    const struct ntl_profile_etl_options *opt)
 {
-    return (!opt->pid_set || pid == opt->pid) && (!opt->tid_set || it->tid == opt->tid) &&
-           (!opt->start || it->ts >= opt->start) && (!opt->end || it->ts < opt->end);
+    return (!opt->pid_set || pid == opt->pid) && (!opt->tid_set || tid == opt->tid) &&
+           (!opt->start || ts >= opt->start) && (!opt->end || ts < opt->end);
 }
 
 /* SampledProfile: InstructionPointer (pointer), ThreadId u32, Count u16,
@@ -56,18 +56,18 @@ static int decode_sample(const struct ntl_etl_event *ev, struct etl_item *it,
     return 0;
 }
 
-static int sample(struct ntl_profile *p, struct ntl_profile_etl_stacks *stacks,
-                  const struct etl_item *it, const struct ntl_profile_etl_options *opt,
-                  struct ntl_error *err)
+int etl_sample_apply(struct ntl_profile *p, struct ntl_profile_etl_stacks *stacks,
+                     const struct etl_sample *sm, const struct ntl_profile_etl_options *opt,
+                     struct ntl_error *err)
 {
-    struct ntl_profile_sample s = {.ip = it->ip, .tid = it->tid};
+    struct ntl_profile_sample s = {.ip = sm->ip, .tid = sm->tid};
     s.pid = ntl_profile_pid_of(p, s.tid);
-    if (!wanted(it, s.pid, opt))
+    if (!wanted(sm->ts, s.tid, s.pid, opt))
         return NTL_PROFILE_ETL_FILTERED;
-    size_t index = ntl_profile_sample_count(p);
+    size_t index = p->nsamples + p->ndropped; /* ntl_profile_sample_count, inline */
     int rc = ntl_profile_add_sample(p, &s, err);
     if (rc >= 0 && stacks)
-        rc = etl_stacks_sample(stacks, it->ts, s.tid, index, err);
+        rc = etl_stacks_sample(stacks, sm->ts, s.tid, index, err);
     return rc < 0 ? rc : NTL_PROFILE_ETL_SAMPLE;
 }
 
@@ -234,7 +234,9 @@ int etl_item_apply(struct ntl_profile *p, struct ntl_profile_etl_stacks *stacks,
                    struct ntl_error *err)
 {
     switch (it->type) {
-    case ITEM_SAMPLE: return sample(p, stacks, it, opt, err);
+    case ITEM_SAMPLE:
+        return etl_sample_apply(p, stacks, &(struct etl_sample){it->ts, it->ip, it->tid}, opt,
+                                err);
     case ITEM_IMAGE:
         return image(p, it, opt->bucket_shift ? opt->bucket_shift : NTL_PROFILE_MIN_BUCKET_SHIFT,
                      err);
@@ -244,14 +246,10 @@ int etl_item_apply(struct ntl_profile *p, struct ntl_profile_etl_stacks *stacks,
     }
 }
 
-int etl_bucket_shift(const struct ntl_profile_etl_options *opt, unsigned *shift,
-                     struct ntl_error *err)
+int etl_bucket_shift_bad(unsigned shift, struct ntl_error *err)
 {
-    *shift = opt->bucket_shift ? opt->bucket_shift : NTL_PROFILE_MIN_BUCKET_SHIFT;
-    if (*shift < NTL_PROFILE_MIN_BUCKET_SHIFT || *shift > NTL_PROFILE_MAX_BUCKET_SHIFT)
-        return ntl_error_set(err, NTL_ERR_ARGUMENT, "profile", NTL_NO_OFFSET,
-                             "bucket size 2^%u is outside 2^2..2^31", *shift);
-    return 0;
+    return ntl_error_set(err, NTL_ERR_ARGUMENT, "profile", NTL_NO_OFFSET,
+                         "bucket size 2^%u is outside 2^2..2^31", shift);
 }
 
 int ntl_profile_etl_feed(struct ntl_profile *p, struct ntl_profile_etl_stacks *stacks,

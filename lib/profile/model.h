@@ -130,6 +130,7 @@ struct model_space {
 struct model_proc {
     uint32_t pid;
     size_t space;              /* 1 + its space's index, once known; 0 before */
+    size_t spaces_seen;        /* nspaces when it had none (spaces are only added) */
     char *name;
     uint64_t hits, unknown;
 };

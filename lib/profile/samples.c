@@ -116,6 +116,11 @@ uint32_t ntl_profile_pid_of(const struct ntl_profile *p, uint32_t tid)
 {
     if (p->last_thread < p->nthreads && p->threads[p->last_thread].tid == tid)
         return p->threads[p->last_thread].pid;
+    /* The hint thread_get keeps, before the map (12,600 of net.4.5.2's
+     * samples came here). */
+    uint32_t hint = p->thread_hint[tid % MODEL_THREAD_HINTS];
+    if (hint && p->threads[hint - 1].tid == tid)
+        return p->threads[hint - 1].pid;
     const uint64_t *i = u64map_get(&p->thread_of, tid);
     return i ? p->threads[*i].pid : NTL_PROFILE_NO_PID;
 }
@@ -130,9 +135,13 @@ long model_range_at(const struct ntl_profile *p, uint32_t pid, uint64_t addr)
  * else in the kernel's; -1 when none does. */
 static long sample_range(struct ntl_profile *p, struct model_proc *pr, uint64_t ip)
 {
-    if (!pr->space) {
+    /* Asked again only when a space was added since: most of a trace's
+     * samples come from processes with none (the idle and system ones),
+     * and asking the map for each was 1.9 M of 141 M instructions. */
+    if (!pr->space && pr->spaces_seen != p->nspaces) {
         const uint64_t *si = u64map_get(&p->space_of, pr->pid);
         pr->space = si ? *si + 1 : 0;
+        pr->spaces_seen = p->nspaces;
     }
     long r = pr->space ? model_space_find(&p->spaces[pr->space - 1], ip) : -1;
     if (r >= 0)

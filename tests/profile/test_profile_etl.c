@@ -512,6 +512,130 @@ static void check_late_run(bool is64)
     gen_free(&g);
 }
 
+/* Every result of feeding a trace, with its time (no cap, as fed_list has). */
+#define AHEAD_SAMPLES 12000
+struct fed_all {
+    int kind[AHEAD_SAMPLES + 64];
+    uint64_t ts[AHEAD_SAMPLES + 64];
+    size_t n;
+    uint64_t with_stack, stack_sum; /* samples with a stack; their stacks hashed */
+};
+
+/* Feeds data through a sorted reader (log false) or the log, into *f, or
+ * (stop > 0) only its first stop records of the log's feed, then frees the
+ * log with its merge unfinished. The profile's totals in *total, *unknown;
+ * after a whole feed, its stacks in f. */
+static void feed_all(const uint8_t *data, size_t size, bool log, size_t stop, struct fed_all *f,
+                     uint64_t *total, uint64_t *unknown)
+{
+    struct ntl_etl_options eo = {.sorted = !log};
+    struct ntl_profile_etl_options po = {0};
+    struct ntl_profile_etl_stacks *st;
+    struct ntl_profile_etl_log *lg;
+    struct ntl_profile_etl_fed fed;
+    struct ntl_etl *t;
+    struct ntl_profile *p;
+    struct ntl_etl_event ev;
+    struct ntl_error err = {0};
+    int k;
+    f->n = 0;
+    CHECK_EQ_INT(ntl_etl_open_mem(data, size, &eo, &t, &err), 0);
+    CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
+    CHECK_EQ_INT(ntl_profile_etl_stacks_new(&st, &err), 0);
+    CHECK_EQ_INT(ntl_profile_etl_log_new(&lg, &err), 0);
+    while (ntl_etl_next(t, &ev, &err) > 0) {
+        if (log)
+            CHECK_EQ_INT(ntl_profile_etl_log_add(lg, st, t, &ev, &po, &err), 0);
+        else if ((k = ntl_profile_etl_feed(p, st, t, &ev, &po, &err)) != NTL_PROFILE_ETL_OTHER &&
+                 k != NTL_PROFILE_ETL_STACK && f->n < AHEAD_SAMPLES + 64) {
+            f->kind[f->n] = k;
+            f->ts[f->n++] = ev.timestamp;
+        }
+    }
+    while (log && (!stop || f->n < stop) && ntl_profile_etl_log_feed(lg, p, st, &po, &fed, &err) > 0)
+        if (f->n < AHEAD_SAMPLES + 64) {
+            f->kind[f->n] = fed.kind;
+            f->ts[f->n++] = fed.timestamp;
+        }
+    *total = ntl_profile_total(p);
+    *unknown = ntl_profile_unknown(p);
+    f->with_stack = f->stack_sum = 0;
+    if (!stop) {
+        struct ntl_profile_etl_stack_counts counts;
+        struct ntl_profile_sample s;
+        size_t pos = 0;
+        CHECK_EQ_INT(ntl_profile_etl_stacks_finish(p, st, &counts, &err), 0);
+        f->with_stack = counts.samples_with_stack;
+        while (ntl_profile_stack_next(p, &pos, &s) > 0)
+            for (size_t i = 0; i < s.depth; i++)
+                f->stack_sum = (f->stack_sum ^ s.ip ^ s.stack[i] ^ pos) * 0x100000001b3ull;
+    }
+    ntl_profile_etl_log_free(lg);
+    ntl_profile_etl_stacks_free(st);
+    ntl_profile_free(p);
+    ntl_etl_close(t);
+}
+
+/* A large log: 12,000 samples in buffers of four CPUs whose times
+ * interleave and tie, an image loaded and unloaded among them, full
+ * stacks for some samples (those of a tie go to the first sample of the
+ * pair, which the merge's order decides) and kernel keys for others,
+ * defined out of key order. The log's feed gives every result and time a
+ * sorted reader's feed gives, in its order, and the same stacks; a log
+ * freed with its feed half done frees all it holds. */
+static void check_large_log(bool is64)
+{
+    static struct fed_all a, b;
+    uint64_t ta, tb, ua, ub;
+    struct gen g;
+    gen_init(&g, 8192, is64 ? 8 : 4, 0, 1000, 10000000, 132500000000000000ull, 1, "p", "p.etl");
+    process(&g, is64, 1001, 100, true, false, "app.exe");
+    thread(&g, is64, 1002, 100, 101);
+    thread(&g, is64, 1003, 100, 102);
+    for (unsigned n = 0; n < AHEAD_SAMPLES / 100; n++) {
+        unsigned cpu = n % 4;
+        uint64_t t0 = 2000 + (uint64_t)(n / 4) * 400;
+        gen_next_buffer(&g, (uint16_t)cpu);
+        for (unsigned i = 0; i < 100; i++) {
+            if (cpu == 1 && i == 50)
+                gen_image(&g, false, false, is64, (n / 4) % 2 ? 2 : 10, t0 + 4 * i, 0x400000,
+                          0x10000, 100, 1, 2, 0x400000, "C:\\app\\app.exe");
+            /* CPU 3 ties with CPU 0 at every sample. */
+            uint64_t ts = t0 + 4 * i + (cpu == 3 ? 0 : cpu);
+            const uint64_t frames[] = {0x400800 + n, 0x400900 + i};
+            sample(&g, is64, ts, 0x400000 + 16 * i, 101 + i % 2);
+            const uint64_t key = 0x7000 + i % 5;
+            if ((cpu == 2 && i % 10 == 0) || (cpu == 3 && i % 10 == 5))
+                stack(&g, is64, 32, ts, ts, 101 + i % 2, frames, 2);
+            if (cpu == 1 && i % 20 == 3)
+                stack(&g, is64, 37, ts, ts, 101 + i % 2, &key, 1);
+        }
+    }
+    /* The keys' definitions at the rundown, in descending key order. */
+    for (unsigned k = 5; k-- > 0;) {
+        const uint64_t def[] = {0x7000 + k, kernel_base(is64) + 0x100 * k, 0x400a00 + k};
+        stack(&g, is64, 36, 2000 + AHEAD_SAMPLES + 1 + k, 0, 0, def, 3);
+    }
+    gen_finish(&g);
+    feed_all(g.file.data, g.file.len, false, 0, &a, &ta, &ua);
+    feed_all(g.file.data, g.file.len, true, 0, &b, &tb, &ub);
+    CHECK_EQ_U64(a.n, AHEAD_SAMPLES + 3 + AHEAD_SAMPLES / 400);
+    CHECK_EQ_U64(b.n, a.n);
+    size_t differ = 0;
+    for (size_t i = 0; i < a.n && i < b.n; i++)
+        differ += a.kind[i] != b.kind[i] || a.ts[i] != b.ts[i];
+    CHECK_EQ_U64(differ, 0);
+    CHECK_EQ_U64(tb, ta);
+    CHECK_EQ_U64(ub, ua);
+    CHECK(ua > 0 && ua < ta);
+    CHECK_EQ_U64(a.with_stack, 2 * AHEAD_SAMPLES / 400 * 10 + AHEAD_SAMPLES / 400 * 5);
+    CHECK_EQ_U64(b.with_stack, a.with_stack);
+    CHECK_EQ_U64(b.stack_sum, a.stack_sum);
+    feed_all(g.file.data, g.file.len, true, 100, &b, &tb, &ub);
+    CHECK_EQ_U64(b.n, 100);
+    gen_free(&g);
+}
+
 int main(int argc, char **argv)
 {
     for (int is64 = 0; is64 < 2; is64++) {
@@ -523,6 +647,7 @@ int main(int argc, char **argv)
         check_dcend(is64);
         check_same_time(is64);
         check_late_run(is64);
+        check_large_log(is64);
         if (is64)
             check_filters(g.file.data, g.file.len);
         if (is64 && argc > 1) {

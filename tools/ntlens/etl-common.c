@@ -94,19 +94,14 @@ bool etl_cli_recover(struct etl_cli *c, int rc, const struct ntl_error *err)
     return true;
 }
 
-int etl_cli_next(struct etl_cli *c, struct ntl_etl_event *ev)
+int etl_cli_next_error(struct etl_cli *c, struct ntl_etl_event *ev, int rc)
 {
-    /* Not zeroed: the reader sets it with every error, and clearing its
-     * 320 bytes for every event was 6% of profile --etl. */
-    struct ntl_error err;
-    for (;;) {
-        int rc = ntl_etl_next(c->t, ev, &err);
-        if (rc >= 0)
-            return rc;
-        if (!etl_cli_recover(c, rc, &err))
+    for (; rc < 0; rc = ntl_etl_next(c->t, ev, &c->err)) {
+        if (!etl_cli_recover(c, rc, &c->err))
             return -1;
         progress_start(&c->progress, "reading", ntl_etl_input_size(c->t));
     }
+    return rc;
 }
 
 /* What the reader read past (ntl_etl_irregularities), one warning each. */
