@@ -499,6 +499,29 @@ static void walk_begin(struct etl_fields *f, struct walk *w, bool static_names)
     put(&f->text, "", 0);
 }
 
+/* A kernel class's pointer array (StackWalk's return addresses) after its
+ * ARRAY_BEGIN a: its elements as the decoder would give them, written by
+ * array_pointer, the decoder moved past them (a decoder call each was a
+ * third of such an element's instructions). Nothing when JSON is not the
+ * only form or a is no pointer array. */
+static void kernel_pointers(struct walk *w, struct ntl_etl_mof *dec, const struct ntl_etl_field *a)
+{
+    const uint8_t *data;
+    int size;
+    if (!w->out->text.off || a->in_type != NTL_ETL_IN_POINTER ||
+        (size = ntl_etl_mof_skip_pointers(dec, &data)) < 0)
+        return;
+    struct ntl_etl_field e = {.item = NTL_ETL_ITEM_VALUE, .name = a->name, .depth = 1,
+                              .in_array = true, .in_type = NTL_ETL_IN_POINTER,
+                              .size = (size_t)size};
+    for (uint32_t i = 0; i < a->count; i++) {
+        e.index = i;
+        e.payload_offset = a->payload_offset + i * e.size;
+        e.data = data + i * e.size;
+        array_pointer(w, &e);
+    }
+}
+
 /* Walks the rest of a decoder's items (TraceLogging or MOF) into json and
  * text and ends the object. */
 static int walk_rest(struct etl_fields *f, struct walk *w, void *dec,
@@ -512,6 +535,8 @@ static int walk_rest(struct etl_fields *f, struct walk *w, void *dec,
         if (!array_pointer(w, &it) && item(w, &it) < 0)
             return -1;
         payload_pid(f, &it);
+        if (next == mof_next && it.item == NTL_ETL_ITEM_ARRAY_BEGIN)
+            kernel_pointers(w, dec, &it);
     }
     put(&f->json, "}", 1);
     if (rc < 0)
