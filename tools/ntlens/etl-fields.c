@@ -845,7 +845,8 @@ int etl_fields_decode(struct etl_fields *f, const struct ntl_etl_event *ev)
             f->provider = provider_name(f, &ev->guid);
         if (f->nmanifests && ev->has_guid && (rc = manifest_event(f, ev)) != 0) {
             rc = rc < 0 ? -1 : 0;
-        } else if ((rc = ntl_etl_tl_begin(&d, ev, &err)) > 0) {
+        } else if (ev->ext && ev->ext_size && /* TraceLogging's schema is an extended item */
+                   (rc = ntl_etl_tl_begin(&d, ev, &err)) > 0) {
             f->self_named = true;
             f->event = d.event_name;
             if (d.provider_name)
