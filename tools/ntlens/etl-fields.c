@@ -695,7 +695,7 @@ static int walk_template(struct etl_fields *f, struct etl_mof_tpl *t,
 static int kernel_fields(struct etl_fields *f, const struct ntl_etl_event *ev)
 {
     struct ntl_etl_mof m;
-    struct etl_mof_tpl *t = etl_mof_tpl_find(&f->mof_tpls, ev);
+    struct etl_mof_tpl *t = f->tpl = etl_mof_tpl_find(&f->mof_tpls, ev);
     if (t && !t->known)
         return 0;
     if (t && ev->payload_size >= t->p.total)
@@ -832,6 +832,7 @@ int etl_fields_decode(struct etl_fields *f, const struct ntl_etl_event *ev)
     int rc = 0;
 
     f->provider = f->event = NULL;
+    f->tpl = NULL;
     f->has_fields = f->self_named = false;
     f->pid = ev->pid;
     f->error[0] = '\0';
