@@ -114,6 +114,16 @@ def test_json_templates():
                       (name, " ".join(extra), fmt, len(one), len(two)))
 
 
+def test_kernel_event_names():
+    """A kernel event's name is its group and opcode cells joined (the name is kept in the
+    event's MOF template, the cells in its row layout's fragments: two keyed apart)."""
+    for name in sorted(f for f in os.listdir(DATA) if f.endswith(".etl")):
+        got = [r for r in rows(os.path.join(DATA, name)) if r["group"] is not None]
+        bad = [r for r in got if r["event"] != "%s/%s" % (r["group"], r["opcode_name"])]
+        check(not bad, "%s: %d of %d kernel events named apart from their cells: %s" %
+              (name, len(bad), len(got), [(r["event"], r["group"], r["opcode_name"]) for r in bad[:2]]))
+
+
 def test_kernel():
     for name in ("ShutdownPerfDiagLogger.etl", "net.4.5.2.x64.etl"):
         path = os.path.join(DATA, name)
@@ -300,6 +310,7 @@ def main():
     test_names()
     test_table_names()
     test_json_templates()
+    test_kernel_event_names()
     test_kernel()
     test_filters_and_order()
     test_stats()

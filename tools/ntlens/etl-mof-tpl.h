@@ -28,6 +28,7 @@ struct etl_mof_tpl {
      * template's key (kind, group, opcode, version, pointer size) fixes the
      * row's layout, so its events skip the layout lookup. */
     struct etl_row_frags row;
+    char event[64];               /* its events' "Group/Opcode" (etl-fields.c); "" before */
     bool known;                   /* the layout is known: p is set */
     struct ntl_etl_mof_prefix p;
     /* JSON-only rows (etl-fields.c): the fixed fields as ,"name":value
