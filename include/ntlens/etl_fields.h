@@ -211,6 +211,12 @@ int ntl_etl_mof_begin(struct ntl_etl_mof *d, const struct ntl_etl_event *ev);
  *   NTL_ERR_FORMAT     payload bytes are left after the last field
  * After an error, further calls return the same status. */
 int ntl_etl_mof_next(struct ntl_etl_mof *d, struct ntl_etl_field *f, struct ntl_error *err);
+/* Right after ntl_etl_mof_next gave a pointer array's ARRAY_BEGIN: passes
+ * over its count elements, the next call giving its ARRAY_END, for a caller
+ * that reads them at once: *data set at the first, each a pointer's size,
+ * which is returned. -1 (nothing done) when the last item was no such
+ * ARRAY_BEGIN. */
+int ntl_etl_mof_skip_pointers(struct ntl_etl_mof *d, const uint8_t **data);
 
 /* A kernel layout's fixed prefix, for decoding many events of one layout
  * without walking it: the fields before the first whose size or presence

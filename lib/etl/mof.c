@@ -452,6 +452,17 @@ int ntl_etl_mof_prefix(struct ntl_etl_mof_prefix *p, const struct ntl_etl_event 
     return 1;
 }
 
+int ntl_etl_mof_skip_pointers(struct ntl_etl_mof *d, const uint8_t **data)
+{
+    const struct mof_field *m = &((const struct mof_field *)d->layout)[d->index];
+    if (d->status < 0 || !d->in_array || d->array_index || m->type != PTR_ARRAY)
+        return -1;
+    /* The pointers fill the rest of the payload (next_in_array checked it). */
+    *data = d->ev->payload + d->pos;
+    d->pos = d->ev->payload_size;
+    return d->ev->is64 ? 8 : 4;
+}
+
 void ntl_etl_mof_resume(struct ntl_etl_mof *d, const struct ntl_etl_mof_prefix *p,
                         const struct ntl_etl_event *ev)
 {

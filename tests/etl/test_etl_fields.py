@@ -97,7 +97,9 @@ def test_json_templates():
     net = ["--kind", "event", "--manifest", man]
     cases = [[], ["--raw"], ["--local-time"], ["--stream", "--manifest", man]]
     for name in sorted(f for f in os.listdir(DATA) if f.endswith(".etl")):
-        for extra in (net, ["-g", "PerfInfo", "--raw"]) if name.startswith("net.") else cases:
+        # net: its first 2 s hold 30 kernel layouts (rows from fragments MOF templates keep).
+        nets = (net, ["-g", "PerfInfo", "--raw"], ["--end", "+2"])
+        for extra in nets if name.startswith("net.") else cases:
             path = os.path.join(DATA, name)
             for fmt in ("jsonl", "json"):
                 one = run("etl", "events", "-f", fmt, *extra, path).stdout.splitlines()
@@ -110,6 +112,16 @@ def test_json_templates():
                 check(len(one) > 0 and len(cut) == len(two) and sorted(cut) == sorted(one * 2),
                       "%s %s -f %s: template rows equal cell rows (%d rows, %d with the file)" %
                       (name, " ".join(extra), fmt, len(one), len(two)))
+
+
+def test_kernel_event_names():
+    """A kernel event's name is its group and opcode cells joined (the name is kept in the
+    event's MOF template, the cells in its row layout's fragments: two keyed apart)."""
+    for name in sorted(f for f in os.listdir(DATA) if f.endswith(".etl")):
+        got = [r for r in rows(os.path.join(DATA, name)) if r["group"] is not None]
+        bad = [r for r in got if r["event"] != "%s/%s" % (r["group"], r["opcode_name"])]
+        check(not bad, "%s: %d of %d kernel events named apart from their cells: %s" %
+              (name, len(bad), len(got), [(r["event"], r["group"], r["opcode_name"]) for r in bad[:2]]))
 
 
 def test_kernel():
@@ -298,6 +310,7 @@ def main():
     test_names()
     test_table_names()
     test_json_templates()
+    test_kernel_event_names()
     test_kernel()
     test_filters_and_order()
     test_stats()

@@ -104,6 +104,39 @@ static void test_thread_image_32(void)
     CHECK_EQ_INT(decode(0x14, 99, 3, im2, sizeof im2, out, sizeof out), -100);
 }
 
+/* ntl_etl_mof_skip_pointers: only right after a pointer array's
+ * ARRAY_BEGIN; then the elements' start and size, and ARRAY_END next. */
+static void test_skip_pointers(const uint8_t *st, size_t n)
+{
+    struct ntl_etl_event ev = {.kind = NTL_ETL_KIND_SYSTEM, .group = 0x18, .opcode = 32,
+                               .version = 2, .payload = st, .payload_size = n};
+    struct ntl_etl_mof d;
+    struct ntl_etl_field f;
+    struct ntl_error err = {0};
+    const uint8_t *data = NULL;
+    CHECK_EQ_INT(ntl_etl_mof_begin(&d, &ev), 1);
+    CHECK_EQ_INT(ntl_etl_mof_skip_pointers(&d, &data), -1); /* nothing given yet */
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ_INT(ntl_etl_mof_next(&d, &f, &err), 1);
+    CHECK_EQ_INT(ntl_etl_mof_skip_pointers(&d, &data), -1); /* after StackThread */
+    CHECK_EQ_INT(ntl_etl_mof_next(&d, &f, &err), 1);
+    CHECK_EQ_INT(f.item, NTL_ETL_ITEM_ARRAY_BEGIN);
+    CHECK_EQ_INT(f.count, 3);
+    CHECK_EQ_INT(ntl_etl_mof_skip_pointers(&d, &data), 4);
+    CHECK(data == st + 16);
+    CHECK_EQ_INT(ntl_etl_mof_next(&d, &f, &err), 1);
+    CHECK_EQ_INT(f.item, NTL_ETL_ITEM_ARRAY_END);
+    CHECK_EQ_INT(ntl_etl_mof_next(&d, &f, &err), 0);
+    /* After an element was given, the array is no longer skipped. */
+    CHECK_EQ_INT(ntl_etl_mof_begin(&d, &ev), 1);
+    for (int i = 0; i < 5; i++)
+        CHECK_EQ_INT(ntl_etl_mof_next(&d, &f, &err), 1);
+    CHECK_EQ_INT(f.item, NTL_ETL_ITEM_VALUE);
+    CHECK_EQ_INT(ntl_etl_mof_skip_pointers(&d, &data), -1);
+    CHECK_EQ_INT(ntl_etl_mof_next(&d, &f, &err), 1);
+    CHECK_EQ_INT((int)f.index, 1);
+}
+
 static void test_stack_udp_32(void)
 {
     uint8_t st[16 + 3 * 4 + 1];
@@ -117,6 +150,7 @@ static void test_stack_udp_32(void)
     CHECK_EQ_STR(out, "EventTimeStamp=0 StackProcess=528 StackThread=700 Stack=[3 "
                       "Stack=0x00401000 Stack=0x00401001 Stack=0x00401002 Stack=]");
     CHECK_EQ_INT(decode(0x18, 32, 2, st, sizeof st, out, sizeof out), NTL_ERR_FORMAT);
+    test_skip_pointers(st, sizeof st - 1);
 
     static const uint8_t udp[] = {4, 0, 0, 0, 201, 0, 0, 0, 10, 128, 3, 255, 10, 128, 0, 55,
                                   0, 138, 0, 139, 0, 0, 0, 0, 0, 0, 0, 0};

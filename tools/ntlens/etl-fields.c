@@ -386,6 +386,30 @@ static int value(struct walk *w, const struct ntl_etl_field *f)
     return 0;
 }
 
+/* A pointer in an array (StackWalk's return addresses, 35% of net.4.5.2's
+ * fields) written straight into a JSON-only object, as json_direct writes
+ * it (same reservation), without its class and member lookups: they were
+ * three quarters of such a value's instructions. false for any other item. */
+static bool array_pointer(struct walk *w, const struct ntl_etl_field *f)
+{
+    if (!w->out->text.off || f->item != NTL_ETL_ITEM_VALUE || !f->in_array ||
+        f->in_type != NTL_ETL_IN_POINTER || f->custom || f->map_text ||
+        (f->out_type != NTL_ETL_OUT_NULL && f->out_type != NTL_ETL_OUT_HEX) ||
+        (f->size != 8 && f->size != 4))
+        return false;
+    char *d = room(&w->out->json, 48 + 8);
+    if (!d)
+        return true; /* out of memory: json.failed says so */
+    if (!w->first[f->depth])
+        *d++ = ',';
+    w->first[f->depth] = false;
+    memcpy(d, "\"0x", 3);
+    d = f->size == 8 ? hex_bytes(d + 3, f->data, 8) : hex_bytes(d + 3, f->data, 4);
+    *d++ = '"';
+    done(&w->out->json, d);
+    return true;
+}
+
 static int item(struct walk *w, const struct ntl_etl_field *f)
 {
     struct etl_text *j = &w->out->json;
@@ -427,20 +451,34 @@ static size_t append(char *buf, size_t size, size_t n, const char *s)
     return n + len;
 }
 
-/* "Group/Opcode", without snprintf: every kernel event needs it, and runs
- * of events share it (kept from the last one). */
-static void kernel_names(struct etl_fields *f, const struct ntl_etl_event *ev)
+/* "Group/Opcode" in buf (64 bytes), without snprintf. */
+static void group_opcode(char *buf, const struct ntl_etl_event *ev)
 {
     char g[32], o[32];
+    size_t n = append(buf, 64, 0, etl_cli_group(ev->group, g, sizeof g));
+    n = append(buf, 64, n, "/");
+    append(buf, 64, n, etl_cli_opcode(ev->group, ev->opcode, o, sizeof o));
+}
+
+/* A kernel event's names: "Group/Opcode" kept in its template t (made once
+ * a template: 22,630 changes between runs of events in net.4.5.2 each made
+ * it anew), or without one from the last event's when they share it. */
+static void kernel_names(struct etl_fields *f, const struct ntl_etl_event *ev,
+                         struct etl_mof_tpl *t)
+{
     unsigned key = 1u << 16 | (unsigned)ev->group << 8 | ev->opcode;
-    f->event = f->event_buf;
     f->provider = "Windows Kernel";
+    if (t) {
+        if (!t->event[0])
+            group_opcode(t->event, ev);
+        f->event = t->event;
+        return;
+    }
+    f->event = f->event_buf;
     if (f->event_key == key)
         return;
     f->event_key = key;
-    size_t n = append(f->event_buf, sizeof f->event_buf, 0, etl_cli_group(ev->group, g, sizeof g));
-    n = append(f->event_buf, sizeof f->event_buf, n, "/");
-    append(f->event_buf, sizeof f->event_buf, n, etl_cli_opcode(ev->group, ev->opcode, o, sizeof o));
+    group_opcode(f->event_buf, ev);
 }
 
 /* What `= {0}` gives a struct ntl_error for every reader of it (its
@@ -475,6 +513,29 @@ static void walk_begin(struct etl_fields *f, struct walk *w, bool static_names)
     put(&f->text, "", 0);
 }
 
+/* A kernel class's pointer array (StackWalk's return addresses) after its
+ * ARRAY_BEGIN a: its elements as the decoder would give them, written by
+ * array_pointer, the decoder moved past them (a decoder call each was a
+ * third of such an element's instructions). Nothing when JSON is not the
+ * only form or a is no pointer array. */
+static void kernel_pointers(struct walk *w, struct ntl_etl_mof *dec, const struct ntl_etl_field *a)
+{
+    const uint8_t *data;
+    int size;
+    if (!w->out->text.off || a->in_type != NTL_ETL_IN_POINTER ||
+        (size = ntl_etl_mof_skip_pointers(dec, &data)) < 0)
+        return;
+    struct ntl_etl_field e = {.item = NTL_ETL_ITEM_VALUE, .name = a->name, .depth = 1,
+                              .in_array = true, .in_type = NTL_ETL_IN_POINTER,
+                              .size = (size_t)size};
+    for (uint32_t i = 0; i < a->count; i++) {
+        e.index = i;
+        e.payload_offset = a->payload_offset + i * e.size;
+        e.data = data + i * e.size;
+        array_pointer(w, &e);
+    }
+}
+
 /* Walks the rest of a decoder's items (TraceLogging or MOF) into json and
  * text and ends the object. */
 static int walk_rest(struct etl_fields *f, struct walk *w, void *dec,
@@ -485,9 +546,11 @@ static int walk_rest(struct etl_fields *f, struct walk *w, void *dec,
     error_clear(&err);
     int rc;
     while ((rc = next(dec, &it, &err)) > 0) {
-        if (item(w, &it) < 0)
+        if (!array_pointer(w, &it) && item(w, &it) < 0)
             return -1;
         payload_pid(f, &it);
+        if (next == mof_next && it.item == NTL_ETL_ITEM_ARRAY_BEGIN)
+            kernel_pointers(w, dec, &it);
     }
     put(&f->json, "}", 1);
     if (rc < 0)
@@ -643,10 +706,10 @@ static int walk_template(struct etl_fields *f, struct etl_mof_tpl *t,
 
 /* A kernel event's fields: from its layout's template when its payload
  * holds the fixed fields, else walked. */
-static int kernel_fields(struct etl_fields *f, const struct ntl_etl_event *ev)
+static int kernel_fields(struct etl_fields *f, const struct ntl_etl_event *ev,
+                         struct etl_mof_tpl *t)
 {
     struct ntl_etl_mof m;
-    struct etl_mof_tpl *t = etl_mof_tpl_find(&f->mof_tpls, ev);
     if (t && !t->known)
         return 0;
     if (t && ev->payload_size >= t->p.total)
@@ -783,20 +846,23 @@ int etl_fields_decode(struct etl_fields *f, const struct ntl_etl_event *ev)
     int rc = 0;
 
     f->provider = f->event = NULL;
+    f->tpl = NULL;
     f->has_fields = f->self_named = false;
     f->pid = ev->pid;
     f->error[0] = '\0';
     f->json.len = f->text.len = 0;
     f->json.failed = f->text.failed = false;
     if (ev->kind <= NTL_ETL_KIND_PERFINFO) {
-        kernel_names(f, ev);
-        rc = kernel_fields(f, ev);
+        f->tpl = etl_mof_tpl_find(&f->mof_tpls, ev);
+        kernel_names(f, ev, f->tpl);
+        rc = kernel_fields(f, ev, f->tpl);
     } else {
         if (ev->has_guid)
             f->provider = provider_name(f, &ev->guid);
         if (f->nmanifests && ev->has_guid && (rc = manifest_event(f, ev)) != 0) {
             rc = rc < 0 ? -1 : 0;
-        } else if ((rc = ntl_etl_tl_begin(&d, ev, &err)) > 0) {
+        } else if (ev->ext && ev->ext_size && /* TraceLogging's schema is an extended item */
+                   (rc = ntl_etl_tl_begin(&d, ev, &err)) > 0) {
             f->self_named = true;
             f->event = d.event_name;
             if (d.provider_name)

@@ -42,6 +42,7 @@ struct etl_fields {
         bool known;
     } seen[ETL_PROVIDERS_SEEN];
     struct etl_mof_tpls *mof_tpls; /* kernel classes' field templates (etl-mof-tpl.h) */
+    struct etl_mof_tpl *tpl;       /* the last event's template; NULL when none */
     struct etl_key_seen {         /* JSON keys of kernel classes' fields, by name pointer */
         const char *name;
         uint8_t len;

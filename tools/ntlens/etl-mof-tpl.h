@@ -13,8 +13,22 @@
 #include "ntlens/etl.h"
 #include "ntlens/etl_fields.h"
 
+/* A JSON row's fragments for one layout (etl-record.c renders and owns
+ * them): ,"kind":... through "keyword", and ,"event":... through
+ * "keyword_names" (NULL, 0 with --raw). */
+struct etl_row_frags {
+    char *head, *names;
+    size_t head_len, names_len;
+};
+
 struct etl_mof_tpl {
     uint64_t key;
+    /* The JSON row's fragments of this template's events, kept by
+     * etl-record.c when it first finds them (head NULL before): the
+     * template's key (kind, group, opcode, version, pointer size) fixes the
+     * row's layout, so its events skip the layout lookup. */
+    struct etl_row_frags row;
+    char event[64];               /* its events' "Group/Opcode" (etl-fields.c); "" before */
     bool known;                   /* the layout is known: p is set */
     struct ntl_etl_mof_prefix p;
     /* JSON-only rows (etl-fields.c): the fixed fields as ,"name":value

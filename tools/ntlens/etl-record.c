@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "etl-decimal.h"
 #include "etl-keywords.h"
+#include "etl-mof-tpl.h"
 #include "ntlens/reader.h"
 
 static const char *const keys[] = {
@@ -210,10 +211,7 @@ struct layout {
     char *provider, *event;       /* the names rendered (non-kernel events) */
     bool by_pointer;              /* the names were a table's or a manifest's constants: */
     const char *provider_at, *event_at; /* the same pointers are the same names */
-    char *head;                   /* ,"kind":... through "keyword" */
-    size_t head_len;
-    char *names;                  /* ,"event":... through "keyword_names" */
-    size_t names_len;
+    struct etl_row_frags row;
 };
 
 /* Layouts beyond this (a trace of TraceLogging events each named anew) go
@@ -261,8 +259,8 @@ static void free_layout(struct layout *s)
 {
     free(s->provider);
     free(s->event);
-    free(s->head);
-    free(s->names);
+    free(s->row.head);
+    free(s->row.names);
 }
 
 void etl_record_free(struct etl_record *r)
@@ -368,11 +366,11 @@ static int render(struct etl_layouts *l, bool raw, struct layout *s, const struc
 {
     bool failed = false;
     layout_cells(l->head_w, ev, f, raw);
-    if (take_fragment(l->head_w, &s->head, &s->head_len) < 0)
+    if (take_fragment(l->head_w, &s->row.head, &s->row.head_len) < 0)
         return -1;
     if (!raw) {
         name_cells(l->names_w, f, ev);
-        if (take_fragment(l->names_w, &s->names, &s->names_len) < 0)
+        if (take_fragment(l->names_w, &s->row.names, &s->row.names_len) < 0)
             return -1;
     }
     if (!etl_is_kernel(ev)) {
@@ -480,7 +478,7 @@ static char *time_to(char *d, uint64_t ft, struct time_text *t)
 }
 
 /* The row's cells around the layout's fragments. */
-static char *json_row(char *d, const struct layout *s, const struct etl_record *r, uint64_t ft,
+static char *json_row(char *d, const struct etl_row_frags *s, const struct etl_record *r, uint64_t ft,
                       const struct ntl_etl_event *ev, const struct etl_fields *f)
 {
     d = LIT(d, "{\"timestamp\":");
@@ -524,11 +522,31 @@ static char *json_row(char *d, const struct layout *s, const struct etl_record *
 /* The most json_row writes besides the fragments, fields and error. */
 #define ROW_FIXED 1024
 
+/* ev's row fragments: its kernel template's when kept there, else its
+ * layout's, then kept in the template (the reader sets a kernel event's
+ * group and opcode from its hook id, which the layout's key holds too);
+ * NULL as find. */
+static const struct etl_row_frags *row_frags(struct etl_layouts *l, bool raw,
+                                             const struct ntl_etl_event *ev,
+                                             const struct etl_fields *f, bool *failed)
+{
+    struct etl_mof_tpl *t = etl_is_kernel(ev) ? f->tpl : NULL;
+    if (t && t->row.head)
+        return &t->row;
+    const struct layout *s = find(l, raw, ev, f, failed);
+    if (!s || *failed)
+        return NULL;
+    if (t && ev->hook_id == (ev->group << 8 | ev->opcode))
+        t->row = s->row;
+    return &s->row;
+}
+
 int etl_record_row(struct etl_record *r, struct out *o, struct etl_cli *c,
                    const struct ntl_etl_event *ev, const struct etl_fields *f, uint64_t ft)
 {
     bool failed = false;
-    const struct layout *s = r->layouts ? find(r->layouts, r->raw, ev, f, &failed) : NULL;
+    const struct etl_row_frags *s = r->layouts ? row_frags(r->layouts, r->raw, ev, f, &failed)
+                                               : NULL;
     char *d;
     if (failed)
         return cli_failf(c->cmd, "out of memory");
