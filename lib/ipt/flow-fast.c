@@ -181,7 +181,6 @@ pair(struct flow_fast *fs, const struct flow_decision *d, const uint8_t *t,
     p->suppressed = suppressed;
     p->pge_ip = fs->ip = take_tip(fs->evd, u, e);
     fs->pair_room--;
-    fs->pge = u;
     fs->ninsn = fs->traced = fs->after = 0;
     fs->took = false;
     return u + e->pkt.size;

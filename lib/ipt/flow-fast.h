@@ -59,13 +59,12 @@ struct flow_fast {
     const struct flow_decision *pgd;
     /* In: room for pair_room pairs at pairs (0: the loop stops at every
      * TIP.PGD), and whether a TIP.PGD without IP may bind to a direct
-     * branch (flow.c's pgd_takes). Out: npairs taken, pge where the last
-     * one's TIP.PGE is. A pair is taken where flow.c's fast_pgd would bind
-     * the TIP.PGD and fast_pge read the TIP.PGE right after it. */
+     * branch (flow.c's pgd_takes). Out: npairs taken. A pair is taken
+     * where flow.c's fast_pgd would bind the TIP.PGD and fast_pge read
+     * the TIP.PGE right after it. */
     struct flow_pair *pairs;
     unsigned pair_room, npairs;
     bool pgd_direct;
-    const uint8_t *pge;
 };
 
 /* Runs the loop from fs's inputs, setting every output. Returns 0, or

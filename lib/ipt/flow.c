@@ -1563,8 +1563,11 @@ static int fast_pgd(struct ntl_ipt_flow *f, const struct flow_fast *fs, struct n
 /* The pairs the fast loop took (fs->npairs, at least one) queued: each
  * one's RUN, DISABLED and ENABLED as fast_pgd, pgd_bind and fast_pge
  * queue them, written straight into the queue, and the state the last
- * one leaves (the anchor's: a DISABLED ends it, the ENABLED is judged
- * when the next item is queued; the last TIP.PGE read, its time). */
+ * one leaves that is read later: tracing enabled, the time, and the
+ * anchor's (a DISABLED ends it, the ENABLED is judged when the next item
+ * is queued). What else those functions set is set again before it is
+ * read (can_resume by the next disable, ev and tnt_nseg by the next
+ * peek). */
 static void fast_pairs(struct ntl_ipt_flow *f, const struct flow_fast *fs)
 {
     struct ntl_ipt_flow_item ev = {.mode = f->mode};
@@ -1573,7 +1576,6 @@ static void fast_pairs(struct ntl_ipt_flow *f, const struct flow_fast *fs)
         ev.tsc = f->ev_tsc;
     }
     f->last_tsc = f->ev_tsc;
-    bool call = false;
     for (unsigned i = 0; i < fs->npairs; i++) {
         const struct flow_pair *p = &fs->pairs[i];
         run_add(f, &p->last, p->ninsn, p->traced);
@@ -1588,7 +1590,8 @@ static void fast_pairs(struct ntl_ipt_flow *f, const struct flow_fast *fs)
         *it = ev;
         it->kind = NTL_IPT_FL_ENABLED;
         it->ip = p->pge_ip;
-        call = p->last.iclass == NTL_IPT_IC_CALL_IND || p->last.iclass == NTL_IPT_IC_FAR_CALL;
+        /* Where tracing stopped after a call (pgd_bind), it resumes. */
+        bool call = p->last.iclass == NTL_IPT_IC_CALL_IND || p->last.iclass == NTL_IPT_IC_FAR_CALL;
         if (call && p->last.ip + p->last.size == p->pge_ip)
             it->flags = NTL_IPT_FL_RESUMED;
         f->qn += 3;
@@ -1597,23 +1600,8 @@ static void fast_pairs(struct ntl_ipt_flow *f, const struct flow_fast *fs)
     f->note = (int)((f->qh + f->qn - 1) % QUEUE);
     f->note_icount = f->icount;
     f->has_anchor = false;
-    f->can_resume = call;
     f->enabled = true;
     f->after_traced_branch = true;
-    f->tnt_nseg = 0;
-    /* f->ev as ntl_ipt_evd_next_ip left it at the last TIP.PGE. */
-    static const uint64_t masks[8] = NTL_IPT_FAST_MASKS_;
-    const struct ntl_ipt_fast_ *e = &ntl_ipt_fast_table_[*fs->pge];
-    const uint8_t *cur = f->evd.pkt.cur;
-    f->evd.pkt.cur = fs->pge;
-    f->ev.offset = ntl_ipt_offset(&f->evd.pkt);
-    f->evd.pkt.cur = cur;
-    f->ev.pkt = e->pkt;
-    f->ev.pkt.payload |= ntl_ipt_load64_(fs->pge + 1) & masks[e->mask];
-    f->ev.fcr_status = f->ev.tcal_status = f->ev.time_status = 0;
-    f->ev.ip = fs->pairs[fs->npairs - 1].pge_ip;
-    f->ev.ip_status = 0;
-    f->ev.flags = NTL_IPT_EV_IP;
 }
 
 /* The fast loop (flow-fast.h) from here, its state then taken back as
