@@ -43,15 +43,21 @@ static inline const struct ntl_ipt_fast_ *tip_at(const uint8_t *c, const uint8_t
 
 /* The TIP e at c read: the last IP updated as ntl_ipt_evd_next_ip does.
  * Returns its IP. */
-static inline uint64_t take_tip(struct ntl_ipt_evd *evd, const uint8_t *c,
-                                const struct ntl_ipt_fast_ *e)
+static inline uint64_t ip_of(const struct ntl_ipt_evd *evd, const uint8_t *c,
+                             const struct ntl_ipt_fast_ *e)
 {
     unsigned ipc = e->pkt.count;
     uint64_t raw = e->pkt.payload | (ntl_ipt_load64_(c + 1) & masks[e->mask]);
     if (ipc == NTL_IPT_IPC_SEXT_48)
         raw = (uint64_t)((int64_t)(raw << 16) >> 16);
+    return (evd->last_ip.ip & keep[ipc]) | (raw & ~keep[ipc]);
+}
+
+static inline uint64_t take_tip(struct ntl_ipt_evd *evd, const uint8_t *c,
+                                const struct ntl_ipt_fast_ *e)
+{
     struct ntl_ipt_last_ip *l = &evd->last_ip;
-    l->ip = (l->ip & keep[ipc]) | (raw & ~keep[ipc]);
+    l->ip = ip_of(evd, c, e);
     l->have_ip = true;
     l->suppressed = false;
     return l->ip;
@@ -138,6 +144,48 @@ static inline const uint8_t *to_tip(struct flow_fast *fs, const struct flow_deci
     return c + e->pkt.size;
 }
 
+/* The TIP.PGD at t after decision d (traced of its instructions taking
+ * trace), with the TIP.PGE right after it (PADs between): taken as a pair
+ * where flow.c's fast_pgd would bind the TIP.PGD (pgd_takes) and fast_pge
+ * read the TIP.PGE. Returns the cursor after the TIP.PGE, or NULL (nothing
+ * moved) where flow.c takes the TIP.PGD. */
+static __attribute__((noinline)) const uint8_t *
+pair(struct flow_fast *fs, const struct flow_decision *d, const uint8_t *t,
+     const uint8_t *end, unsigned traced)
+{
+    if (!fs->pair_room || !d->used || fs->steps + d->ninsn > NTL_IPT_FLOW_MAX_STEPS ||
+        !(d->tip & 1) || (d->tip & FLOW_DECIDE_MANY))
+        return NULL;
+    const struct ntl_ipt_fast_ *g = &ntl_ipt_fast_table_[*t];
+    bool suppressed = g->pkt.count == NTL_IPT_IPC_SUPPRESSED;
+    uint64_t pgd_ip = suppressed ? 0 : ip_of(fs->evd, t, g);
+    if ((d->tip & FLOW_DECIDE_DIRECT) &&
+        (suppressed ? !fs->pgd_direct : pgd_ip == flow_decision_end(d)))
+        return NULL;
+    const uint8_t *u = skip_pads(t + g->pkt.size, end);
+    if (u >= end)
+        return NULL;
+    const struct ntl_ipt_fast_ *e = &ntl_ipt_fast_table_[*u];
+    if (!e->ip_kind || e->pkt.type != NTL_IPT_TIP_PGE || e->pkt.count == NTL_IPT_IPC_SUPPRESSED)
+        return NULL;
+    apply(fs, d, traced, false);
+    if (d->last.iclass == NTL_IPT_IC_CALL_IND)
+        call_push(fs, d->last.ip + d->last.size);
+    if (!suppressed)
+        take_tip(fs->evd, t, g);
+    struct flow_pair *p = &fs->pairs[fs->npairs++];
+    p->last = d->last;
+    p->ninsn = fs->ninsn;
+    p->traced = fs->traced;
+    p->pgd_ip = pgd_ip;
+    p->suppressed = suppressed;
+    p->pge_ip = fs->ip = take_tip(fs->evd, u, e);
+    fs->pair_room--;
+    fs->ninsn = fs->traced = fs->after = 0;
+    fs->took = false;
+    return u + e->pkt.size;
+}
+
 /* TNT-8s read as one (count bits in payload, the next packet at c),
  * decision by decision. Returns the cursor after them (and after the TIP
  * that followed, taken with their last bits), or NULL when flow.c takes
@@ -161,6 +209,11 @@ group_run(struct flow_fast *fs, uint64_t payload, unsigned count,
             if (!tip && t < end && ntl_ipt_fast_table_[*t].ip_kind &&
                 ntl_ipt_fast_table_[*t].pkt.type == NTL_IPT_TIP_PGD) {
                 *rc = decide(fs, bits, n | FLOW_DECIDE_TIP, &fs->pgd);
+                const uint8_t *next;
+                if (*rc == 0 && (next = pair(fs, fs->pgd, t, end, n + 1))) {
+                    fs->pgd = NULL;
+                    return next;
+                }
                 break;
             }
         }
@@ -218,6 +271,7 @@ static inline __attribute__((always_inline)) int fast_loop(struct flow_fast *fs,
     fs->took = false;
     fs->left = 0;
     fs->pgd = NULL;
+    fs->npairs = 0;
     for (;;) {
         c = skip_pads(c, end);
         if (c >= end || (trail && fs->trail->n >= fs->trail_stop))
@@ -239,8 +293,15 @@ static inline __attribute__((always_inline)) int fast_loop(struct flow_fast *fs,
         const struct ntl_ipt_fast_ *tip = tip_at(c, end);
         if (!tip) {
             /* A TIP.PGD after no bits: as for one after bits. */
-            if (ntl_ipt_fast_table_[b].ip_kind && ntl_ipt_fast_table_[b].pkt.type == NTL_IPT_TIP_PGD)
+            if (ntl_ipt_fast_table_[b].ip_kind && ntl_ipt_fast_table_[b].pkt.type == NTL_IPT_TIP_PGD) {
                 rc = decide(fs, 0, FLOW_DECIDE_TIP, &fs->pgd);
+                const uint8_t *next;
+                if (rc == 0 && (next = pair(fs, fs->pgd, c, end, 1))) {
+                    fs->pgd = NULL;
+                    c = next;
+                    continue;
+                }
+            }
             break;
         }
         /* A TIP after no bits: the way to the branch that takes it. */

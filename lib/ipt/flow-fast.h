@@ -14,6 +14,16 @@
 #include "flow-trail.h"
 #include "ntlens/ipt_event.h"
 
+/* A TIP.PGD/TIP.PGE pair the loop took: the instructions since the last
+ * one (ninsn, traced of them taking trace, the last the branch the TIP.PGD
+ * binds to), the IP the TIP.PGD reports (suppressed: none) and the
+ * TIP.PGE's. flow.c queues its RUN, DISABLED and ENABLED. */
+struct flow_pair {
+    struct flow_insn last;
+    uint64_t ninsn, traced, pgd_ip, pge_ip;
+    bool suppressed;
+};
+
 struct flow_fast {
     /* In: the caches and the image, as flow_decide takes them. */
     struct flow_dcache *dc;
@@ -47,6 +57,14 @@ struct flow_fast {
     unsigned left;
     const uint8_t *group;
     const struct flow_decision *pgd;
+    /* In: room for pair_room pairs at pairs (0: the loop stops at every
+     * TIP.PGD), and whether a TIP.PGD without IP may bind to a direct
+     * branch (flow.c's pgd_takes). Out: npairs taken. A pair is taken
+     * where flow.c's fast_pgd would bind the TIP.PGD and fast_pge read
+     * the TIP.PGE right after it. */
+    struct flow_pair *pairs;
+    unsigned pair_room, npairs;
+    bool pgd_direct;
 };
 
 /* Runs the loop from fs's inputs, setting every output. Returns 0, or

@@ -1560,10 +1560,55 @@ static int fast_pgd(struct ntl_ipt_flow *f, const struct flow_fast *fs, struct n
     return 1;
 }
 
+/* The pairs the fast loop took (fs->npairs, at least one) queued: each
+ * one's RUN, DISABLED and ENABLED as fast_pgd, pgd_bind and fast_pge
+ * queue them, written straight into the queue, and the state the last
+ * one leaves that is read later: tracing enabled, the time, and the
+ * anchor's (a DISABLED ends it, the ENABLED is judged when the next item
+ * is queued). What else those functions set is set again before it is
+ * read (can_resume by the next disable, ev and tnt_nseg by the next
+ * peek). */
+static void fast_pairs(struct ntl_ipt_flow *f, const struct flow_fast *fs)
+{
+    struct ntl_ipt_flow_item ev = {.mode = f->mode};
+    if (f->cfg.times) {
+        f->ev_timed = ev.timed = ntl_ipt_evd_tsc(&f->evd, &f->ev_tsc) == 0;
+        ev.tsc = f->ev_tsc;
+    }
+    f->last_tsc = f->ev_tsc;
+    for (unsigned i = 0; i < fs->npairs; i++) {
+        const struct flow_pair *p = &fs->pairs[i];
+        run_add(f, &p->last, p->ninsn, p->traced);
+        unsigned s = f->qh + f->qn;
+        f->q[s % QUEUE] = f->run;
+        struct ntl_ipt_flow_item *it = &f->q[(s + 1) % QUEUE];
+        *it = ev;
+        it->kind = NTL_IPT_FL_DISABLED;
+        it->ip = p->pgd_ip;
+        it->flags = p->suppressed ? NTL_IPT_FL_IP_SUPPRESSED : 0;
+        it = &f->q[(s + 2) % QUEUE];
+        *it = ev;
+        it->kind = NTL_IPT_FL_ENABLED;
+        it->ip = p->pge_ip;
+        /* Where tracing stopped after a call (pgd_bind), it resumes. */
+        bool call = p->last.iclass == NTL_IPT_IC_CALL_IND || p->last.iclass == NTL_IPT_IC_FAR_CALL;
+        if (call && p->last.ip + p->last.size == p->pge_ip)
+            it->flags = NTL_IPT_FL_RESUMED;
+        f->qn += 3;
+        f->run_open = false;
+    }
+    f->note = (int)((f->qh + f->qn - 1) % QUEUE);
+    f->note_icount = f->icount;
+    f->has_anchor = false;
+    f->enabled = true;
+    f->after_traced_branch = true;
+}
+
 /* The fast loop (flow-fast.h) from here, its state then taken back as
- * decide would have left it. Returns 1 when it stopped at a TIP.PGD that
- * is now bound (tracing disabled), else 0, or an error. */
-static int fast_once(struct ntl_ipt_flow *f, struct ntl_error *err)
+ * decide would have left it; with pairs, it takes TIP.PGD/TIP.PGE pairs
+ * while the queue has room for their items. Returns 1 when it stopped at
+ * a TIP.PGD that is now bound (tracing disabled), else 0, or an error. */
+static int fast_once(struct ntl_ipt_flow *f, bool pairs, struct ntl_error *err)
 {
     /* Field by field: an initializer would clear the rest (rep stos, a
      * seventh of the walk's time on mruby); flow_fast_run sets them. */
@@ -1587,6 +1632,18 @@ static int fast_once(struct ntl_ipt_flow *f, struct ntl_error *err)
         fs.trail = &f->trail;
         fs.trail_stop = (size_t)(f->run_from + FLOW_TRAIL_RUN - f->trail.base);
     }
+    /* Room for a pair's three items and the RUN and DISABLED that
+     * fast_pgd may queue after the last; not with a trail (each RUN's end
+     * kept), BDM64 (pgd_takes) or a MODE.TSX waiting (fast_pge). */
+    struct flow_pair pair[QUEUE / 3];
+    fs.pairs = pair;
+    fs.pair_room = 0;
+    if (pairs && !f->trail_on && !f->cfg.trace.time.errata.bdm64 && f->pending_tsx < 0 &&
+        f->qn + 5 <= QUEUE)
+        fs.pair_room = (QUEUE - 2 - f->qn) / 3;
+    const struct ntl_ipt_filter *flt = &f->cfg.filter;
+    fs.pgd_direct = !(f->cfg.trace.time.errata.skl014 &&
+                      (flt->cfg[0] | flt->cfg[1] | flt->cfg[2] | flt->cfg[3]));
     int rc = flow_fast_run(&fs);
     if (rc < 0)
         return ntl_error_set(err, rc, "flow", 0, "out of memory");
@@ -1594,6 +1651,8 @@ static int fast_once(struct ntl_ipt_flow *f, struct ntl_error *err)
     f->steps = fs.steps;
     f->rs_top = fs.rs_top;
     f->rs_n = fs.rs_n;
+    if (fs.npairs)
+        fast_pairs(f, &fs);
     if (fs.ninsn) {
         run_add(f, &fs.last, fs.ninsn, fs.traced);
         f->after_traced_branch = true;
@@ -1653,7 +1712,7 @@ static bool fast_pge(struct ntl_ipt_flow *f)
 static int fast(struct ntl_ipt_flow *f, bool pairs, struct ntl_error *err)
 {
     int rc;
-    while ((rc = fast_once(f, err)) > 0 && pairs && f->qn <= QUEUE - 4 && fast_pge(f))
+    while ((rc = fast_once(f, pairs, err)) > 0 && pairs && f->qn <= QUEUE - 4 && fast_pge(f))
         ;
     return rc < 0 ? rc : 0;
 }

@@ -293,31 +293,39 @@ static void test_run_ips(void)
     same_stream(t, n + 24, 2 * sizeof bits + 1 + 3);
 }
 
-/* An event of a decode: its item, after insns instructions. */
+/* An event of a decode: its item, after insns instructions, and in runs
+ * the RUN right before it (else zero). */
 struct told {
     struct ntl_ipt_flow_item it;
     uint64_t insns;
+    struct ntl_ipt_flow_item run;
 };
 
 /* Trace t's events in order into v (at most max), each after the
  * instructions before it: one instruction at a time, in runs, or runs
- * told by address. Returns how many. */
-static size_t events(const uint8_t *t, size_t n, int way, struct told *v, size_t max)
+ * told by address (their pairs not taken in the fast loop: flow.c keeps
+ * a trail there); times: with cfg.times. Returns how many. */
+static size_t events(const uint8_t *t, size_t n, int way, bool times, struct told *v, size_t max)
 {
     struct ntl_ipt_flow_config cfg;
     struct ntl_ipt_flow *f;
-    struct ntl_ipt_flow_item it;
+    struct ntl_ipt_flow_item it, run = {0};
     struct ntl_error err;
     uint64_t insns = 0, ips[64];
     size_t k = 0;
     int rc, got;
     flow_config(&cfg, t, n, way > 0);
     cfg.run_ips = way > 1;
+    cfg.times = times;
+    if (times)
+        cfg.trace.flags |= NTL_IPT_CFG_TIME;
     CHECK_EQ_INT(ntl_ipt_flow_new(&f, &cfg, &err), 0);
     CHECK_EQ_INT(ntl_ipt_flow_sync(f, &err), 0);
     while ((rc = ntl_ipt_flow_next(f, &it, &err)) > 0) {
         if (it.kind == NTL_IPT_FL_INSN || it.kind == NTL_IPT_FL_RUN) {
             insns += it.kind == NTL_IPT_FL_RUN ? it.b : 1;
+            if (it.kind == NTL_IPT_FL_RUN)
+                run = it;
             uint64_t told = 0;
             while (way > 1 && (got = ntl_ipt_flow_run_ips(f, ips, 64, &err)) > 0)
                 told += (uint64_t)got;
@@ -330,12 +338,27 @@ static size_t events(const uint8_t *t, size_t n, int way, struct told *v, size_t
             v[k].it.ip = it.ip;
             v[k].it.flags = it.flags;
             v[k].it.mode = it.mode;
-            v[k++].insns = insns;
+            v[k].it.timed = it.timed;
+            v[k].it.tsc = it.tsc;
+            v[k].insns = insns;
+            v[k++].run = run;
         }
+        memset(&run, 0, sizeof run);
     }
     CHECK_EQ_INT(rc, 0);
     ntl_ipt_flow_free(f);
     return k;
+}
+
+/* Whether two decodes' events a and b (k of them) are the same, and with
+ * runs the RUNs before them. */
+static bool same_events(const struct told *a, const struct told *b, size_t k, bool runs)
+{
+    for (size_t i = 0; i < k; i++)
+        if (memcmp(&a[i].it, &b[i].it, sizeof a[i].it) != 0 || a[i].insns != b[i].insns ||
+            (runs && memcmp(&a[i].run, &b[i].run, sizeof a[i].run) != 0))
+            return false;
+    return true;
 }
 
 /* A TIP.PGD or TIP.PGE (op) with a full IP into t. */
@@ -354,12 +377,20 @@ static size_t ip_packet(uint8_t *t, uint8_t op, uint64_t ip)
  * call) and the instructions between them must be those of the
  * per-instruction walk, and where the trace says. A pair with a VMCS
  * between goes the slow way. */
-static void test_pairs(void)
+/* kAFL's TIP.PGD/TIP.PGE pairs, which the fast loop takes itself in runs
+ * (flow-fast.c's pair, flow.c's fast_pairs); times: a TSC before them, so
+ * each DISABLED and ENABLED is timed. */
+static void test_pairs(bool times)
 {
     static const uint8_t four[] = {1, 1, 1, 0};
     static uint8_t t[8192];
     static struct told one[400], runs[400], ips[400];
     size_t n = trace_start(t, 0x1000), pairs = 0, resumed = 0;
+    if (times) {
+        static const uint8_t tsc[] = {0x19, 0x10, 0x32, 0x54, 0x76, 0x98, 0x01, 0x00};
+        memcpy(t + n, tsc, sizeof tsc);
+        n += sizeof tsc;
+    }
     for (int i = 0; i < 60; i++) {
         /* The loop at 0x1000 four rounds, left at its jmp rax. */
         n += tnt_bytes(t + n, four, sizeof four);
@@ -383,12 +414,12 @@ static void test_pairs(void)
     }
     memset(t + n, 0, 24);
     n += 24;
-    size_t k = events(t, n, 0, one, 400);
+    size_t k = events(t, n, 0, times, one, 400);
     CHECK_EQ_U64(k, 1 + 1 + 2 * pairs + 1 + 1); /* ENABLED, EXEC_MODE, pairs, VMCS, END */
-    CHECK_EQ_U64(events(t, n, 1, runs, 400), k);
-    CHECK_EQ_U64(events(t, n, 2, ips, 400), k);
-    CHECK(memcmp(one, runs, k * sizeof one[0]) == 0);
-    CHECK(memcmp(one, ips, k * sizeof one[0]) == 0);
+    CHECK_EQ_U64(events(t, n, 1, times, runs, 400), k);
+    CHECK_EQ_U64(events(t, n, 2, times, ips, 400), k);
+    CHECK(same_events(one, runs, k, false));
+    CHECK(same_events(runs, ips, k, true));
     size_t en = 0, res = 0, dis = 0;
     for (size_t i = 0; i < k; i++) {
         const struct ntl_ipt_flow_item *it = &runs[i].it;
@@ -400,7 +431,13 @@ static void test_pairs(void)
         }
         if (it->kind == NTL_IPT_FL_DISABLED) {
             CHECK(it->ip == 0 || it->ip == 0x9000);
+            CHECK_EQ_INT(!!(it->flags & NTL_IPT_FL_IP_SUPPRESSED), it->ip == 0);
             dis++;
+        }
+        if (it->kind == NTL_IPT_FL_DISABLED || it->kind == NTL_IPT_FL_ENABLED) {
+            /* The first ENABLED, before the TSC, is not. */
+            CHECK_EQ_INT(it->timed, times && i > 0);
+            CHECK(!times || i == 0 || it->tsc == 0x019876543210ull);
         }
     }
     CHECK_EQ_U64(en, pairs + 1);
@@ -416,6 +453,7 @@ int main(void)
     test_run_ips();
     test_full_stack();
     test_pending_at_tip();
-    test_pairs();
+    test_pairs(false);
+    test_pairs(true);
     return check_exit();
 }
