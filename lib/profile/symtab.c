@@ -166,14 +166,14 @@ void model_symtab_sort(struct ntl_profile_symtab *t)
 /* The index of the symbol for offset given lo, the number of symbols
  * starting at or before it: the first alias at the last such offset, if
  * it covers offset; MODEL_NO_SYMBOL if none does. */
-static uint32_t holder(const struct ntl_profile_symtab *t, size_t lo, uint64_t offset)
+static uint32_t holder(const struct model_symbol *v, size_t lo, uint64_t offset)
 {
     /* Aliases sort together; take the first of the run at that offset. */
-    while (lo > 1 && t->v[lo - 2].offset == t->v[lo - 1].offset)
+    while (lo > 1 && v[lo - 2].offset == v[lo - 1].offset)
         lo--;
     if (!lo)
         return MODEL_NO_SYMBOL;
-    const struct model_symbol *s = &t->v[lo - 1];
+    const struct model_symbol *s = &v[lo - 1];
     /* An unsized last symbol covers the rest of the module. */
     if (s->size && offset - s->offset >= s->size)
         return MODEL_NO_SYMBOL;
@@ -192,7 +192,7 @@ int ntl_profile_symtab_lookup(struct ntl_profile_symtab *t, uint64_t offset,
         else
             hi = mid;
     }
-    uint32_t i = holder(t, lo, offset);
+    uint32_t i = holder(t->v, lo, offset);
     if (i == MODEL_NO_SYMBOL)
         return 0;
     const struct model_symbol *s = &t->v[i];
@@ -209,17 +209,21 @@ void model_symtab_name(struct ntl_profile_symtab *t, const struct model_bucket *
      * without a branch on which (a loop per row, ending after 0, 1 or 2
      * symbols, mispredicted its end about once a row): sym[i] is first the
      * count of symbols starting at or before row i's offset. */
+    /* The table in locals: the stores to sym may alias it, and each step
+     * loaded it again. */
+    const struct model_symbol *v = t->v;
+    const size_t nsym = t->n;
     size_t i = 0, lo = 0;
-    while (i < n && lo < t->n) {
-        bool past = t->v[lo].offset <= (uint64_t)rows[i].bucket << shift;
+    while (i < n && lo < nsym) {
+        bool past = v[lo].offset <= (uint64_t)rows[i].bucket << shift;
         sym[i] = (uint32_t)lo;
         lo += past;
         i += !past;
     }
     for (; i < n; i++)
-        sym[i] = (uint32_t)t->n;
+        sym[i] = (uint32_t)nsym;
     for (i = 0; i < n; i++)
-        sym[i] = holder(t, sym[i], (uint64_t)rows[i].bucket << shift);
+        sym[i] = holder(v, sym[i], (uint64_t)rows[i].bucket << shift);
 }
 
 int ntl_profile_symtab_from_pe(const void *data, size_t size, struct ntl_profile_symtab **out,

@@ -323,6 +323,52 @@ static void test_bucket_log(void)
     ntl_profile_free(p);
 }
 
+/* Hits of weight 1 alone: a range's first settle collapses its sorted log
+ * straight into the rows (hits.c's settle_first), the next ones merge.
+ * 150,000 hits over 3,000 buckets (the log settles itself at 65,536, the
+ * first time by that path), read after each of three rounds: every row's
+ * hits, the rows in order, none missing. */
+static void test_first_settle(void)
+{
+    enum { DISTINCT = 3000 };
+    static uint64_t bucket[DISTINCT], want[DISTINCT];
+    struct ntl_profile *p;
+    struct ntl_profile_bucket_row *rows;
+    struct ntl_error err = {0};
+    uint64_t rng = 0x2545f4914f6cdd1dull, total = 0;
+    size_t n;
+    CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
+    CHECK_EQ_INT(ntl_profile_add_range(p, 1, "m", "/m", 1ull << 40, 1ull << 32, 2, &err), 0);
+    for (size_t i = 0; i < DISTINCT; i++)
+        bucket[i] = (rng = rng * 6364136223846793005ull + 1442695040888963407ull) >> 34;
+    for (unsigned round = 0; round < 3; round++) {
+        for (unsigned k = 0; k < (round ? 5000u : 150000u); k++) {
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            size_t i = (size_t)(rng >> 33) % (round == 1 ? DISTINCT / 2 : DISTINCT);
+            CHECK_EQ_INT(ntl_profile_add_hits(p, 0, bucket[i], 1, &err), 0);
+            want[i]++;
+            total++;
+        }
+        CHECK_EQ_INT(ntl_profile_buckets(p, 0, &rows, &n, &err), 0);
+        uint64_t sum = 0;
+        size_t hit = 0;
+        for (size_t i = 0; i < DISTINCT; i++)
+            hit += want[i] != 0;
+        CHECK_EQ_U64(n, hit);
+        for (size_t r = 0; r < n; r++) {
+            size_t i = 0;
+            while (i < DISTINCT && bucket[i] << 2 != rows[r].offset)
+                i++;
+            CHECK(i < DISTINCT && rows[r].hits == want[i]);
+            CHECK(!r || rows[r - 1].offset < rows[r].offset);
+            sum += rows[r].hits;
+        }
+        CHECK_EQ_U64(sum, total);
+        free(rows);
+    }
+    ntl_profile_free(p);
+}
+
 /* A sample's range through its space's grid (built after 4,096 lookups,
  * dropped when the ranges change), against ntl_profile_range_of's plain
  * search: ranges of many sizes with gaps, one ending at the top of the
@@ -468,6 +514,7 @@ int main(int argc, char **argv)
     test_stacks_dropped();
     test_bucket_rows();
     test_bucket_log();
+    test_first_settle();
     test_big_hits();
     test_shared_table();
     test_range_grid();
