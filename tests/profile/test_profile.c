@@ -406,6 +406,44 @@ static void test_range_grid(void)
     ntl_profile_free(p);
 }
 
+/* Cells of the grid held whole by one range (model_space's whole): ranges
+ * much larger than a cell, some adjacent, some apart, a sample's hit
+ * counted in the range ntl_profile_range_of finds, range by range, before
+ * and after ranges end and come over others. */
+static void test_grid_whole(void)
+{
+    enum { N = 40 };
+    struct ntl_profile *p;
+    struct ntl_error err = {0};
+    static uint64_t want[N + 3];
+    uint64_t rng = 0x9e3779b97f4a7c15ull, base = 0x400000, bases[N];
+    CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
+    for (unsigned i = 0; i < N; i++) {
+        uint64_t size = 0x10000ull << (i % 7);
+        CHECK_EQ_INT(ntl_profile_add_range(p, 7, "m", "", bases[i] = base, size, 2 + i % 5, &err),
+                     (int)i);
+        base += size + (i % 4 ? 0 : 0x3000);
+    }
+    for (unsigned round = 0; round < 3; round++) {
+        for (unsigned k = 0; k < 20000; k++) {
+            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+            uint64_t ip = 0x3f0000 + rng % (base - 0x3f0000 + 0x10000);
+            struct ntl_profile_sample s = {.ip = ip, .pid = 7, .tid = 8};
+            long r = ntl_profile_range_of(p, 7, ip);
+            bool active = r >= 0 && ntl_profile_range(p, (size_t)r)->active;
+            CHECK_EQ_INT(ntl_profile_add_sample(p, &s, &err), active);
+            if (active)
+                want[r]++;
+        }
+        for (size_t r = 0; r < ntl_profile_range_count(p); r++)
+            CHECK_EQ_U64(ntl_profile_range(p, r)->hits, want[r]);
+        CHECK_EQ_INT(ntl_profile_end_range(p, 7, bases[round * 5 + 1]), 0);
+        CHECK(ntl_profile_add_range(p, 7, "over", "", bases[round * 5 + 3] + 0x8000, 0x20000, 2,
+                                    &err) >= 0);
+    }
+    ntl_profile_free(p);
+}
+
 static void test_symbols_and_report(void)
 {
     struct ntl_profile *p;
@@ -518,6 +556,7 @@ int main(int argc, char **argv)
     test_big_hits();
     test_shared_table();
     test_range_grid();
+    test_grid_whole();
     test_symbols_and_report();
     test_elf(argv[0]);
     return check_exit();
