@@ -143,10 +143,32 @@ static void heap_sort(struct ntl_profile_symtab *t)
     }
 }
 
+/* Offsets strictly ascending (no aliases): a branch-free scan. */
+static bool ascending(const struct model_symbol *v, size_t n)
+{
+    bool up = true;
+    for (size_t i = 1; i < n; i++)
+        up &= v[i - 1].offset < v[i].offset;
+    return up;
+}
+
 void model_symtab_sort(struct ntl_profile_symtab *t)
 {
     if (t->sorted)
         return;
+    /* Most tables come sorted without aliases (the bench's 600,000
+     * symbols): each unknown size is the gap to the next, in one pass
+     * (the general one below was 39 instructions a symbol with the check). */
+    if (ascending(t->v, t->n)) {
+        struct model_symbol *v = t->v;
+        for (size_t i = 0; i + 1 < t->n; i++) {
+            uint64_t gap = v[i + 1].offset - v[i].offset;
+            if (!v[i].size && gap <= UINT32_MAX)
+                v[i].size = (uint32_t)gap;
+        }
+        t->sorted = true;
+        return;
+    }
     /* Tables often come sorted (kallsyms, most symtabs): no sort then. */
     if (!in_order(t))
         heap_sort(t);

@@ -444,6 +444,53 @@ static void test_grid_whole(void)
     ntl_profile_free(p);
 }
 
+/* A table added in ascending order without aliases (symtab.c's one-pass
+ * sizes) and the same symbols added out of order (the general sort): equal
+ * lookups everywhere, a gap of 4 GiB or more leaving a symbol unsized. */
+static void test_ascending_sizes(void)
+{
+    static const uint64_t off[] = {0x0, 0x100, 0x180, 0x1000, 0x100001000ull, 0x100001010ull};
+    static const uint64_t size[] = {0, 0x10, 0, 0, 0x8, 0};
+    const size_t n = sizeof off / sizeof off[0];
+    struct ntl_profile_symtab *up, *mixed;
+    struct ntl_error err = {0};
+    CHECK_EQ_INT(ntl_profile_symtab_new(&up, &err), 0);
+    CHECK_EQ_INT(ntl_profile_symtab_new(&mixed, &err), 0);
+    for (size_t i = 0; i < n; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "s%zu", i);
+        CHECK_EQ_INT(ntl_profile_symtab_add(up, name, off[i], size[i], &err), 0);
+        size_t j = (i * 5 + 3) % n;   /* 3, 2, 1, 0, 5, 4 */
+        snprintf(name, sizeof name, "s%zu", j);
+        CHECK_EQ_INT(ntl_profile_symtab_add(mixed, name, off[j], size[j], &err), 0);
+    }
+    for (size_t i = 0; i < n; i++)
+        for (uint64_t d = 0; d < 0x300; d += 0x7) {
+            struct ntl_profile_symbol a, b;
+            uint64_t da, db;
+            int fa = ntl_profile_symtab_lookup(up, off[i] + d, &a, &da),
+                fb = ntl_profile_symtab_lookup(mixed, off[i] + d, &b, &db);
+            CHECK_EQ_INT(fa, fb);
+            if (fa && fb) {
+                CHECK_EQ_STR(a.name, b.name);
+                CHECK_EQ_U64(a.size, b.size);
+                CHECK_EQ_U64(da, db);
+            }
+        }
+    struct ntl_profile_symbol s;
+    uint64_t disp;
+    CHECK_EQ_INT(ntl_profile_symtab_lookup(up, 0x17f, &s, &disp), 0);  /* past sized s1 */
+    CHECK_EQ_INT(ntl_profile_symtab_lookup(up, 0x10f, &s, &disp), 1);
+    CHECK_EQ_STR(s.name, "s1");
+    CHECK_EQ_INT(ntl_profile_symtab_lookup(up, 0x80000000ull, &s, &disp), 1);
+    CHECK_EQ_STR(s.name, "s3");   /* its next is 4 GiB away: unsized, to the end */
+    CHECK_EQ_U64(s.size, 0);
+    CHECK_EQ_INT(ntl_profile_symtab_lookup(up, 0xff, &s, &disp), 1);
+    CHECK_EQ_U64(s.size, 0x100);
+    ntl_profile_symtab_free(up);
+    ntl_profile_symtab_free(mixed);
+}
+
 static void test_symbols_and_report(void)
 {
     struct ntl_profile *p;
@@ -557,6 +604,7 @@ int main(int argc, char **argv)
     test_shared_table();
     test_range_grid();
     test_grid_whole();
+    test_ascending_sizes();
     test_symbols_and_report();
     test_elf(argv[0]);
     return check_exit();
