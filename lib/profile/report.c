@@ -246,16 +246,22 @@ static size_t function_rows(const struct model_range *r, const struct ntl_profil
     const size_t nrows = h->nrows;
     const struct names tn = names_of(t);
     size_t k = 0;
+    uint64_t hits = 0;
+    uint32_t prev = MODEL_NO_SYMBOL;
+    /* Every row written, without a branch on where a function's run ends
+     * (a function has two rows or so: that branch was a coin toss), as
+     * hits.c's collapse_log: a row of the same symbol as the one before
+     * rewrites that one's row with the hits summed. */
     for (size_t i = 0; i < nrows; i++) {
         const struct model_symbol *s = row_symbol(tn, sym, i);
-        if (k && s && sym[i - 1] == sym[i]) {
-            v[k - 1].hits += model_row_hits(h, &b[i]);
-            continue;
-        }
+        uint32_t cur = s ? sym[i] : MODEL_NO_SYMBOL;
+        uint64_t same = s && cur == prev;
+        prev = cur;
+        k += 1 - same;
+        hits = (hits & (0 - same)) + model_row_hits(h, &b[i]);
         uint64_t off = (uint64_t)b[i].bucket << shift;
-        v[k++] = (struct ntl_profile_function_row){s ? symbol_name(tn, s) : NULL,
-                                                   s ? s->offset : off,
-                                                   model_row_hits(h, &b[i])};
+        v[k - 1] = (struct ntl_profile_function_row){s ? symbol_name(tn, s) : NULL,
+                                                     s ? s->offset : off, hits};
     }
     return k;
 }

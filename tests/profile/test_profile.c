@@ -491,6 +491,48 @@ static void test_ascending_sizes(void)
     ntl_profile_symtab_free(mixed);
 }
 
+/* Function rows made without a branch on a run's end (report.c): runs of
+ * one symbol summed, unnamed buckets side by side kept apart, a symbol's
+ * runs on both sides of an unnamed bucket kept apart too (its size ends
+ * before the gap). */
+static void test_function_runs(void)
+{
+    struct ntl_profile *p;
+    struct ntl_profile_symtab *t;
+    struct ntl_profile_function_row *f;
+    struct ntl_error err = {0};
+    size_t n;
+    CHECK_EQ_INT(ntl_profile_symtab_new(&t, &err), 0);
+    CHECK_EQ_INT(ntl_profile_symtab_add(t, "a", 0x100, 0x10, &err), 0);
+    CHECK_EQ_INT(ntl_profile_symtab_add(t, "b", 0x110, 0x10, &err), 0);
+    CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
+    CHECK_EQ_INT(ntl_profile_add_range(p, 1, "m", "/m", 0x10000, 0x1000, 2, &err), 0);
+    CHECK_EQ_INT(ntl_profile_use_symbols(p, "/m", t, &err), 0);
+    /* unnamed 0x0 x1, 0x4 x2, 0x8 x3; a: 0x100 x1, 0x104 x2, 0x10c x4; b: 0x110 x5; unnamed
+     * 0x200 x6 */
+    static const uint64_t at[] = {0x0, 0x4, 0x8, 0x100, 0x104, 0x10c, 0x110, 0x200};
+    static const unsigned times[] = {1, 2, 3, 1, 2, 4, 5, 6};
+    for (size_t i = 0; i < 8; i++)
+        for (unsigned k = 0; k < times[i]; k++) {
+            struct ntl_profile_sample s = {.ip = 0x10000 + at[i], .pid = 1, .tid = 1};
+            CHECK_EQ_INT(ntl_profile_add_sample(p, &s, &err), 1);
+        }
+    CHECK_EQ_INT(ntl_profile_functions(p, 0, &f, &n, &err), 0);
+    CHECK_EQ_U64(n, 6);
+    if (n == 6) {   /* most hits first, ties by offset */
+        CHECK_EQ_STR(f[0].symbol, "a");
+        CHECK_EQ_U64(f[0].hits, 7);
+        CHECK(f[1].symbol == NULL && f[1].offset == 0x200 && f[1].hits == 6);
+        CHECK_EQ_STR(f[2].symbol, "b");
+        CHECK_EQ_U64(f[2].hits, 5);
+        CHECK(f[3].symbol == NULL && f[3].offset == 0x8 && f[3].hits == 3);
+        CHECK(f[4].symbol == NULL && f[4].offset == 0x4 && f[4].hits == 2);
+        CHECK(f[5].symbol == NULL && f[5].offset == 0x0 && f[5].hits == 1);
+    }
+    free(f);
+    ntl_profile_free(p);
+}
+
 static void test_symbols_and_report(void)
 {
     struct ntl_profile *p;
@@ -605,6 +647,7 @@ int main(int argc, char **argv)
     test_range_grid();
     test_grid_whole();
     test_ascending_sizes();
+    test_function_runs();
     test_symbols_and_report();
     test_elf(argv[0]);
     return check_exit();
