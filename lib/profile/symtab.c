@@ -76,7 +76,8 @@ int ntl_profile_symtab_add(struct ntl_profile_symtab *t, const char *name, uint6
     if (t->n >= SYMTAB_MAX)
         return ntl_error_set(err, NTL_ERR_LIMIT, "symbol table", NTL_NO_OFFSET,
                              "more than %u symbols", SYMTAB_MAX);
-    if (model_reserve((void **)&t->v, &t->cap, t->n, sizeof *t->v) < 0)
+    /* The call only to grow (a loader adds thousands of symbols a table). */
+    if (t->n == t->cap && model_reserve((void **)&t->v, &t->cap, t->n, sizeof *t->v) < 0)
         return nomem(err);
     struct model_symbol *s = &t->v[t->n];
     int rc = copy_name(t, name, &s->name, err);
