@@ -70,6 +70,24 @@ static size_t collapse_log(const uint32_t *v, size_t n, struct model_wide *out)
     return k + 1;
 }
 
+/* collapse_log into settled rows, for a log shorter than MODEL_BIG_HITS
+ * hits (every count fits in 32 bits). */
+static size_t collapse_rows(const uint32_t *v, size_t n, struct model_bucket *out)
+{
+    if (!n)
+        return 0;
+    size_t k = 0;
+    uint32_t hits = 0, prev = v[0];
+    for (size_t i = 0; i < n; i++) {
+        uint32_t same = v[i] == prev;
+        prev = v[i];
+        k += 1 - same;
+        hits = (hits & (0 - same)) + 1;
+        out[k] = (struct model_bucket){prev, hits};
+    }
+    return k + 1;
+}
+
 static int by_bucket(const void *a, const void *b)
 {
     uint32_t x = ((const struct model_wide *)a)->bucket,
@@ -198,6 +216,35 @@ static int merge_settled(const struct model_hits *h, const struct model_wide *y,
     return 0;
 }
 
+/* settle_log for a range with no rows yet and only hits of weight 1 (a
+ * report's rule: its first read): the sorted log collapses straight into
+ * the rows, without the wide rows and the merge between them (a third of
+ * settling the bench's logs). 0, or -1 out of memory (h's hits unchanged). */
+static int settle_first(struct model_scratch *s, struct model_hits *h,
+                        struct model_settle_count *c)
+{
+    if (scratch((void **)&s->log, &s->cap_log, h->nlog, sizeof *s->log) < 0)
+        return -1;
+    struct model_bucket *rows = malloc(h->nlog * sizeof *rows);
+    if (!rows)
+        return -1;
+    size_t n = collapse_rows(sort_buckets(h->log, s->log, h->nlog), h->nlog, rows);
+    struct model_bucket *fit = realloc(rows, n * sizeof *rows);
+    free(h->rows);   /* none: an empty array at most */
+    free(h->big);
+    free(h->names);
+    h->big = NULL;
+    h->nbig = 0;
+    h->names = NULL;
+    h->rows = fit ? fit : rows;
+    h->nrows = n;
+    c->changed = true;
+    c->buckets += n;
+    c->unlogged += h->nlog;
+    h->nlog = 0;
+    return 0;
+}
+
 /* Merges h's log into its rows, with scratch s, counting into c. 0, or -1
  * out of memory (h's hits unchanged). */
 static int settle_log(struct model_scratch *s, struct model_hits *h,
@@ -209,6 +256,8 @@ static int settle_log(struct model_scratch *s, struct model_hits *h,
     size_t logged = h->nlog + nw;
     if (!logged)
         return 0;
+    if (!h->nrows && !nw && h->nlog < MODEL_BIG_HITS)
+        return settle_first(s, h, c);
     struct model_wide *add;
     if (scratch((void **)&s->log, &s->cap_log, h->nlog, sizeof *s->log) < 0 ||
         scratch((void **)&s->rows, &s->cap_rows, 2 * logged, sizeof *s->rows) < 0)

@@ -117,6 +117,10 @@ struct model_space {
      * the ranges unchanged (a trace that loads modules between samples
      * would rebuild it for each), 0 cells before. */
     uint32_t *grid;
+    /* For each cell, 1 + the index of the range holding all of it, else 0
+     * (in grid's allocation): a sample there takes its range in one load,
+     * not the search's chain of loads from grid to last to act. */
+    uint32_t *whole;
     size_t grid_cells, lookups;
     uint64_t grid_lo;
     unsigned grid_shift;
@@ -228,6 +232,8 @@ static inline long model_space_find(struct model_space *s, uint64_t addr)
     uint64_t k = (addr - s->grid_lo) >> s->grid_shift;
     if (!s->grid_cells || addr < s->grid_lo || k >= s->grid_cells)
         return model_space_find_slow(s, addr);
+    if (s->whole[k])
+        return (long)s->whole[k] - 1;
     size_t at = model_search_last(s->last, s->grid[k], s->grid[k + 1] - s->grid[k], addr);
     return at < s->n && s->act[at].base <= addr ? (long)s->act[at].range : -1;
 }

@@ -125,18 +125,24 @@ long model_space_range(const struct model_space *s, uint64_t addr)
 /* Builds s's grid (model.h). 0, or -1 out of memory. */
 static int grid_build(struct model_space *s)
 {
-    if (!s->grid && !(s->grid = malloc((MODEL_GRID_CELLS + 1) * sizeof *s->grid)))
+    if (!s->grid && !(s->grid = malloc((2 * MODEL_GRID_CELLS + 1) * sizeof *s->grid)))
         return -1;
+    s->whole = s->grid + MODEL_GRID_CELLS + 1;
     uint64_t lo = s->act[0].base, span = s->last[s->n - 1] - lo;
     unsigned shift = 0;
     while (span >> shift >= MODEL_GRID_CELLS)
         shift++;
     size_t cells = (size_t)(span >> shift) + 1, at = 0;
+    uint64_t cell = ((uint64_t)1 << shift) - 1;   /* a cell's last byte past its start */
     for (size_t k = 0; k < cells; k++) {
         uint64_t start = lo + ((uint64_t)k << shift);  /* at most the last address */
         while (s->last[at] < start)
             at++;
         s->grid[k] = (uint32_t)at;
+        /* Ranges hold fewer than 2^31 (ntl_profile_add_range). */
+        s->whole[k] = s->act[at].base <= start && s->last[at] - start >= cell
+                          ? (uint32_t)s->act[at].range + 1
+                          : 0;
     }
     s->grid[cells] = (uint32_t)s->n;
     s->grid_lo = lo;

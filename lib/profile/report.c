@@ -145,11 +145,28 @@ static int name_rows(struct ntl_profile *p, size_t range, const struct ntl_profi
     return 0;
 }
 
-/* Row i's symbol, from name_rows' t and sym, or NULL. */
-static const struct model_symbol *row_symbol(const struct ntl_profile_symtab *t,
-                                             const uint32_t *sym, size_t i)
+/* A table's symbols and name chunks in locals for the row loops: the
+ * rows' stores (of name pointers) may alias the chunks' array, and each
+ * row loaded both again through the table. */
+struct names {
+    const struct model_symbol *v;
+    char *const *chunks;
+};
+
+static struct names names_of(const struct ntl_profile_symtab *t)
 {
-    return sym && sym[i] != MODEL_NO_SYMBOL ? &t->v[sym[i]] : NULL;
+    return t ? (struct names){t->v, t->chunks} : (struct names){NULL, NULL};
+}
+
+/* Row i's symbol, from name_rows' sym and its table's names, or NULL. */
+static const struct model_symbol *row_symbol(struct names t, const uint32_t *sym, size_t i)
+{
+    return sym && sym[i] != MODEL_NO_SYMBOL ? &t.v[sym[i]] : NULL;
+}
+
+static const char *symbol_name(struct names t, const struct model_symbol *s)
+{
+    return t.chunks[s->name >> 16] + (s->name & 0xffff);
 }
 
 int ntl_profile_buckets(struct ntl_profile *p, size_t range, struct ntl_profile_bucket_row **rows,
@@ -171,11 +188,12 @@ int ntl_profile_buckets(struct ntl_profile *p, size_t range, struct ntl_profile_
     const struct model_bucket *b = h->rows;
     const unsigned shift = r->pub.bucket_shift;
     const size_t nrows = h->nrows;
+    const struct names tn = names_of(t);
     for (size_t i = 0; i < nrows; i++) {
         uint64_t off = (uint64_t)b[i].bucket << shift;
-        const struct model_symbol *s = row_symbol(t, sym, i);
+        const struct model_symbol *s = row_symbol(tn, sym, i);
         v[i] = (struct ntl_profile_bucket_row){off, model_row_hits(h, &b[i]),
-                                               s ? model_symbol_name(t, s) : NULL,
+                                               s ? symbol_name(tn, s) : NULL,
                                                s ? off - s->offset : 0};
     }
     *rows = v;
@@ -226,17 +244,24 @@ static size_t function_rows(const struct model_range *r, const struct ntl_profil
     const struct model_bucket *b = h->rows;   /* locals, as in ntl_profile_buckets */
     const unsigned shift = r->pub.bucket_shift;
     const size_t nrows = h->nrows;
+    const struct names tn = names_of(t);
     size_t k = 0;
+    uint64_t hits = 0;
+    uint32_t prev = MODEL_NO_SYMBOL;
+    /* Every row written, without a branch on where a function's run ends
+     * (a function has two rows or so: that branch was a coin toss), as
+     * hits.c's collapse_log: a row of the same symbol as the one before
+     * rewrites that one's row with the hits summed. */
     for (size_t i = 0; i < nrows; i++) {
-        const struct model_symbol *s = row_symbol(t, sym, i);
-        if (k && s && sym[i - 1] == sym[i]) {
-            v[k - 1].hits += model_row_hits(h, &b[i]);
-            continue;
-        }
+        const struct model_symbol *s = row_symbol(tn, sym, i);
+        uint32_t cur = s ? sym[i] : MODEL_NO_SYMBOL;
+        uint64_t same = s && cur == prev;
+        prev = cur;
+        k += 1 - same;
+        hits = (hits & (0 - same)) + model_row_hits(h, &b[i]);
         uint64_t off = (uint64_t)b[i].bucket << shift;
-        v[k++] = (struct ntl_profile_function_row){s ? model_symbol_name(t, s) : NULL,
-                                                   s ? s->offset : off,
-                                                   model_row_hits(h, &b[i])};
+        v[k - 1] = (struct ntl_profile_function_row){s ? symbol_name(tn, s) : NULL,
+                                                     s ? s->offset : off, hits};
     }
     return k;
 }

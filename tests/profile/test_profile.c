@@ -323,6 +323,52 @@ static void test_bucket_log(void)
     ntl_profile_free(p);
 }
 
+/* Hits of weight 1 alone: a range's first settle collapses its sorted log
+ * straight into the rows (hits.c's settle_first), the next ones merge.
+ * 150,000 hits over 3,000 buckets (the log settles itself at 65,536, the
+ * first time by that path), read after each of three rounds: every row's
+ * hits, the rows in order, none missing. */
+static void test_first_settle(void)
+{
+    enum { DISTINCT = 3000 };
+    static uint64_t bucket[DISTINCT], want[DISTINCT];
+    struct ntl_profile *p;
+    struct ntl_profile_bucket_row *rows;
+    struct ntl_error err = {0};
+    uint64_t rng = 0x2545f4914f6cdd1dull, total = 0;
+    size_t n;
+    CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
+    CHECK_EQ_INT(ntl_profile_add_range(p, 1, "m", "/m", 1ull << 40, 1ull << 32, 2, &err), 0);
+    for (size_t i = 0; i < DISTINCT; i++)
+        bucket[i] = (rng = rng * 6364136223846793005ull + 1442695040888963407ull) >> 34;
+    for (unsigned round = 0; round < 3; round++) {
+        for (unsigned k = 0; k < (round ? 5000u : 150000u); k++) {
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            size_t i = (size_t)(rng >> 33) % (round == 1 ? DISTINCT / 2 : DISTINCT);
+            CHECK_EQ_INT(ntl_profile_add_hits(p, 0, bucket[i], 1, &err), 0);
+            want[i]++;
+            total++;
+        }
+        CHECK_EQ_INT(ntl_profile_buckets(p, 0, &rows, &n, &err), 0);
+        uint64_t sum = 0;
+        size_t hit = 0;
+        for (size_t i = 0; i < DISTINCT; i++)
+            hit += want[i] != 0;
+        CHECK_EQ_U64(n, hit);
+        for (size_t r = 0; r < n; r++) {
+            size_t i = 0;
+            while (i < DISTINCT && bucket[i] << 2 != rows[r].offset)
+                i++;
+            CHECK(i < DISTINCT && rows[r].hits == want[i]);
+            CHECK(!r || rows[r - 1].offset < rows[r].offset);
+            sum += rows[r].hits;
+        }
+        CHECK_EQ_U64(sum, total);
+        free(rows);
+    }
+    ntl_profile_free(p);
+}
+
 /* A sample's range through its space's grid (built after 4,096 lookups,
  * dropped when the ranges change), against ntl_profile_range_of's plain
  * search: ranges of many sizes with gaps, one ending at the top of the
@@ -357,6 +403,133 @@ static void test_range_grid(void)
         CHECK(ntl_profile_add_range(p, 7, "over", "", 0x30000 + round * 0x8000, 0x9000, 2,
                                     &err) >= 0);
     }
+    ntl_profile_free(p);
+}
+
+/* Cells of the grid held whole by one range (model_space's whole): ranges
+ * much larger than a cell, some adjacent, some apart, a sample's hit
+ * counted in the range ntl_profile_range_of finds, range by range, before
+ * and after ranges end and come over others. */
+static void test_grid_whole(void)
+{
+    enum { N = 40 };
+    struct ntl_profile *p;
+    struct ntl_error err = {0};
+    static uint64_t want[N + 3];
+    uint64_t rng = 0x9e3779b97f4a7c15ull, base = 0x400000, bases[N];
+    CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
+    for (unsigned i = 0; i < N; i++) {
+        uint64_t size = 0x10000ull << (i % 7);
+        CHECK_EQ_INT(ntl_profile_add_range(p, 7, "m", "", bases[i] = base, size, 2 + i % 5, &err),
+                     (int)i);
+        base += size + (i % 4 ? 0 : 0x3000);
+    }
+    for (unsigned round = 0; round < 3; round++) {
+        for (unsigned k = 0; k < 20000; k++) {
+            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+            uint64_t ip = 0x3f0000 + rng % (base - 0x3f0000 + 0x10000);
+            struct ntl_profile_sample s = {.ip = ip, .pid = 7, .tid = 8};
+            long r = ntl_profile_range_of(p, 7, ip);
+            bool active = r >= 0 && ntl_profile_range(p, (size_t)r)->active;
+            CHECK_EQ_INT(ntl_profile_add_sample(p, &s, &err), active);
+            if (active)
+                want[r]++;
+        }
+        for (size_t r = 0; r < ntl_profile_range_count(p); r++)
+            CHECK_EQ_U64(ntl_profile_range(p, r)->hits, want[r]);
+        CHECK_EQ_INT(ntl_profile_end_range(p, 7, bases[round * 5 + 1]), 0);
+        CHECK(ntl_profile_add_range(p, 7, "over", "", bases[round * 5 + 3] + 0x8000, 0x20000, 2,
+                                    &err) >= 0);
+    }
+    ntl_profile_free(p);
+}
+
+/* A table added in ascending order without aliases (symtab.c's one-pass
+ * sizes) and the same symbols added out of order (the general sort): equal
+ * lookups everywhere, a gap of 4 GiB or more leaving a symbol unsized. */
+static void test_ascending_sizes(void)
+{
+    static const uint64_t off[] = {0x0, 0x100, 0x180, 0x1000, 0x100001000ull, 0x100001010ull};
+    static const uint64_t size[] = {0, 0x10, 0, 0, 0x8, 0};
+    const size_t n = sizeof off / sizeof off[0];
+    struct ntl_profile_symtab *up, *mixed;
+    struct ntl_error err = {0};
+    CHECK_EQ_INT(ntl_profile_symtab_new(&up, &err), 0);
+    CHECK_EQ_INT(ntl_profile_symtab_new(&mixed, &err), 0);
+    for (size_t i = 0; i < n; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "s%zu", i);
+        CHECK_EQ_INT(ntl_profile_symtab_add(up, name, off[i], size[i], &err), 0);
+        size_t j = (i * 5 + 3) % n;   /* 3, 2, 1, 0, 5, 4 */
+        snprintf(name, sizeof name, "s%zu", j);
+        CHECK_EQ_INT(ntl_profile_symtab_add(mixed, name, off[j], size[j], &err), 0);
+    }
+    for (size_t i = 0; i < n; i++)
+        for (uint64_t d = 0; d < 0x300; d += 0x7) {
+            struct ntl_profile_symbol a, b;
+            uint64_t da, db;
+            int fa = ntl_profile_symtab_lookup(up, off[i] + d, &a, &da),
+                fb = ntl_profile_symtab_lookup(mixed, off[i] + d, &b, &db);
+            CHECK_EQ_INT(fa, fb);
+            if (fa && fb) {
+                CHECK_EQ_STR(a.name, b.name);
+                CHECK_EQ_U64(a.size, b.size);
+                CHECK_EQ_U64(da, db);
+            }
+        }
+    struct ntl_profile_symbol s;
+    uint64_t disp;
+    CHECK_EQ_INT(ntl_profile_symtab_lookup(up, 0x17f, &s, &disp), 0);  /* past sized s1 */
+    CHECK_EQ_INT(ntl_profile_symtab_lookup(up, 0x10f, &s, &disp), 1);
+    CHECK_EQ_STR(s.name, "s1");
+    CHECK_EQ_INT(ntl_profile_symtab_lookup(up, 0x80000000ull, &s, &disp), 1);
+    CHECK_EQ_STR(s.name, "s3");   /* its next is 4 GiB away: unsized, to the end */
+    CHECK_EQ_U64(s.size, 0);
+    CHECK_EQ_INT(ntl_profile_symtab_lookup(up, 0xff, &s, &disp), 1);
+    CHECK_EQ_U64(s.size, 0x100);
+    ntl_profile_symtab_free(up);
+    ntl_profile_symtab_free(mixed);
+}
+
+/* Function rows made without a branch on a run's end (report.c): runs of
+ * one symbol summed, unnamed buckets side by side kept apart, a symbol's
+ * runs on both sides of an unnamed bucket kept apart too (its size ends
+ * before the gap). */
+static void test_function_runs(void)
+{
+    struct ntl_profile *p;
+    struct ntl_profile_symtab *t;
+    struct ntl_profile_function_row *f;
+    struct ntl_error err = {0};
+    size_t n;
+    CHECK_EQ_INT(ntl_profile_symtab_new(&t, &err), 0);
+    CHECK_EQ_INT(ntl_profile_symtab_add(t, "a", 0x100, 0x10, &err), 0);
+    CHECK_EQ_INT(ntl_profile_symtab_add(t, "b", 0x110, 0x10, &err), 0);
+    CHECK_EQ_INT(ntl_profile_new(&p, &err), 0);
+    CHECK_EQ_INT(ntl_profile_add_range(p, 1, "m", "/m", 0x10000, 0x1000, 2, &err), 0);
+    CHECK_EQ_INT(ntl_profile_use_symbols(p, "/m", t, &err), 0);
+    /* unnamed 0x0 x1, 0x4 x2, 0x8 x3; a: 0x100 x1, 0x104 x2, 0x10c x4; b: 0x110 x5; unnamed
+     * 0x200 x6 */
+    static const uint64_t at[] = {0x0, 0x4, 0x8, 0x100, 0x104, 0x10c, 0x110, 0x200};
+    static const unsigned times[] = {1, 2, 3, 1, 2, 4, 5, 6};
+    for (size_t i = 0; i < 8; i++)
+        for (unsigned k = 0; k < times[i]; k++) {
+            struct ntl_profile_sample s = {.ip = 0x10000 + at[i], .pid = 1, .tid = 1};
+            CHECK_EQ_INT(ntl_profile_add_sample(p, &s, &err), 1);
+        }
+    CHECK_EQ_INT(ntl_profile_functions(p, 0, &f, &n, &err), 0);
+    CHECK_EQ_U64(n, 6);
+    if (n == 6) {   /* most hits first, ties by offset */
+        CHECK_EQ_STR(f[0].symbol, "a");
+        CHECK_EQ_U64(f[0].hits, 7);
+        CHECK(f[1].symbol == NULL && f[1].offset == 0x200 && f[1].hits == 6);
+        CHECK_EQ_STR(f[2].symbol, "b");
+        CHECK_EQ_U64(f[2].hits, 5);
+        CHECK(f[3].symbol == NULL && f[3].offset == 0x8 && f[3].hits == 3);
+        CHECK(f[4].symbol == NULL && f[4].offset == 0x4 && f[4].hits == 2);
+        CHECK(f[5].symbol == NULL && f[5].offset == 0x0 && f[5].hits == 1);
+    }
+    free(f);
     ntl_profile_free(p);
 }
 
@@ -468,9 +641,13 @@ int main(int argc, char **argv)
     test_stacks_dropped();
     test_bucket_rows();
     test_bucket_log();
+    test_first_settle();
     test_big_hits();
     test_shared_table();
     test_range_grid();
+    test_grid_whole();
+    test_ascending_sizes();
+    test_function_runs();
     test_symbols_and_report();
     test_elf(argv[0]);
     return check_exit();
