@@ -120,7 +120,7 @@ static struct ntl_profile_symtab *make_table(unsigned m, const char *names)
 {
     struct ntl_error err = {0};
     struct ntl_profile_symtab *t;
-    if (ntl_profile_symtab_new(&t, &err) < 0)
+    if (ntl_profile_symtab_new(&t, &err) < 0 || ntl_profile_symtab_reserve(t, FUNCTIONS, &err) < 0)
         die("symbols", &err);
     for (unsigned f = 0; f < FUNCTIONS; f++)
         if (ntl_profile_symtab_add(t, names + ((size_t)m * FUNCTIONS + f) * NAME_SIZE,

@@ -38,6 +38,10 @@ void ntl_profile_symtab_free(struct ntl_profile_symtab *t);
  * 0, or NTL_ERR_NOMEM, NTL_ERR_LIMIT (more than 2^24 symbols). */
 int ntl_profile_symtab_add(struct ntl_profile_symtab *t, const char *name, uint64_t offset,
                            uint64_t size, struct ntl_error *err);
+/* Room for n more symbols (at most to the limit of 2^24) in one
+ * allocation, for a loader that knows how many it may add; more still grow
+ * the table. 0, or NTL_ERR_NOMEM. */
+int ntl_profile_symtab_reserve(struct ntl_profile_symtab *t, size_t n, struct ntl_error *err);
 size_t ntl_profile_symtab_count(const struct ntl_profile_symtab *t);
 
 /* The symbol covering offset into *sym, and how far into it offset is into

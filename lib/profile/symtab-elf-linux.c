@@ -160,6 +160,8 @@ static int add_functions(Elf *e, Elf_Scn *scn, const struct segs *segs,
         return rc;
     if (n)
         qsort(c, n, sizeof *c, by_offset);
+    if (n && rc == 0)
+        rc = ntl_profile_symtab_reserve(t, n, err);   /* aliases make it fewer */
     for (size_t i = 0, best; rc == 0 && i < n; i++) {
         for (best = i; i + 1 < n && c[i + 1].offset == c[best].offset; i++)
             if (better(&c[i + 1], &c[best]))

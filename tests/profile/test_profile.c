@@ -444,6 +444,43 @@ static void test_grid_whole(void)
     ntl_profile_free(p);
 }
 
+/* ntl_profile_symtab_reserve on a table that has symbols already, below
+ * and past what is added after: the same lookups as a table grown one add
+ * at a time (a reservation sized without the symbols there writes past
+ * its end). */
+static void test_symtab_reserve(void)
+{
+    struct ntl_profile_symtab *grown, *reserved;
+    struct ntl_error err = {0};
+    CHECK_EQ_INT(ntl_profile_symtab_new(&grown, &err), 0);
+    CHECK_EQ_INT(ntl_profile_symtab_new(&reserved, &err), 0);
+    for (unsigned i = 0; i < 3000; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "f%u", i);
+        if (i == 40)
+            CHECK_EQ_INT(ntl_profile_symtab_reserve(reserved, 1000, &err), 0);
+        if (i == 1040)
+            CHECK_EQ_INT(ntl_profile_symtab_reserve(reserved, 10, &err), 0);
+        CHECK_EQ_INT(ntl_profile_symtab_add(grown, name, i * 0x10ull, 0, &err), 0);
+        CHECK_EQ_INT(ntl_profile_symtab_add(reserved, name, i * 0x10ull, 0, &err), 0);
+    }
+    CHECK_EQ_INT(ntl_profile_symtab_reserve(reserved, 0, &err), 0);
+    CHECK_EQ_U64(ntl_profile_symtab_count(reserved), 3000);
+    for (uint64_t off = 0; off < 3000 * 0x10 + 0x40; off += 0x7) {
+        struct ntl_profile_symbol a, b;
+        uint64_t da, db;
+        int fa = ntl_profile_symtab_lookup(grown, off, &a, &da),
+            fb = ntl_profile_symtab_lookup(reserved, off, &b, &db);
+        CHECK_EQ_INT(fa, fb);
+        if (fa && fb) {
+            CHECK_EQ_STR(a.name, b.name);
+            CHECK_EQ_U64(da, db);
+        }
+    }
+    ntl_profile_symtab_free(grown);
+    ntl_profile_symtab_free(reserved);
+}
+
 /* A table added in ascending order without aliases (symtab.c's one-pass
  * sizes) and the same symbols added out of order (the general sort): equal
  * lookups everywhere, a gap of 4 GiB or more leaving a symbol unsized. */
@@ -647,6 +684,7 @@ int main(int argc, char **argv)
     test_range_grid();
     test_grid_whole();
     test_ascending_sizes();
+    test_symtab_reserve();
     test_function_runs();
     test_symbols_and_report();
     test_elf(argv[0]);
