@@ -14,6 +14,9 @@
 static const uint64_t masks[8] = NTL_IPT_FAST_MASKS_;
 /* Bits of the last IP each compression keeps (ntl_ipt_last_ip_update). */
 static const uint64_t keep[8] = {0, ~0xffffull, ~0xffffffffull, 0, ~0xffffffffffffull, 0, 0, 0};
+/* The shift that sign-extends each compression's raw IP (48 bits for
+ * NTL_IPT_IPC_SEXT_48, none else): two shifts, not a test and a select. */
+static const uint8_t sext[8] = {[NTL_IPT_IPC_SEXT_48] = 16};
 
 /* PADs passed over as ntl_ipt_evd_next_tnt passes them (8 at a time). */
 static inline const uint8_t *skip_pads(const uint8_t *c, const uint8_t *end)
@@ -48,8 +51,7 @@ static inline uint64_t ip_of(const struct ntl_ipt_evd *evd, const uint8_t *c,
 {
     unsigned ipc = e->pkt.count;
     uint64_t raw = e->pkt.payload | (ntl_ipt_load64_(c + 1) & masks[e->mask]);
-    if (ipc == NTL_IPT_IPC_SEXT_48)
-        raw = (uint64_t)((int64_t)(raw << 16) >> 16);
+    raw = (uint64_t)((int64_t)(raw << sext[ipc]) >> sext[ipc]);
     return (evd->last_ip.ip & keep[ipc]) | (raw & ~keep[ipc]);
 }
 
