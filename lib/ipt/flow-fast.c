@@ -14,6 +14,9 @@
 static const uint64_t masks[8] = NTL_IPT_FAST_MASKS_;
 /* Bits of the last IP each compression keeps (ntl_ipt_last_ip_update). */
 static const uint64_t keep[8] = {0, ~0xffffull, ~0xffffffffull, 0, ~0xffffffffffffull, 0, 0, 0};
+/* The shift that sign-extends each compression's raw IP (48 bits for
+ * NTL_IPT_IPC_SEXT_48, none else): two shifts, not a test and a select. */
+static const uint8_t sext[8] = {[NTL_IPT_IPC_SEXT_48] = 16};
 
 /* PADs passed over as ntl_ipt_evd_next_tnt passes them (8 at a time). */
 static inline const uint8_t *skip_pads(const uint8_t *c, const uint8_t *end)
@@ -48,8 +51,7 @@ static inline uint64_t ip_of(const struct ntl_ipt_evd *evd, const uint8_t *c,
 {
     unsigned ipc = e->pkt.count;
     uint64_t raw = e->pkt.payload | (ntl_ipt_load64_(c + 1) & masks[e->mask]);
-    if (ipc == NTL_IPT_IPC_SEXT_48)
-        raw = (uint64_t)((int64_t)(raw << 16) >> 16);
+    raw = (uint64_t)((int64_t)(raw << sext[ipc]) >> sext[ipc]);
     return (evd->last_ip.ip & keep[ipc]) | (raw & ~keep[ipc]);
 }
 
@@ -186,14 +188,27 @@ pair(struct flow_fast *fs, const struct flow_decision *d, const uint8_t *t,
     return u + e->pkt.size;
 }
 
+/* After a pair taken at next: with no room for another, the loop's end
+ * is there (a packet boundary, as any end), so that the next TIP.PGD is
+ * taken as a pair by the next call, not by flow.c's fast_pgd (mruby: 0.9
+ * k a pass went that way). */
+static inline void pair_taken(const struct flow_fast *fs, const uint8_t *next,
+                              const uint8_t **end)
+{
+    if (!fs->pair_room)
+        *end = next;
+}
+
 /* TNT-8s read as one (count bits in payload, the next packet at c),
  * decision by decision. Returns the cursor after them (and after the TIP
  * that followed, taken with their last bits), or NULL when flow.c takes
- * the rest (fs->left set; fs->pgd too when a TIP.PGD follows). */
+ * the rest (fs->left set; fs->pgd too when a TIP.PGD follows). *endp: the
+ * loop's end, moved by pair_taken. */
 static inline __attribute__((always_inline)) const uint8_t *
 group_run(struct flow_fast *fs, uint64_t payload, unsigned count,
-          const uint8_t *c, const uint8_t *end, int *rc, bool trail)
+          const uint8_t *c, const uint8_t **endp, int *rc, bool trail)
 {
+    const uint8_t *end = *endp;
     unsigned left = count;
     while (left) {
         unsigned n = left < FLOW_DECIDE_BITS ? left : FLOW_DECIDE_BITS;
@@ -212,6 +227,7 @@ group_run(struct flow_fast *fs, uint64_t payload, unsigned count,
                 const uint8_t *next;
                 if (*rc == 0 && (next = pair(fs, fs->pgd, t, end, n + 1))) {
                     fs->pgd = NULL;
+                    pair_taken(fs, next, endp);
                     return next;
                 }
                 break;
@@ -282,7 +298,7 @@ static inline __attribute__((always_inline)) int fast_loop(struct flow_fast *fs,
             unsigned count;
             const uint8_t *group = c;
             c = group_read(c, end, &payload, &count);
-            const uint8_t *next = group_run(fs, payload, count, c, end, &rc, trail);
+            const uint8_t *next = group_run(fs, payload, count, c, &end, &rc, trail);
             if (!next) {
                 fs->group = group;
                 break;
@@ -298,6 +314,7 @@ static inline __attribute__((always_inline)) int fast_loop(struct flow_fast *fs,
                 const uint8_t *next;
                 if (rc == 0 && (next = pair(fs, fs->pgd, c, end, 1))) {
                     fs->pgd = NULL;
+                    pair_taken(fs, next, &end);
                     c = next;
                     continue;
                 }

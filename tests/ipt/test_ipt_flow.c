@@ -38,9 +38,15 @@ static int read_at(const uint8_t *at, size_t len, uint64_t base, uint8_t *buf, s
 /* 0x4000: call rax; jmp rax */
 static const uint8_t calls[] = {0xff, 0xd0, 0xff, 0xe0};
 
+/* The code is at these addresses too (the upper half, which TIPs reach
+ * sign-extended from 48 bits). */
+#define KERNEL 0xffff800000000000ull
+
 static int read_code(uint8_t *buf, size_t size, uint64_t addr, void *ctx)
 {
     (void)ctx;
+    if (addr >= KERNEL)
+        addr -= KERNEL;
     int n = read_at(code, sizeof code, 0x1000, buf, size, addr);
     if (n < 0)
         n = read_at(nops, sizeof nops, 0x3000, buf, size, addr);
@@ -293,6 +299,27 @@ static void test_run_ips(void)
     same_stream(t, n + 24, 2 * sizeof bits + 1 + 3);
 }
 
+/* TIPs whose IP is sign-extended from 48 bits (IPC 3, the upper half):
+ * the fast loop reads them from the bytes, and must take the same
+ * addresses as the event layer (the walk one instruction at a time). */
+static void test_sext_tips(void)
+{
+    static const uint8_t four[] = {1, 1, 1, 0};
+    static uint8_t t[4096];
+    size_t n = trace_start(t, KERNEL + 0x1000);
+    for (int i = 0; i < 50; i++) {
+        /* The loop four rounds, its jmp rax back to it by a TIP. */
+        n += tnt_bytes(t + n, four, sizeof four);
+        t[n++] = 0x6d; /* TIP, IPC 3: 6 bytes */
+        for (int b = 0; b < 6; b++)
+            t[n++] = (uint8_t)((KERNEL + 0x1000) >> 8 * b);
+    }
+    n += tnt_bytes(t + n, four, sizeof four);
+    t[n++] = 0x01; /* TIP.PGD without IP: at the jmp rax */
+    memset(t + n, 0, 24);
+    same_stream(t, n + 24, 51 * 9 + 3);
+}
+
 /* An event of a decode: its item, after insns instructions, and in runs
  * the RUN right before it (else zero). */
 struct told {
@@ -451,6 +478,7 @@ int main(void)
 {
     test_paths();
     test_run_ips();
+    test_sext_tips();
     test_full_stack();
     test_pending_at_tip();
     test_pairs(false);
