@@ -229,8 +229,19 @@ struct time_text {
     char text[64];                /* as out_format_time writes secs with fraction 0 */
 };
 
+/* A cell's digits kept from the last row: in net.4.5.2 a row's pid is the
+ * last row's in 84% of rows, its tid in 90%. (Its offset, a compressed
+ * buffer's for all its events, is in 50%: kept, it was no faster, a branch
+ * taken at random.) */
+struct kept_number {
+    uint64_t v;
+    size_t len;                   /* 0: nothing kept yet */
+    char text[20];                /* the most digits a uint64_t has */
+};
+
 struct etl_layouts {
     struct time_text time;
+    struct kept_number clock_high, pid, tid; /* clock_high: the clock / 10^4 */
     struct out *head_w, *names_w; /* scratch writers (JSON lines, rows held) */
     struct layout *slots;
     size_t cap, n;
@@ -438,9 +449,37 @@ static const struct layout *find(struct etl_layouts *l, bool raw, const struct n
 
 #define LIT(d, s) (memcpy((d), (s), sizeof(s) - 1), (d) + sizeof(s) - 1)
 
-static char *id_to(char *d, uint32_t v)
+/* v in decimal: the last row's digits when it is the same. All 20 bytes
+ * are copied (one fixed-size move): the row's reservation (ROW_FIXED) has
+ * room past them, and the next cells overwrite them. */
+static char *kept_to(char *d, uint64_t v, struct kept_number *t)
 {
-    return v == UINT32_MAX ? LIT(d, "null") : etl_decimal_to(d, v);
+    if (!t->len || t->v != v) {
+        t->len = (size_t)(etl_decimal_to(t->text, v) - t->text);
+        t->v = v;
+    }
+    memcpy(d, t->text, sizeof t->text);
+    return d + t->len;
+}
+
+/* "clock": rows in time order share all but its last digits (net.4.5.2:
+ * 10 digits in 100 ns, the next row ~80 us on), so those before the last
+ * four are kept, the last four written as two pairs. */
+static char *clock_to(char *d, uint64_t v, struct kept_number *high)
+{
+    uint64_t h = v / 10000;
+    if (!h)
+        return etl_decimal_to(d, v);
+    d = kept_to(d, h, high);
+    uint32_t low = (uint32_t)(v - h * 10000);
+    memcpy(d, etl_digit_pairs + 2 * (low / 100), 2);
+    memcpy(d + 2, etl_digit_pairs + 2 * (low % 100), 2);
+    return d + 4;
+}
+
+static char *id_to(char *d, uint32_t v, struct kept_number *t)
+{
+    return v == UINT32_MAX ? LIT(d, "null") : kept_to(d, v, t);
 }
 
 /* "timestamp": as out_filetime writes it. */
@@ -481,12 +520,13 @@ static char *time_to(char *d, uint64_t ft, struct time_text *t)
 static char *json_row(char *d, const struct etl_row_frags *s, const struct etl_record *r, uint64_t ft,
                       const struct ntl_etl_event *ev, const struct etl_fields *f)
 {
+    struct etl_layouts *l = r->layouts;
     d = LIT(d, "{\"timestamp\":");
-    d = time_to(d, ft, &r->layouts->time);
-    d = etl_decimal_to(LIT(d, ",\"clock\":"), ev->timestamp);
+    d = time_to(d, ft, &l->time);
+    d = clock_to(LIT(d, ",\"clock\":"), ev->timestamp, &l->clock_high);
     d = etl_decimal_to(LIT(d, ",\"cpu\":"), ev->cpu);
-    d = id_to(LIT(d, ",\"pid\":"), r->raw ? ev->pid : f->pid);
-    d = id_to(LIT(d, ",\"tid\":"), ev->tid);
+    d = id_to(LIT(d, ",\"pid\":"), r->raw ? ev->pid : f->pid, &l->pid);
+    d = id_to(LIT(d, ",\"tid\":"), ev->tid, &l->tid);
     memcpy(d, s->head, s->head_len);
     d = LIT(d + s->head_len, ",\"extended_types\":");
     if (ev->kind == NTL_ETL_KIND_EVENT) {
