@@ -260,6 +260,24 @@ static void test_big_hits(void)
     ntl_profile_free(p);
 }
 
+/* Rows of a range of 4-byte buckets: each is one of the distinct buckets
+ * with the hits wanted for it, in ascending order, adding up to total. */
+static void check_bucket_rows(const struct ntl_profile_bucket_row *rows, size_t n,
+                              const uint64_t *bucket, const uint64_t *want, size_t distinct,
+                              uint64_t total)
+{
+    uint64_t sum = 0;
+    for (size_t r = 0; r < n; r++) {
+        size_t i = 0;
+        while (i < distinct && bucket[i] << 2 != rows[r].offset)
+            i++;
+        CHECK(i < distinct && rows[r].hits == want[i]);
+        CHECK(!r || rows[r - 1].offset < rows[r].offset);
+        sum += rows[r].hits;
+    }
+    CHECK_EQ_U64(sum, total);
+}
+
 /* The bucket log: hits read, added to and read again, a log long enough
  * to be merged before any read (over 65,536 hits in one range), weighted
  * hits out of order, buckets needing every radix digit; each bucket's hits
@@ -298,19 +316,10 @@ static void test_bucket_log(void)
             total += count;
         }
         CHECK_EQ_INT(ntl_profile_buckets(p, 0, &rows, &n, &err), 0);
-        uint64_t sum = 0;
-        for (size_t r = 0; r < n; r++) {
-            size_t i = 0;
-            while (i < DISTINCT && bucket[i] << 2 != rows[r].offset)
-                i++;
-            CHECK(i < DISTINCT && rows[r].hits == want[i]);
-            CHECK(!r || rows[r - 1].offset < rows[r].offset);
-            sum += rows[r].hits;
-        }
-        CHECK_EQ_U64(sum, total);
+        check_bucket_rows(rows, n, bucket, want, DISTINCT, total);
         free(rows);
         CHECK_EQ_INT(ntl_profile_functions(p, 0, &f, &n, &err), 0);
-        sum = 0;
+        uint64_t sum = 0;
         for (size_t r = 0; r < n; r++) {
             CHECK(!r || f[r - 1].hits > f[r].hits ||
                   (f[r - 1].hits == f[r].hits && f[r - 1].offset < f[r].offset));
@@ -350,20 +359,11 @@ static void test_first_settle(void)
             total++;
         }
         CHECK_EQ_INT(ntl_profile_buckets(p, 0, &rows, &n, &err), 0);
-        uint64_t sum = 0;
         size_t hit = 0;
         for (size_t i = 0; i < DISTINCT; i++)
             hit += want[i] != 0;
         CHECK_EQ_U64(n, hit);
-        for (size_t r = 0; r < n; r++) {
-            size_t i = 0;
-            while (i < DISTINCT && bucket[i] << 2 != rows[r].offset)
-                i++;
-            CHECK(i < DISTINCT && rows[r].hits == want[i]);
-            CHECK(!r || rows[r - 1].offset < rows[r].offset);
-            sum += rows[r].hits;
-        }
-        CHECK_EQ_U64(sum, total);
+        check_bucket_rows(rows, n, bucket, want, DISTINCT, total);
         free(rows);
     }
     ntl_profile_free(p);
